@@ -1,0 +1,330 @@
+// Package retry holds the one retry policy qtail applies to both the Qovery
+// and the Tailscale APIs.
+//
+// The rules:
+//
+//   - 429 Too Many Requests is retried for every method: the server did not
+//     act on the request. Retry-After (seconds or an HTTP date) is honoured,
+//     capped by Policy.MaxRetryAfter.
+//   - 502, 503 and 504 are retried for idempotent requests (GET, HEAD, PUT,
+//     DELETE, OPTIONS, or a request whose context was marked with
+//     Idempotent). A plain POST is retried on 503 only, where the server says
+//     it did not take the request; after 502 or 504 the outcome of a create is
+//     unknown and the response is returned for the caller to look the object
+//     up by name.
+//   - A connection that could not be opened (dial error) is retried for every
+//     method. Any other network error is retried for idempotent requests only;
+//     for a create it becomes an *AmbiguousError.
+//   - Waits grow exponentially from BaseDelay to MaxDelay with jitter, and
+//     stop at once when the context ends.
+//   - After MaxAttempts the last response is returned unchanged except for the
+//     AttemptsHeader, so that clients can say how many attempts were made.
+package retry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// AttemptsHeader is set on a response that the transport returns after more
+// than one attempt. Its value is the number of attempts made.
+const AttemptsHeader = "X-Qtail-Attempts"
+
+// Policy says how often and how long to retry.
+type Policy struct {
+	// MaxAttempts is the total number of attempts, the first included.
+	MaxAttempts int
+	// BaseDelay is the wait before the second attempt, before jitter.
+	BaseDelay time.Duration
+	// MaxDelay caps the exponential wait.
+	MaxDelay time.Duration
+	// MaxRetryAfter caps a server's Retry-After. A longer Retry-After is not
+	// waited for: the response is returned.
+	MaxRetryAfter time.Duration
+
+	// Sleep waits for d or until ctx ends. Tests replace it.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// Jitter turns a computed wait into the actual one. The default picks a
+	// uniform value in [d/2, d].
+	Jitter func(d time.Duration) time.Duration
+	// OnRetry, when set, is told about every retry before its wait.
+	OnRetry func(ctx context.Context, e Event)
+}
+
+// Event describes one retry.
+type Event struct {
+	Method  string
+	URL     string
+	Attempt int // the attempt that failed, starting at 1
+	Status  int // 0 for a network error
+	Err     error
+	Delay   time.Duration
+}
+
+// Default returns the policy qtail uses against real APIs.
+func Default() Policy {
+	return Policy{
+		MaxAttempts:   6,
+		BaseDelay:     500 * time.Millisecond,
+		MaxDelay:      20 * time.Second,
+		MaxRetryAfter: 60 * time.Second,
+	}
+}
+
+func (p Policy) normalized() Policy {
+	d := Default()
+	if p.MaxAttempts <= 0 {
+		p.MaxAttempts = d.MaxAttempts
+	}
+	if p.BaseDelay <= 0 {
+		p.BaseDelay = d.BaseDelay
+	}
+	if p.MaxDelay <= 0 {
+		p.MaxDelay = d.MaxDelay
+	}
+	if p.MaxDelay < p.BaseDelay {
+		p.MaxDelay = p.BaseDelay
+	}
+	if p.MaxRetryAfter <= 0 {
+		p.MaxRetryAfter = d.MaxRetryAfter
+	}
+	if p.Sleep == nil {
+		p.Sleep = Sleep
+	}
+	if p.Jitter == nil {
+		p.Jitter = halfJitter
+	}
+	return p
+}
+
+// Backoff returns the wait after the given failed attempt (1 for the first),
+// jitter included.
+func (p Policy) Backoff(attempt int) time.Duration {
+	p = p.normalized()
+	d := p.BaseDelay
+	for i := 1; i < attempt && d < p.MaxDelay; i++ {
+		d *= 2
+	}
+	if d > p.MaxDelay {
+		d = p.MaxDelay
+	}
+	return p.Jitter(d)
+}
+
+// Wait sleeps for d using the policy's Sleep.
+func (p Policy) Wait(ctx context.Context, d time.Duration) error {
+	return p.normalized().Sleep(ctx, d)
+}
+
+// Sleep waits for d or until ctx ends, whichever comes first.
+func Sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+func halfJitter(d time.Duration) time.Duration {
+	if d <= 1 {
+		return d
+	}
+	half := d / 2
+	return half + time.Duration(rand.Int64N(int64(d-half)+1))
+}
+
+type idempotentKey struct{}
+
+// Idempotent marks the requests made with ctx as safe to repeat even when
+// their method is POST, for example a policy write guarded by If-Match: a
+// repeat of an applied write fails with 412 instead of applying twice.
+func Idempotent(ctx context.Context) context.Context {
+	return context.WithValue(ctx, idempotentKey{}, true)
+}
+
+func isIdempotent(req *http.Request) bool {
+	switch req.Method {
+	case http.MethodGet, http.MethodHead, http.MethodPut, http.MethodDelete, http.MethodOptions:
+		return true
+	}
+	v, _ := req.Context().Value(idempotentKey{}).(bool)
+	return v
+}
+
+// AmbiguousError reports a network error after a non-idempotent request may
+// have reached the server: it may or may not have been applied.
+type AmbiguousError struct {
+	Method string
+	URL    string
+	Err    error
+}
+
+func (e *AmbiguousError) Error() string {
+	return fmt.Sprintf("%s %s: the connection failed after the request was sent, so it may or may not have been applied: %v", e.Method, e.URL, e.Err)
+}
+
+func (e *AmbiguousError) Unwrap() error { return e.Err }
+
+// IsAmbiguous reports whether err is, or wraps, an *AmbiguousError.
+func IsAmbiguous(err error) bool {
+	var a *AmbiguousError
+	return errors.As(err, &a)
+}
+
+// ExhaustedError reports a network error that persisted through every
+// attempt.
+type ExhaustedError struct {
+	Method   string
+	URL      string
+	Attempts int
+	Err      error
+}
+
+func (e *ExhaustedError) Error() string {
+	return fmt.Sprintf("%s %s: gave up after %d attempts: %v", e.Method, e.URL, e.Attempts, e.Err)
+}
+
+func (e *ExhaustedError) Unwrap() error { return e.Err }
+
+// Transport wraps next (http.DefaultTransport when nil) with the policy.
+func (p Policy) Transport(next http.RoundTripper) http.RoundTripper {
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	return &transport{p: p.normalized(), next: next}
+}
+
+type transport struct {
+	p    Policy
+	next http.RoundTripper
+}
+
+func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	ctx := req.Context()
+	idem := isIdempotent(req)
+	rewindable := req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
+	for attempt := 1; ; attempt++ {
+		r := req
+		if attempt > 1 && req.Body != nil && req.Body != http.NoBody {
+			body, err := req.GetBody()
+			if err != nil {
+				return nil, err
+			}
+			r = req.Clone(ctx)
+			r.Body = body
+		}
+		resp, err := t.next.RoundTrip(r)
+		last := attempt >= t.p.MaxAttempts || !rewindable
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, err
+			}
+			dial := isDialError(err)
+			if !idem && !dial {
+				return nil, &AmbiguousError{Method: req.Method, URL: req.URL.Redacted(), Err: err}
+			}
+			if last {
+				return nil, &ExhaustedError{Method: req.Method, URL: req.URL.Redacted(), Attempts: attempt, Err: err}
+			}
+			delay := t.p.Backoff(attempt)
+			t.notify(ctx, req, attempt, 0, err, delay)
+			if werr := t.p.Sleep(ctx, delay); werr != nil {
+				return nil, err
+			}
+			continue
+		}
+		delay, retryable := t.classify(resp, attempt, idem)
+		if !retryable || last {
+			if attempt > 1 {
+				resp.Header.Set(AttemptsHeader, strconv.Itoa(attempt))
+			}
+			return resp, nil
+		}
+		drain(resp)
+		t.notify(ctx, req, attempt, resp.StatusCode, nil, delay)
+		if werr := t.p.Sleep(ctx, delay); werr != nil {
+			return nil, werr
+		}
+	}
+}
+
+// classify says whether a response is retried and after how long.
+func (t *transport) classify(resp *http.Response, attempt int, idem bool) (time.Duration, bool) {
+	switch resp.StatusCode {
+	case http.StatusTooManyRequests:
+		if ra, ok := ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
+			if ra > t.p.MaxRetryAfter {
+				return 0, false
+			}
+			return ra, true
+		}
+		return t.p.Backoff(attempt), true
+	case http.StatusServiceUnavailable:
+		if ra, ok := ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
+			if ra > t.p.MaxRetryAfter {
+				return 0, false
+			}
+			return ra, true
+		}
+		return t.p.Backoff(attempt), true
+	case http.StatusBadGateway, http.StatusGatewayTimeout:
+		return t.p.Backoff(attempt), idem
+	}
+	return 0, false
+}
+
+func (t *transport) notify(ctx context.Context, req *http.Request, attempt, status int, err error, delay time.Duration) {
+	if t.p.OnRetry == nil {
+		return
+	}
+	t.p.OnRetry(ctx, Event{Method: req.Method, URL: req.URL.Redacted(), Attempt: attempt, Status: status, Err: err, Delay: delay})
+}
+
+func drain(resp *http.Response) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	_ = resp.Body.Close()
+}
+
+// ParseRetryAfter reads a Retry-After header: a number of seconds or an HTTP
+// date. The result is never negative.
+func ParseRetryAfter(v string, now time.Time) (time.Duration, bool) {
+	if v == "" {
+		return 0, false
+	}
+	if secs, err := strconv.Atoi(v); err == nil {
+		if secs < 0 {
+			return 0, false
+		}
+		return time.Duration(secs) * time.Second, true
+	}
+	if when, err := http.ParseTime(v); err == nil {
+		d := when.Sub(now)
+		if d < 0 {
+			d = 0
+		}
+		return d, true
+	}
+	return 0, false
+}
+
+func isDialError(err error) bool {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return true
+	}
+	var dns *net.DNSError
+	return errors.As(err, &dns)
+}
