@@ -1,5 +1,3 @@
-// Package policy edits the fragments of a tailnet policy file that qtail
-// owns and leaves every other byte as it was.
 package policy
 
 import (
@@ -41,4 +39,19 @@ func IsPreconditionFailed(err error) bool {
 	}
 	var s interface{ HTTPStatus() int }
 	return errors.As(err, &s) && s.HTTPStatus() == 412
+}
+
+// ErrRejected is the error a Backend may wrap when the server refused the
+// policy itself (HTTP 400: invalid policy or failing tests).
+var ErrRejected = errors.New("policy rejected")
+
+// IsRejected reports whether err means the server refused the policy
+// itself: err wraps ErrRejected, or carries HTTP status 400 through an
+// HTTPStatus() int method.
+func IsRejected(err error) bool {
+	if errors.Is(err, ErrRejected) {
+		return true
+	}
+	var s interface{ HTTPStatus() int }
+	return errors.As(err, &s) && s.HTTPStatus() == 400
 }

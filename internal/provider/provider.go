@@ -1,11 +1,267 @@
-// Package provider is the Terraform layer of qtail.
+// Package provider is the Terraform layer of qtail: the provider, its
+// resources and data sources. It holds no HTTP code; the API clients live in
+// internal/qovery and internal/tailnet.
 package provider
 
 import (
+	"context"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
+	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/qtail/terraform-provider-qtail/internal/retry"
 )
+
+// Defaults of the provider configuration.
+const (
+	DefaultQoveryAPIURL     = "https://api.qovery.com"
+	DefaultTailscaleBaseURL = "https://api.tailscale.com"
+	DefaultTailnet          = "-"
+)
+
+// Environment variables read by the provider configuration.
+const (
+	EnvQoveryAPIToken             = "QOVERY_API_TOKEN"
+	EnvQoveryAPIURL               = "QOVERY_API_URL"
+	EnvTailscaleAPIKey            = "TAILSCALE_API_KEY"
+	EnvTailscaleOAuthClientID     = "TAILSCALE_OAUTH_CLIENT_ID"
+	EnvTailscaleOAuthClientSecret = "TAILSCALE_OAUTH_CLIENT_SECRET"
+	EnvTailscaleTailnet           = "TAILSCALE_TAILNET"
+	EnvTailscaleBaseURL           = "TAILSCALE_BASE_URL"
+)
+
+// Options tune a provider instance. The zero value is what Terraform gets;
+// tests shorten the waits and read their settings from a map instead of the
+// process environment, so that they can run in parallel.
+type Options struct {
+	// Getenv replaces os.Getenv.
+	Getenv func(string) string
+	// PollInterval is the wait between two status reads while qtail waits
+	// for a deployment or a device. Zero means the production default.
+	PollInterval time.Duration
+	// Retry is the retry policy of both API clients. Zero means
+	// retry.Default().
+	Retry retry.Policy
+}
 
 // New returns a constructor of the qtail provider for the given version.
 func New(version string) func() provider.Provider {
-	return func() provider.Provider { return nil }
+	return NewWithOptions(version, Options{})
+}
+
+// NewWithOptions is New with test settings.
+func NewWithOptions(version string, opts Options) func() provider.Provider {
+	return func() provider.Provider {
+		return &qtailProvider{version: version, opts: opts}
+	}
+}
+
+var _ provider.Provider = &qtailProvider{}
+
+type qtailProvider struct {
+	version string
+	opts    Options
+}
+
+type providerModel struct {
+	QoveryAPIToken             types.String `tfsdk:"qovery_api_token"`
+	QoveryAPIURL               types.String `tfsdk:"qovery_api_url"`
+	TailscaleAPIKey            types.String `tfsdk:"tailscale_api_key"`
+	TailscaleOAuthClientID     types.String `tfsdk:"tailscale_oauth_client_id"`
+	TailscaleOAuthClientSecret types.String `tfsdk:"tailscale_oauth_client_secret"`
+	TailscaleTailnet           types.String `tfsdk:"tailscale_tailnet"`
+	TailscaleBaseURL           types.String `tfsdk:"tailscale_base_url"`
+}
+
+func (p *qtailProvider) Metadata(_ context.Context, _ provider.MetadataRequest, resp *provider.MetadataResponse) {
+	resp.TypeName = "qtail"
+	resp.Version = p.version
+}
+
+func (p *qtailProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp *provider.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "qtail puts services that Qovery deploys on a Tailscale tailnet through the Tailscale Kubernetes operator, " +
+			"and controls who can reach them. It talks to two APIs: Qovery (Helm repositories, Helm services, variables, " +
+			"annotations groups, applications) and Tailscale (the policy file, devices, keys). A credential is needed only " +
+			"by the resources that use its API.",
+		Attributes: map[string]schema.Attribute{
+			"qovery_api_token": schema.StringAttribute{
+				Optional:  true,
+				Sensitive: true,
+				MarkdownDescription: "Qovery organization API token, sent as `Authorization: Token ...`. " +
+					"Defaults to the `" + EnvQoveryAPIToken + "` environment variable.",
+			},
+			"qovery_api_url": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "Base URL of the Qovery API. Defaults to the `" + EnvQoveryAPIURL + "` environment variable, then `" +
+					DefaultQoveryAPIURL + "`. Must use `https://` unless the host is a loopback address.",
+			},
+			"tailscale_api_key": schema.StringAttribute{
+				Optional:  true,
+				Sensitive: true,
+				MarkdownDescription: "Tailscale API access token. Conflicts with the OAuth client credentials. " +
+					"Defaults to the `" + EnvTailscaleAPIKey + "` environment variable.",
+			},
+			"tailscale_oauth_client_id": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "ID of a Tailscale OAuth client, used with `tailscale_oauth_client_secret` instead of an API key. " +
+					"Defaults to the `" + EnvTailscaleOAuthClientID + "` environment variable.",
+			},
+			"tailscale_oauth_client_secret": schema.StringAttribute{
+				Optional:  true,
+				Sensitive: true,
+				MarkdownDescription: "Secret of the Tailscale OAuth client named by `tailscale_oauth_client_id`. " +
+					"Defaults to the `" + EnvTailscaleOAuthClientSecret + "` environment variable.",
+			},
+			"tailscale_tailnet": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "Tailnet to manage. Defaults to the `" + EnvTailscaleTailnet + "` environment variable, then `" +
+					DefaultTailnet + "`, the tailnet of the credential.",
+			},
+			"tailscale_base_url": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "Base URL of the Tailscale API. Defaults to the `" + EnvTailscaleBaseURL + "` environment variable, then `" +
+					DefaultTailscaleBaseURL + "`. Must use `https://` unless the host is a loopback address.",
+			},
+		},
+	}
+}
+
+// setting is one resolved provider setting.
+type setting struct {
+	attr    string
+	env     string
+	value   string
+	unknown bool
+}
+
+func (p *qtailProvider) getenv(name string) string {
+	if p.opts.Getenv != nil {
+		return p.opts.Getenv(name)
+	}
+	return os.Getenv(name)
+}
+
+// resolve picks the configured value, then the environment variable, then
+// the default.
+func (p *qtailProvider) resolve(v types.String, attr, env, def string) setting {
+	s := setting{attr: attr, env: env}
+	switch {
+	case v.IsUnknown():
+		s.unknown = true
+	case !v.IsNull():
+		s.value = v.ValueString()
+	case p.getenv(env) != "":
+		s.value = p.getenv(env)
+	default:
+		s.value = def
+	}
+	return s
+}
+
+func (p *qtailProvider) Configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse) {
+	var cfg providerModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &cfg)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+
+	qToken := p.resolve(cfg.QoveryAPIToken, "qovery_api_token", EnvQoveryAPIToken, "")
+	qURL := p.resolve(cfg.QoveryAPIURL, "qovery_api_url", EnvQoveryAPIURL, DefaultQoveryAPIURL)
+	tKey := p.resolve(cfg.TailscaleAPIKey, "tailscale_api_key", EnvTailscaleAPIKey, "")
+	tID := p.resolve(cfg.TailscaleOAuthClientID, "tailscale_oauth_client_id", EnvTailscaleOAuthClientID, "")
+	tSecret := p.resolve(cfg.TailscaleOAuthClientSecret, "tailscale_oauth_client_secret", EnvTailscaleOAuthClientSecret, "")
+	tTailnet := p.resolve(cfg.TailscaleTailnet, "tailscale_tailnet", EnvTailscaleTailnet, DefaultTailnet)
+	tURL := p.resolve(cfg.TailscaleBaseURL, "tailscale_base_url", EnvTailscaleBaseURL, DefaultTailscaleBaseURL)
+
+	for _, s := range []setting{qURL, tURL} {
+		if s.unknown {
+			continue
+		}
+		if err := checkBaseURL(s.value); err != nil {
+			resp.Diagnostics.AddAttributeError(path.Root(s.attr), "Invalid API URL",
+				fmt.Sprintf("%s (from the %q attribute or the %s environment variable): %v", s.value, s.attr, s.env, err))
+		}
+	}
+	if !tKey.unknown && !tID.unknown && tKey.value != "" && (tID.value != "" || tSecret.value != "") {
+		resp.Diagnostics.AddAttributeError(path.Root("tailscale_api_key"), "Conflicting Tailscale credentials",
+			"Set either tailscale_api_key (TAILSCALE_API_KEY) or the OAuth client credentials tailscale_oauth_client_id "+
+				"and tailscale_oauth_client_secret (TAILSCALE_OAUTH_CLIENT_ID, TAILSCALE_OAUTH_CLIENT_SECRET), not both.")
+	}
+	if !tID.unknown && !tSecret.unknown && (tID.value == "") != (tSecret.value == "") {
+		missing := tSecret
+		if tID.value == "" {
+			missing = tID
+		}
+		resp.Diagnostics.AddAttributeError(path.Root(missing.attr), "Incomplete Tailscale OAuth client credentials",
+			fmt.Sprintf("An OAuth client needs both its ID and its secret: set %q or the %s environment variable.", missing.attr, missing.env))
+	}
+	if resp.Diagnostics.HasError() {
+		return
+	}
+
+	data := newProviderData(p.version, p.opts)
+	data.configureQovery(qToken, qURL)
+	data.configureTailnet(tKey, tID, tSecret, tTailnet, tURL)
+	tflog.Debug(ctx, "qtail provider configured", map[string]any{
+		"qovery_api_url":     qURL.value,
+		"tailscale_base_url": tURL.value,
+		"tailscale_tailnet":  tTailnet.value,
+	})
+
+	resp.DataSourceData = data
+	resp.ResourceData = data
+	resp.EphemeralResourceData = data
+}
+
+// checkBaseURL refuses anything but https, except plain http to a loopback
+// host (the sandbox and tests).
+func checkBaseURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return fmt.Errorf("not a URL: %w", err)
+	}
+	if u.Host == "" {
+		return fmt.Errorf("the URL has no host")
+	}
+	switch u.Scheme {
+	case "https":
+		return nil
+	case "http":
+		if isLoopback(u.Hostname()) {
+			return nil
+		}
+		return fmt.Errorf("plain http:// is refused for a host that is not a loopback address: credentials would travel in clear text; use https://")
+	default:
+		return fmt.Errorf("unsupported scheme %q: use https://", u.Scheme)
+	}
+}
+
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func (p *qtailProvider) Resources(_ context.Context) []func() resource.Resource {
+	return []func() resource.Resource{
+		NewHelmRepositoryResource,
+	}
+}
+
+func (p *qtailProvider) DataSources(_ context.Context) []func() datasource.DataSource {
+	return []func() datasource.DataSource{}
 }

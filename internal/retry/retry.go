@@ -242,7 +242,8 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			delay := t.p.Backoff(attempt)
 			t.notify(ctx, req, attempt, 0, err, delay)
 			if werr := t.p.Sleep(ctx, delay); werr != nil {
-				return nil, err
+				// Report why the retries stopped, and what failed last.
+				return nil, fmt.Errorf("%w (last error: %w)", werr, err)
 			}
 			continue
 		}

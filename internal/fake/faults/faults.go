@@ -83,7 +83,6 @@ func (s *Set) Add(rules ...Rule) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, r := range rules {
-		r := r
 		if r.Count <= 0 {
 			r.Count = 1
 		}

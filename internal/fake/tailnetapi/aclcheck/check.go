@@ -1,5 +1,10 @@
 // Package aclcheck validates a tailnet policy file the way Tailscale SaaS
 // does for the parts qtail writes, and evaluates its tests.
+//
+// Check is what the fake API runs on POST /acl: it decodes the HuJSON
+// strictly, applies SaaS's validation rules with SaaS's messages, then
+// runs the policy's tests against a topology of users and devices. Parse
+// gives a Policy to query: tag ownership, route auto-approval and access.
 package aclcheck
 
 // TestResult is one entry of the data array of a failed policy: the source
@@ -16,12 +21,21 @@ type Error struct {
 	Data    []TestResult `json:"data,omitempty"`
 }
 
+// Error returns the message.
 func (e *Error) Error() string { return e.Message }
+
+// testsFailed is SaaS's message for a policy whose tests fail.
+const testsFailed = "test(s) failed"
 
 // Check validates policy (HuJSON or JSON) against topo and runs its tests.
 // It returns nil when SaaS would accept the policy.
 func Check(policy []byte, topo Topology) *Error {
-	_ = policy
-	_ = topo
+	p, err := Parse(policy)
+	if err != nil {
+		return err
+	}
+	if failed := p.runTests(topo); len(failed) > 0 {
+		return &Error{Message: testsFailed, Data: failed}
+	}
 	return nil
 }

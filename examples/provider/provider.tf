@@ -1,0 +1,7 @@
+# Credentials come from the environment:
+#   QOVERY_API_TOKEN, and TAILSCALE_API_KEY or
+#   TAILSCALE_OAUTH_CLIENT_ID with TAILSCALE_OAUTH_CLIENT_SECRET.
+provider "qtail" {
+  # The tailnet of the Tailscale credential.
+  tailscale_tailnet = "-"
+}

@@ -1,0 +1,145 @@
+// Package acctest wires the qtail provider to a fresh in-process sandbox
+// (fake Qovery API, fake Tailscale API, simulated cluster) for tests driven
+// by terraform-plugin-testing.
+package acctest
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+
+	"github.com/qtail/terraform-provider-qtail/internal/fake/sandbox"
+	"github.com/qtail/terraform-provider-qtail/internal/provider"
+	"github.com/qtail/terraform-provider-qtail/internal/retry"
+)
+
+// Env is one test's world and the provider settings that point at it.
+type Env struct {
+	*sandbox.World
+	// URL is the base URL of the world's HTTP server.
+	URL string
+
+	mu  sync.Mutex
+	env map[string]string
+}
+
+// Option changes the sandbox options of a new Env.
+type Option func(*sandbox.Options)
+
+// WithDeployTime sets how long a simulated deployment takes.
+func WithDeployTime(d time.Duration) Option {
+	return func(o *sandbox.Options) { o.DeployTime = d }
+}
+
+// WithPolicy sets the tailnet's starting policy file.
+func WithPolicy(p string) Option {
+	return func(o *sandbox.Options) { o.InitialPolicy = []byte(p) }
+}
+
+// New starts a world on a loopback httptest server, closed when the test
+// ends.
+func New(t testing.TB, opts ...Option) *Env {
+	t.Helper()
+	o := sandbox.Options{DeployTime: 30 * time.Millisecond}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	w, err := sandbox.New(o)
+	if err != nil {
+		t.Fatalf("starting the sandbox: %v", err)
+	}
+	srv := httptest.NewServer(w.Handler())
+	t.Cleanup(srv.Close)
+	return &Env{World: w, URL: srv.URL, env: w.Env(srv.URL)}
+}
+
+// Setenv sets (or, with an empty value, unsets) a provider environment
+// variable as the provider under test sees it.
+func (e *Env) Setenv(name, value string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if value == "" {
+		delete(e.env, name)
+		return
+	}
+	e.env[name] = value
+}
+
+func (e *Env) getenv(name string) string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.env[name]
+}
+
+// Environ returns a copy of the provider environment.
+func (e *Env) Environ() map[string]string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return maps.Clone(e.env)
+}
+
+// ProviderOptions are the provider settings for this world: its
+// environment, short waits and a fast retry policy.
+func (e *Env) ProviderOptions() provider.Options {
+	return provider.Options{
+		Getenv:       e.getenv,
+		PollInterval: 10 * time.Millisecond,
+		Retry: retry.Policy{
+			MaxAttempts:   4,
+			BaseDelay:     2 * time.Millisecond,
+			MaxDelay:      20 * time.Millisecond,
+			MaxRetryAfter: 3 * time.Second,
+		},
+	}
+}
+
+// Factories returns the provider factories for resource.TestCase.
+func (e *Env) Factories() map[string]func() (tfprotov6.ProviderServer, error) {
+	return map[string]func() (tfprotov6.ProviderServer, error){
+		"qtail": providerserver.NewProtocol6WithError(provider.NewWithOptions("test", e.ProviderOptions())()),
+	}
+}
+
+// Capture returns a check that stores the value of attr of the resource
+// at address into *dst, for use by later steps (a PreConfig drift, say).
+func Capture(address, attr string, dst *string) func(*terraform.State) error {
+	return func(s *terraform.State) error {
+		rs, ok := s.RootModule().Resources[address]
+		if !ok {
+			return fmt.Errorf("%s is not in the state", address)
+		}
+		v, ok := rs.Primary.Attributes[attr]
+		if !ok {
+			return fmt.Errorf("%s has no attribute %q", address, attr)
+		}
+		*dst = v
+		return nil
+	}
+}
+
+// Background returns a context for calls made by tests outside Terraform.
+func Background(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// ErrorRE matches an error message that Terraform may have wrapped over
+// several lines: each run of spaces in text matches any run of white space.
+func ErrorRE(text string) *regexp.Regexp {
+	parts := strings.Fields(text)
+	for i, p := range parts {
+		parts[i] = regexp.QuoteMeta(p)
+	}
+	return regexp.MustCompile(`(?s)` + strings.Join(parts, `\s+`))
+}

@@ -1,0 +1,455 @@
+package qoveryapi
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Service kinds in a ServiceSnapshot.
+const (
+	kindHelm        = "HELM"
+	kindApplication = "APPLICATION"
+)
+
+const (
+	stateReady            = "READY"
+	stateDeploymentQueued = "DEPLOYMENT_QUEUED"
+	stateDeploying        = "DEPLOYING"
+	stateDeployed         = "DEPLOYED"
+	stateDeploymentError  = "DEPLOYMENT_ERROR"
+	stateDeleteQueued     = "DELETE_QUEUED"
+	stateDeleting         = "DELETING"
+	stateDeleteError      = "DELETE_ERROR"
+
+	neverDeployed = "NEVER_DEPLOYED"
+	outOfDate     = "OUT_OF_DATE"
+	upToDate      = "UP_TO_DATE"
+
+	actionDeploy = "DEPLOY"
+	actionDelete = "DELETE"
+)
+
+// ServiceSnapshot is what the deployment engine renders for a service: its
+// configuration with every variable resolved. Deployers receive it.
+type ServiceSnapshot struct {
+	// Kind is HELM or APPLICATION.
+	Kind string
+	ID   string
+	Name string
+	// DeploymentRequestID identifies the deployment or deletion.
+	DeploymentRequestID string
+
+	EnvironmentID   string
+	EnvironmentName string
+	ProjectID       string
+	OrganizationID  string
+	ClusterID       string
+	ClusterName     string
+	Region          string
+	// Namespace is the Kubernetes namespace of the environment, in the
+	// engine's form "z<first 8 hex digits of the environment id>-<name>".
+	Namespace string
+	// KubernetesName is the name of the service's Kubernetes objects
+	// ("app-z<first 8 hex digits of the id>" for an application).
+	KubernetesName string
+
+	// Variables are the variables visible to the service by key, the
+	// most specific scope winning (service, environment, project,
+	// built-in), secrets included.
+	Variables map[string]string
+
+	// Helm services only. The chart comes from RepositoryURL (a Helm
+	// repository) or GitURL (a Git repository).
+	ChartName                 string
+	ChartVersion              string
+	RepositoryURL             string
+	GitURL                    string
+	GitBranch                 string
+	GitRootPath               string
+	AllowClusterWideResources bool
+	Arguments                 []string
+	// ValuesFiles are the raw values files with every qovery.env.NAME
+	// replaced by the variable's value.
+	ValuesFiles []ValuesFile
+	Set         [][2]string
+	SetString   [][2]string
+	SetJSON     [][2]string
+
+	// Applications only.
+	Ports             []Port
+	AnnotationsGroups []AnnotationsGroup
+	GitCommitID       string
+}
+
+func newServiceStatus() ServiceStatus {
+	return ServiceStatus{State: stateReady, DeploymentStatus: neverDeployed, Action: actionDeploy, Detail: "NEVER"}
+}
+
+// visible is the status the status endpoint shows: the previous one while
+// Options.StatusLag runs after an action.
+func (s *ServiceStatus) visible() *ServiceStatus {
+	if s.lagged != nil && time.Now().Before(s.lagUntil) {
+		return s.lagged
+	}
+	return s
+}
+
+type statusDetailsJSON struct {
+	Action    string `json:"action"`
+	Status    string `json:"status"`
+	SubAction string `json:"sub_action"`
+}
+
+type statusJSON struct {
+	ID                      string            `json:"id"`
+	State                   string            `json:"state"`
+	ServiceDeploymentStatus string            `json:"service_deployment_status"`
+	LastDeploymentDate      *time.Time        `json:"last_deployment_date"`
+	IsPartLastDeployment    bool              `json:"is_part_last_deployment"`
+	StatusDetails           statusDetailsJSON `json:"status_details"`
+	DeploymentRequestID     *string           `json:"deployment_request_id"`
+	DeploymentRequestsCount int               `json:"deployment_requests_count"`
+	// Message is not in the API reference, which defines no reason on a
+	// status. (fake) It carries the reason of an *_ERROR state.
+	Message string `json:"message,omitempty"`
+}
+
+func renderStatus(id string, s *ServiceStatus) statusJSON {
+	out := statusJSON{ID: id, State: s.State, ServiceDeploymentStatus: s.DeploymentStatus,
+		IsPartLastDeployment: s.RequestsCount > 0, DeploymentRequestsCount: s.RequestsCount,
+		StatusDetails: statusDetailsJSON{Action: s.Action, Status: s.Detail, SubAction: "NONE"}}
+	if s.LastDeploymentDate != nil {
+		d := *s.LastDeploymentDate
+		out.LastDeploymentDate = &d
+	}
+	if s.RequestID != "" {
+		id := s.RequestID
+		out.DeploymentRequestID = &id
+	}
+	if strings.HasSuffix(s.State, "_ERROR") {
+		out.Message = s.Message
+	}
+	return out
+}
+
+// inProgress refuses an action while another one runs.
+func inProgress(s *ServiceStatus) error {
+	if s.running() {
+		return errorf(http.StatusConflict, "Operation is in progress: the service is %s", s.State)
+	}
+	return nil
+}
+
+// decodeOptionalBody is decodeBody that accepts an empty body.
+func decodeOptionalBody(r *http.Request, v any) error {
+	b, err := io.ReadAll(io.LimitReader(r.Body, maxBody))
+	if err != nil {
+		return badRequest("reading the request body: %v", err)
+	}
+	if strings.TrimSpace(string(b)) == "" {
+		return nil
+	}
+	r.Body = io.NopCloser(strings.NewReader(string(b)))
+	return decodeBody(r, v)
+}
+
+// startAction queues a deployment (action DEPLOY) or a deletion (DELETE)
+// of a service and returns its new status. commit is the Git commit an
+// application deployment installs ("" keeps the deployed one). The caller
+// holds the lock.
+func (s *Server) startAction(id string, st *ServiceStatus, action, commit string) statusJSON {
+	prev := st.clone()
+	s.ops++
+	op := s.ops
+	t := now()
+	st.op = op
+	st.commit = commit
+	st.RequestID = s.newID()
+	st.RequestsCount++
+	st.LastDeploymentDate = &t
+	st.Message = ""
+	st.Action, st.Detail = action, "QUEUED"
+	st.State = stateDeploymentQueued
+	if action == actionDelete {
+		st.State = stateDeleteQueued
+	}
+	st.lagged = nil
+	if s.opts.StatusLag > 0 {
+		st.lagged, st.lagUntil = &prev, t.Add(s.opts.StatusLag)
+	}
+	if !s.closed {
+		s.wg.Add(1)
+		go s.run(s.ctx, id, op, action)
+	}
+	return renderStatus(id, st)
+}
+
+// current returns the status of service id if op is still its action. The
+// caller holds the lock.
+func (s *Server) current(id string, op uint64) *ServiceStatus {
+	st, _, _ := s.st.service(id)
+	if st == nil || st.op != op {
+		return nil
+	}
+	return st
+}
+
+// run drives one action through its phases.
+func (s *Server) run(ctx context.Context, id string, op uint64, action string) {
+	defer s.wg.Done()
+	queued := s.opts.DeployTime / 4
+	if !pause(ctx, queued) {
+		return
+	}
+	s.mu.Lock()
+	st := s.current(id, op)
+	if st == nil {
+		s.mu.Unlock()
+		return
+	}
+	st.Detail = "ONGOING"
+	st.State = stateDeploying
+	if action == actionDelete {
+		st.State = stateDeleting
+	}
+	s.mu.Unlock()
+
+	if !pause(ctx, s.opts.DeployTime-queued) {
+		return
+	}
+
+	s.mu.Lock()
+	st = s.current(id, op)
+	if st == nil {
+		s.mu.Unlock()
+		return
+	}
+	snap, err := s.snapshot(id, action == actionDeploy)
+	config := st.config
+	deployer := s.deployer
+	s.mu.Unlock()
+
+	if err == nil && deployer != nil {
+		if action == actionDelete {
+			err = deployer.Delete(ctx, snap)
+		} else {
+			err = deployer.Deploy(ctx, snap)
+		}
+	}
+	if ctx.Err() != nil {
+		return
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st = s.current(id, op)
+	if st == nil {
+		return
+	}
+	switch {
+	case action == actionDelete && err == nil:
+		s.remove(id)
+	case action == actionDelete:
+		st.State, st.Detail, st.Message = stateDeleteError, "ERROR", err.Error()
+	case err != nil:
+		st.State, st.Detail, st.Message = stateDeploymentError, "ERROR", err.Error()
+	default:
+		st.State, st.Detail = stateDeployed, "SUCCESS"
+		st.deployed = config
+		st.DeploymentStatus = upToDate
+		if config != st.config {
+			st.DeploymentStatus = outOfDate
+		}
+		if a := s.st.Applications[id]; a != nil && snap.GitCommitID != "" {
+			a.GitRepository.DeployedCommitID = snap.GitCommitID
+		}
+	}
+}
+
+// pause waits d and reports whether ctx is still alive.
+func pause(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// remove deletes a service and its variables for good. The caller holds
+// the lock.
+func (s *Server) remove(id string) {
+	delete(s.st.Helms, id)
+	delete(s.st.Applications, id)
+	for vid, v := range s.st.Variables {
+		if v.ParentID == id {
+			delete(s.st.Variables, vid)
+		}
+	}
+}
+
+// resolved returns the variables visible from parentID by key, the most
+// specific scope winning. The caller holds the lock.
+func (st *State) resolved(parentID string) map[string]string {
+	out := map[string]string{}
+	chain := st.chain(parentID)
+	for i := len(chain) - 1; i >= 0; i-- {
+		// Built-in ones first, so that a user variable of the same
+		// level shadows them.
+		for _, builtIn := range []bool{true, false} {
+			for _, v := range st.Variables {
+				if v.ParentID == chain[i] && (v.Scope == scopeBuiltIn) == builtIn {
+					out[v.Key] = v.Value
+				}
+			}
+		}
+	}
+	return out
+}
+
+// engineError is a deployment failure worded as the engine words it.
+type engineError string
+
+func (e engineError) Error() string { return string(e) }
+
+// envReference is "qovery.env." followed by a variable name, as the engine
+// matches it in values files.
+var envReference = regexp.MustCompile(`qovery\.env\.([A-Za-z0-9_.]*)`)
+
+// substitute replaces every qovery.env.NAME in a values file verbatim, as
+// the engine does; an unknown or built-in name fails the deployment.
+func substitute(file ValuesFile, vars map[string]string, strict bool) (ValuesFile, error) {
+	var err error
+	file.Content = envReference.ReplaceAllStringFunc(file.Content, func(m string) string {
+		name := strings.TrimPrefix(m, "qovery.env.")
+		if strings.HasPrefix(name, "QOVERY_") {
+			if err == nil && strict {
+				err = engineError(fmt.Sprintf("Invalid variable %s in values file %s: built-in variables cannot be referenced, create an alias of %s instead", m, file.Name, name))
+			}
+			return m
+		}
+		v, ok := vars[name]
+		if !ok {
+			if err == nil && strict {
+				err = engineError(fmt.Sprintf("Invalid variable %s in values file %s: the variable %s does not exist", m, file.Name, name))
+			}
+			return m
+		}
+		return v
+	})
+	return file, err
+}
+
+// tailscaleClusterKinds are cluster-wide objects the operator chart renders.
+const tailscaleClusterKinds = "CustomResourceDefinition, ClusterRole, ClusterRoleBinding, IngressClass"
+
+// snapshot renders a service for the deployer. strict makes the problems
+// the engine would refuse (unknown variables, missing chart or version,
+// cluster-wide resources not allowed) errors; a deletion is not strict.
+// The caller holds the lock.
+func (s *Server) snapshot(id string, strict bool) (ServiceSnapshot, error) {
+	st := s.st
+	_, envID, kind := st.service(id)
+	snap := ServiceSnapshot{Kind: kind, ID: id, EnvironmentID: envID, Variables: st.resolved(id)}
+	if env := st.Environments[envID]; env != nil {
+		snap.EnvironmentName, snap.ProjectID, snap.ClusterID = env.Name, env.ProjectID, env.ClusterID
+		snap.OrganizationID = st.environmentOrg(envID)
+		snap.Namespace = "z" + shortID(env.ID) + "-" + env.Name
+		if c := st.Clusters[env.ClusterID]; c != nil {
+			snap.ClusterName, snap.Region = c.Name, c.Region
+		}
+	}
+	if h := st.Helms[id]; h != nil {
+		snap.DeploymentRequestID = h.Status.RequestID
+		return snap, s.helmSnapshot(&snap, h, strict)
+	}
+	a := st.Applications[id]
+	if a == nil {
+		return snap, fmt.Errorf("service %s does not exist", id)
+	}
+	snap.Name = a.Name
+	snap.KubernetesName = "app-z" + shortID(a.ID)
+	snap.DeploymentRequestID = a.Status.RequestID
+	snap.Ports = clonePorts(a.Ports)
+	for _, gid := range a.AnnotationsGroupIDs {
+		if g := st.AnnotationsGroups[gid]; g != nil {
+			snap.AnnotationsGroups = append(snap.AnnotationsGroups, g.clone())
+		}
+	}
+	snap.GitCommitID = a.GitRepository.DeployedCommitID
+	if a.Status.commit != "" {
+		snap.GitCommitID = a.Status.commit
+	}
+	return snap, nil
+}
+
+func (s *Server) helmSnapshot(snap *ServiceSnapshot, h *Helm, strict bool) error {
+	snap.Name = h.Name
+	snap.KubernetesName = h.Name
+	snap.AllowClusterWideResources = h.AllowClusterWideResources
+	snap.Arguments = slices.Clone(h.Arguments)
+	snap.Set, snap.SetString, snap.SetJSON = slices.Clone(h.ValuesOverride.Set), slices.Clone(h.ValuesOverride.SetString), slices.Clone(h.ValuesOverride.SetJSON)
+	var errs []error
+	fail := func(err error) {
+		if strict {
+			errs = append(errs, err)
+		}
+	}
+	switch {
+	case h.Source.Repository != nil:
+		src := h.Source.Repository
+		snap.ChartName, snap.ChartVersion = src.ChartName, src.ChartVersion
+		repo := s.st.HelmRepositories[src.RepositoryID]
+		if repo == nil {
+			fail(fmt.Errorf("helm repository %s does not exist", src.RepositoryID))
+			break
+		}
+		snap.RepositoryURL = repo.URL
+		if charts := catalog(repo.Kind, repo.URL); charts != nil {
+			versions, ok := charts[src.ChartName]
+			switch {
+			case !ok:
+				fail(fmt.Errorf("chart %s not found in helm repository %s", src.ChartName, repo.URL))
+			case !slices.Contains(versions, src.ChartVersion):
+				fail(fmt.Errorf("chart %s version %s not found in helm repository %s", src.ChartName, src.ChartVersion, repo.URL))
+			case src.ChartName == TailscaleOperatorChart && !h.AllowClusterWideResources:
+				fail(fmt.Errorf("the chart renders cluster-wide resources (%s) but allow_cluster_wide_resources is false", tailscaleClusterKinds))
+			}
+		}
+	case h.Source.Git != nil:
+		snap.GitURL, snap.GitBranch, snap.GitRootPath = h.Source.Git.URL, h.Source.Git.Branch, h.Source.Git.RootPath
+	}
+	if f := h.ValuesOverride.File; f != nil && f.Raw != nil {
+		for _, file := range f.Raw.Values {
+			out, err := substitute(file, snap.Variables, strict)
+			if err != nil {
+				fail(err)
+			}
+			snap.ValuesFiles = append(snap.ValuesFiles, out)
+		}
+	}
+	if len(errs) > 0 {
+		return errs[0]
+	}
+	return nil
+}
+
+// shortID is the first 8 hex digits of an id.
+func shortID(id string) string {
+	id = strings.ReplaceAll(id, "-", "")
+	if len(id) > 8 {
+		return id[:8]
+	}
+	return id
+}

@@ -1,0 +1,392 @@
+package tailnetapi
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+)
+
+const (
+	keyTypeAuth   = "auth"
+	keyTypeClient = "client"
+)
+
+// key is an auth key or an OAuth client. For an OAuth client the id is the
+// client ID and Secret the client secret.
+type key struct {
+	ID          string
+	KeyType     string
+	Secret      string
+	Description string
+	Created     time.Time
+	Expires     time.Time // zero for OAuth clients
+	Revoked     time.Time // set by DELETE
+	Scopes      []string  // OAuth clients
+	Tags        []string  // OAuth client tags, or the tags of devices an auth key creates
+	Reusable    bool
+	Ephemeral   bool
+	Preauth     bool
+	ExpirySecs  int64
+}
+
+// keyJSON is the wire shape of a key. Times are RFC 3339 or omitted, never
+// "" (client v2 decodes them into time.Time).
+type keyJSON struct {
+	ID            string           `json:"id"`
+	Key           string           `json:"key,omitempty"`
+	KeyType       string           `json:"keyType"`
+	Description   string           `json:"description"`
+	Created       time.Time        `json:"created"`
+	Updated       time.Time        `json:"updated"`
+	Expires       time.Time        `json:"expires,omitzero"`
+	Revoked       time.Time        `json:"revoked,omitzero"`
+	Invalid       bool             `json:"invalid"`
+	Capabilities  *capabilitiesDTO `json:"capabilities,omitempty"`
+	Scopes        []string         `json:"scopes,omitempty"`
+	Tags          []string         `json:"tags,omitempty"`
+	UserID        string           `json:"userId"`
+	ExpirySeconds int64            `json:"expirySeconds,omitempty"`
+}
+
+type capabilitiesDTO struct {
+	Devices *devicesCapDTO `json:"devices"`
+}
+
+type devicesCapDTO struct {
+	Create createCapDTO `json:"create"`
+}
+
+type createCapDTO struct {
+	Reusable      bool     `json:"reusable"`
+	Ephemeral     bool     `json:"ephemeral"`
+	Preauthorized bool     `json:"preauthorized"`
+	Tags          []string `json:"tags"`
+}
+
+// createKeyRequest is the body of POST /keys for every key type.
+type createKeyRequest struct {
+	KeyType       string           `json:"keyType"`
+	Description   string           `json:"description"`
+	ExpirySeconds int64            `json:"expirySeconds"`
+	Capabilities  *capabilitiesDTO `json:"capabilities"`
+	Scopes        []string         `json:"scopes"`
+	Tags          []string         `json:"tags"`
+}
+
+// invalid reports whether the key is revoked or expired.
+func (k *key) invalid(now time.Time) bool {
+	return !k.Revoked.IsZero() || (!k.Expires.IsZero() && !now.Before(k.Expires))
+}
+
+func (k *key) wire(withSecret bool) keyJSON {
+	out := keyJSON{
+		ID:          k.ID,
+		KeyType:     k.KeyType,
+		Description: k.Description,
+		Created:     k.Created,
+		Updated:     k.Created,
+		Expires:     k.Expires,
+		Revoked:     k.Revoked,
+		Invalid:     k.invalid(time.Now()),
+		Tags:        slices.Clone(k.Tags),
+	}
+	if !k.Revoked.IsZero() {
+		out.Updated = k.Revoked
+	}
+	if withSecret {
+		out.Key = k.Secret
+	}
+	switch k.KeyType {
+	case keyTypeClient:
+		out.Scopes = slices.Clone(k.Scopes)
+	default:
+		create := createCapDTO{Reusable: k.Reusable, Ephemeral: k.Ephemeral, Preauthorized: k.Preauth, Tags: slices.Clone(k.Tags)}
+		if create.Tags == nil {
+			create.Tags = []string{}
+		}
+		out.Capabilities = &capabilitiesDTO{Devices: &devicesCapDTO{Create: create}}
+		out.ExpirySeconds = k.ExpirySecs
+	}
+	return out
+}
+
+// knownScopes are the OAuth scopes the service documents.
+var knownScopes = map[string]bool{}
+
+func init() {
+	for _, s := range []string{
+		"all", "devices:core", "devices:routes", "devices:posture_attributes", "policy_file",
+		"auth_keys", "oauth_keys", "federated_keys", "services", "users", "dns",
+		"feature_settings", "log_streaming", "account_settings", "webhooks", "tailnet_settings",
+	} {
+		knownScopes[s] = true
+		knownScopes[s+":read"] = true
+	}
+	knownScopes["logs:configuration:read"] = true
+	knownScopes["logs:network:read"] = true
+}
+
+var descriptionRE = regexp.MustCompile(`^[A-Za-z0-9 _-]*$`)
+
+// checkTag validates a tag's syntax the way the service does.
+func checkTag(tag string) error {
+	name, ok := strings.CutPrefix(tag, "tag:")
+	if !ok {
+		return fmt.Errorf("tag %q: tags must start with 'tag:'", tag)
+	}
+	if name == "" || !isASCIILetter(name[0]) {
+		return fmt.Errorf("tag %q: tag names must start with a letter, after 'tag:'", tag)
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !isASCIILetter(c) && (c < '0' || c > '9') && c != '-' {
+			return fmt.Errorf("tag %q: tag names can only contain numbers, letters, or dashes", tag)
+		}
+	}
+	return nil
+}
+
+func isASCIILetter(c byte) bool { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') }
+
+// checkDeclaredTagsLocked checks that every tag is well formed and declared
+// in tagOwners of the current policy.
+func (s *Server) checkDeclaredTagsLocked(tags []string) error {
+	owners := tagOwners(s.policy)
+	var missing []string
+	for _, t := range tags {
+		if err := checkTag(t); err != nil {
+			return err
+		}
+		if _, ok := owners[t]; !ok {
+			missing = append(missing, t)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("requested tags [%s] are invalid or not permitted: not declared in tagOwners of the tailnet policy file", strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+func checkDescription(d string) error {
+	if len(d) > 50 {
+		return fmt.Errorf("description is %d characters long; at most 50 are allowed", len(d))
+	}
+	if !descriptionRE.MatchString(d) {
+		return fmt.Errorf("description %q may contain only letters, numbers, hyphens, spaces and underscores", d)
+	}
+	return nil
+}
+
+// handleCreateKey is POST /tailnet/{tailnet}/keys: auth keys (keyType
+// "auth", the default) and OAuth clients (keyType "client").
+func (s *Server) handleCreateKey(w http.ResponseWriter, r *http.Request, p principal) {
+	body, ok := readBody(w, r)
+	if !ok {
+		return
+	}
+	var req createKeyRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid request body: "+err.Error())
+		return
+	}
+	if req.KeyType == "" {
+		req.KeyType = keyTypeAuth
+	}
+	switch req.KeyType {
+	case keyTypeAuth:
+		if !p.allows("auth_keys") {
+			permissionDenied(w)
+			return
+		}
+	case keyTypeClient:
+		if !p.allows("oauth_keys") {
+			permissionDenied(w)
+			return
+		}
+	default:
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("keyType %q is not supported: use \"auth\" or \"client\"", req.KeyType))
+		return
+	}
+	if err := checkDescription(req.Description); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now().UTC().Truncate(time.Second)
+	k := &key{ID: newKeyID(), KeyType: req.KeyType, Description: req.Description, Created: now}
+	if req.KeyType == keyTypeClient {
+		if msg := s.validateOAuthClientLocked(req); msg != "" {
+			writeError(w, http.StatusBadRequest, msg)
+			return
+		}
+		k.Scopes = slices.Clone(req.Scopes)
+		k.Tags = slices.Clone(req.Tags)
+		k.Secret = "tskey-client-" + k.ID + "-" + randomString(32)
+	} else {
+		if req.Capabilities == nil || req.Capabilities.Devices == nil {
+			writeError(w, http.StatusBadRequest, "capabilities.devices is required for an auth key")
+			return
+		}
+		c := req.Capabilities.Devices.Create
+		if msg := s.validateAuthKeyLocked(c.Tags, p); msg != "" {
+			writeError(w, http.StatusBadRequest, msg)
+			return
+		}
+		if req.ExpirySeconds < 0 {
+			writeError(w, http.StatusBadRequest, "expirySeconds must not be negative")
+			return
+		}
+		if req.ExpirySeconds == 0 {
+			req.ExpirySeconds = int64((90 * 24 * time.Hour) / time.Second)
+		}
+		k.Reusable, k.Ephemeral, k.Preauth = c.Reusable, c.Ephemeral, c.Preauthorized
+		k.Tags = slices.Clone(c.Tags)
+		k.ExpirySecs = req.ExpirySeconds
+		k.Expires = now.Add(time.Duration(req.ExpirySeconds) * time.Second)
+		k.Secret = "tskey-auth-" + k.ID + "-" + randomString(32)
+	}
+	s.keys[k.ID] = k
+	s.keyOrder = append(s.keyOrder, k.ID)
+	writeJSON(w, http.StatusOK, k.wire(true))
+}
+
+// validateOAuthClientLocked checks an OAuth client creation request.
+func (s *Server) validateOAuthClientLocked(req createKeyRequest) string {
+	if len(req.Scopes) == 0 {
+		return "at least one scope is required for an OAuth client"
+	}
+	needTags := false
+	for _, sc := range req.Scopes {
+		if !knownScopes[sc] {
+			return fmt.Sprintf("invalid scope %q", sc)
+		}
+		if sc == "all" || sc == "devices:core" || sc == "auth_keys" {
+			needTags = true
+		}
+	}
+	if needTags && len(req.Tags) == 0 {
+		return "tags are required for an OAuth client with the devices:core or auth_keys scope"
+	}
+	if err := s.checkDeclaredTagsLocked(req.Tags); err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
+// validateAuthKeyLocked checks the tags of an auth key. A key created with
+// an OAuth access token must be tagged, with the client's tags or tags they
+// own.
+func (s *Server) validateAuthKeyLocked(tags []string, p principal) string {
+	if err := s.checkDeclaredTagsLocked(tags); err != nil {
+		return err.Error()
+	}
+	if p.apiKey {
+		return ""
+	}
+	if len(tags) == 0 {
+		return "auth keys created with an OAuth access token must be tagged"
+	}
+	owners := tagOwners(s.policy)
+	var denied []string
+	for _, t := range tags {
+		ok := slices.Contains(p.tags, t)
+		for _, o := range owners[t] {
+			ok = ok || slices.Contains(p.tags, o)
+		}
+		if !ok {
+			denied = append(denied, t)
+		}
+	}
+	if len(denied) > 0 {
+		return fmt.Sprintf("requested tags [%s] are invalid or not permitted: the OAuth client's tags [%s] neither are nor own them", strings.Join(denied, ", "), strings.Join(p.tags, ", "))
+	}
+	return ""
+}
+
+// canAccessKey reports whether p may read keys of keyType, or with write
+// create and delete them.
+func canAccessKey(p principal, keyType string, write bool) bool {
+	scope := "auth_keys"
+	if keyType == keyTypeClient {
+		scope = "oauth_keys"
+	}
+	if !write {
+		scope += ":read"
+	}
+	return p.allows(scope)
+}
+
+// handleListKeys is GET /tailnet/{tailnet}/keys: metadata of the keys that
+// are not revoked.
+func (s *Server) handleListKeys(w http.ResponseWriter, _ *http.Request, p principal) {
+	if !canAccessKey(p, keyTypeAuth, false) && !canAccessKey(p, keyTypeClient, false) {
+		permissionDenied(w)
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := []keyJSON{}
+	for _, id := range s.keyOrder {
+		k := s.keys[id]
+		if k == nil || !k.Revoked.IsZero() || !canAccessKey(p, k.KeyType, false) {
+			continue
+		}
+		out = append(out, k.wire(false))
+	}
+	writeJSON(w, http.StatusOK, map[string][]keyJSON{"keys": out})
+}
+
+// handleGetKey is GET /tailnet/{tailnet}/keys/{id}: metadata only, never
+// the secret. A deleted key reads back revoked and invalid.
+func (s *Server) handleGetKey(w http.ResponseWriter, r *http.Request, p principal) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := s.keys[r.PathValue("id")]
+	if k == nil {
+		if !canAccessKey(p, keyTypeAuth, false) && !canAccessKey(p, keyTypeClient, false) {
+			permissionDenied(w)
+			return
+		}
+		writeError(w, http.StatusNotFound, "key not found")
+		return
+	}
+	if !canAccessKey(p, k.KeyType, false) {
+		permissionDenied(w)
+		return
+	}
+	writeJSON(w, http.StatusOK, k.wire(false))
+}
+
+// handleDeleteKey is DELETE /tailnet/{tailnet}/keys/{id}. The key is
+// revoked: it reads back with "invalid": true and a "revoked" time, its
+// OAuth access tokens stop working, and a second DELETE answers 404.
+func (s *Server) handleDeleteKey(w http.ResponseWriter, r *http.Request, p principal) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := s.keys[r.PathValue("id")]
+	if k == nil || !k.Revoked.IsZero() {
+		if !canAccessKey(p, keyTypeAuth, true) && !canAccessKey(p, keyTypeClient, true) {
+			permissionDenied(w)
+			return
+		}
+		writeError(w, http.StatusNotFound, "key not found")
+		return
+	}
+	if !canAccessKey(p, k.KeyType, true) {
+		permissionDenied(w)
+		return
+	}
+	k.Revoked = time.Now().UTC().Truncate(time.Second)
+	for tok, t := range s.tokens {
+		if t.clientID == k.ID {
+			delete(s.tokens, tok)
+		}
+	}
+	w.WriteHeader(http.StatusOK)
+}

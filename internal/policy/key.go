@@ -1,0 +1,144 @@
+package policy
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+)
+
+// Kind is the kind of a fragment qtail owns in the policy file.
+type Kind string
+
+// The kinds of fragments. The value is the one written in markers.
+const (
+	// KindGrant is an element of the top-level grants array.
+	KindGrant Kind = "grant"
+	// KindTagOwner is a member "TAG": [owners] of tagOwners.
+	KindTagOwner Kind = "tag_owner"
+	// KindAutoApprover is a member "CIDR": [approvers] of
+	// autoApprovers.routes (name "route:CIDR") or the member
+	// "exitNode": [approvers] of autoApprovers (name "exitNode").
+	KindAutoApprover Kind = "auto_approver"
+	// KindPolicyTest is an element of the top-level tests array.
+	KindPolicyTest Kind = "policy_test"
+)
+
+const (
+	markerPrefix = "qtail:"
+	// ExitNodeName is the name of the auto approver key for exit nodes.
+	ExitNodeName = "exitNode"
+	// RoutePrefix starts the name of an auto approver key for a route.
+	RoutePrefix = "route:"
+)
+
+// resourceType is the Terraform resource type that manages fragments of
+// the kind.
+func (k Kind) resourceType() string { return "qtail_" + string(k) }
+
+// keyed reports whether fragments of the kind are object members
+// identified by their key, rather than array elements.
+func (k Kind) keyed() bool { return k == KindTagOwner || k == KindAutoApprover }
+
+func (k Kind) valid() bool {
+	switch k {
+	case KindGrant, KindTagOwner, KindAutoApprover, KindPolicyTest:
+		return true
+	}
+	return false
+}
+
+// Key identifies one fragment: a grant or a policy test by the name in
+// its marker, a tag owner by its tag, an auto approver by "route:CIDR" or
+// "exitNode".
+type Key struct {
+	Kind Kind
+	Name string
+}
+
+// RouteKey is the key of the auto approver of a route.
+func RouteKey(cidr string) Key { return Key{Kind: KindAutoApprover, Name: RoutePrefix + cidr} }
+
+// ExitNodeKey is the key of the auto approver of exit nodes.
+func ExitNodeKey() Key { return Key{Kind: KindAutoApprover, Name: ExitNodeName} }
+
+// Marker is the line comment that stands on its own line just before the
+// fragment, for example "// qtail:grant:web".
+func (k Key) Marker() string { return "// " + markerPrefix + string(k.Kind) + ":" + k.Name }
+
+// String names the fragment the way the Terraform resource does, for
+// example `qtail_grant "web"`.
+func (k Key) String() string { return fmt.Sprintf("%s %q", k.Kind.resourceType(), k.Name) }
+
+// ImportID is the ID that `terraform import` takes for the fragment.
+func (k Key) ImportID() string { return k.Name }
+
+// Validate reports whether qtail can own a fragment with this key.
+func (k Key) Validate() error {
+	if !k.Kind.valid() {
+		return fmt.Errorf("policy: unknown fragment kind %q", k.Kind)
+	}
+	if k.Name == "" {
+		return fmt.Errorf("policy: %s name must not be empty", k.Kind)
+	}
+	if !markerSafe(k.Name) {
+		return fmt.Errorf("policy: %s name %q must not contain spaces or control characters", k.Kind, k.Name)
+	}
+	switch k.Kind {
+	case KindTagOwner:
+		if err := ValidTag(k.Name); err != nil {
+			return fmt.Errorf("policy: tag owner %q: %w", k.Name, err)
+		}
+	case KindAutoApprover:
+		if k.Name == ExitNodeName {
+			return nil
+		}
+		cidr, ok := strings.CutPrefix(k.Name, RoutePrefix)
+		if !ok {
+			return fmt.Errorf("policy: auto approver %q must be %q or %q followed by a CIDR", k.Name, ExitNodeName, RoutePrefix)
+		}
+		if err := ValidCIDR(cidr); err != nil {
+			return fmt.Errorf("policy: auto approver %q: %w", k.Name, err)
+		}
+	}
+	return nil
+}
+
+// entryKey is the object member name that holds a keyed fragment.
+func (k Key) entryKey() string {
+	if k.Kind == KindAutoApprover {
+		if cidr, ok := strings.CutPrefix(k.Name, RoutePrefix); ok {
+			return cidr
+		}
+	}
+	return k.Name
+}
+
+// markerSafe reports whether s can stand in a line comment as one word.
+func markerSafe(s string) bool {
+	for _, r := range s {
+		if unicode.IsSpace(r) || unicode.IsControl(r) || r == '\u2028' || r == '\u2029' || r == unicode.ReplacementChar {
+			return false
+		}
+	}
+	return true
+}
+
+// ParseMarker reads a marker comment such as "// qtail:grant:web" (the
+// leading "//" and surrounding spaces are optional) and returns its key.
+func ParseMarker(comment string) (Key, bool) {
+	s := strings.TrimSpace(comment)
+	s = strings.TrimSpace(strings.TrimPrefix(s, "//"))
+	s, ok := strings.CutPrefix(s, markerPrefix)
+	if !ok {
+		return Key{}, false
+	}
+	kind, name, ok := strings.Cut(s, ":")
+	if !ok || name == "" || !Kind(kind).valid() || !markerSafe(name) {
+		return Key{}, false
+	}
+	k := Key{Kind: Kind(kind), Name: name}
+	if k.Kind == KindAutoApprover && name != ExitNodeName && (!strings.HasPrefix(name, RoutePrefix) || name == RoutePrefix) {
+		return Key{}, false
+	}
+	return k, true
+}

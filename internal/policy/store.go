@@ -1,0 +1,429 @@
+package policy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/qtail/terraform-provider-qtail/internal/retry"
+)
+
+// DefaultLinger is how long the Store waits, after the first change of a
+// batch arrives, for others to join it.
+const DefaultLinger = 5 * time.Millisecond
+
+// StoreOptions configures a Store.
+type StoreOptions struct {
+	// Retry bounds the attempts and the jittered waits after a 412. Its
+	// MaxAttempts counts the first write; zero fields take the defaults
+	// of retry.Default.
+	Retry retry.Policy
+	// Linger is how long a batch waits for more changes before it is
+	// written. Zero means DefaultLinger; a negative value does not wait.
+	Linger time.Duration
+	// Logf, when set, receives one line per write, retry and isolation.
+	Logf func(format string, args ...any)
+}
+
+// Store is the policy file of one tailnet as seen by one process. It reads
+// the file once and serves every fragment read from that copy, and it
+// gathers concurrent changes into one read-modify-write: a single writer
+// takes every queued change, applies them to the latest copy, writes once
+// with If-Match, and answers every caller. On a 412 it reads again and
+// re-applies the whole batch, with bounded jittered retries.
+//
+// A change that fails on its own (an *UnmanagedConflictError, an invalid
+// value) fails only its caller; the others are still written. When the
+// server rejects a batch (HTTP 400), each of its changes is written again
+// on its own, once, so that only the culprit fails with the server's
+// message.
+//
+// The copy is replaced by every successful write (qtail knows the bytes
+// it wrote and the new ETag) and dropped on a 412. Refresh forces a read.
+type Store struct {
+	backend  Backend
+	retry    retry.Policy
+	attempts int
+	linger   time.Duration
+	logf     func(format string, args ...any)
+
+	mu      sync.Mutex
+	gen     uint64  // bumped whenever the copy is replaced or dropped
+	current *cached // the copy, nil when none
+	loading *load   // the read under way, if any
+	queue   []*request
+	writing bool
+}
+
+// cached is a snapshot and, once needed, its parsed document, which is
+// only read, never changed.
+type cached struct {
+	snap Snapshot
+	once sync.Once
+	doc  *Document
+	err  error
+}
+
+func (c *cached) document() (*Document, error) {
+	c.once.Do(func() { c.doc, c.err = Parse(c.snap.HuJSON) })
+	return c.doc, c.err
+}
+
+// load is one Backend.Get shared by every reader that needs it.
+type load struct {
+	gen  uint64
+	done chan struct{}
+	res  *cached
+	err  error
+}
+
+// request is one queued change and the channel its answer goes to.
+type request struct {
+	ctx  context.Context
+	mut  Mutation
+	done chan error
+}
+
+// NewStore returns a Store over b.
+func NewStore(b Backend, opts StoreOptions) *Store {
+	s := &Store{backend: b, retry: opts.Retry, linger: opts.Linger, logf: opts.Logf}
+	s.attempts = opts.Retry.MaxAttempts
+	if s.attempts <= 0 {
+		s.attempts = retry.Default().MaxAttempts
+	}
+	if s.linger == 0 {
+		s.linger = DefaultLinger
+	}
+	if s.logf == nil {
+		s.logf = func(string, ...any) {}
+	}
+	return s
+}
+
+// Snapshot returns the policy file, read once and then kept.
+func (s *Store) Snapshot(ctx context.Context) (Snapshot, error) {
+	c, err := s.get(ctx, false)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	return c.snap, nil
+}
+
+// Refresh reads the policy file again and keeps the new copy.
+func (s *Store) Refresh(ctx context.Context) (Snapshot, error) {
+	c, err := s.get(ctx, true)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	return c.snap, nil
+}
+
+// Read returns the fragment of key from the kept copy of the policy file.
+func (s *Store) Read(ctx context.Context, key Key) (Fragment, error) {
+	return s.Lookup(ctx, key, nil)
+}
+
+// Lookup is Read that also finds an unmarked grant or test identical to
+// want; see Document.Lookup.
+func (s *Store) Lookup(ctx context.Context, key Key, want json.RawMessage) (Fragment, error) {
+	c, err := s.get(ctx, false)
+	if err != nil {
+		return Fragment{}, err
+	}
+	doc, err := c.document()
+	if err != nil {
+		return Fragment{}, err
+	}
+	return doc.Lookup(key, want), nil
+}
+
+// Fragments lists the fragments qtail owns in the kept copy.
+func (s *Store) Fragments(ctx context.Context) ([]OwnedFragment, error) {
+	c, err := s.get(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := c.document()
+	if err != nil {
+		return nil, err
+	}
+	return doc.Fragments(), nil
+}
+
+// Preview returns the policy file as it would be after muts, applied in
+// order to the kept copy, without writing it.
+func (s *Store) Preview(ctx context.Context, muts ...Mutation) ([]byte, error) {
+	c, err := s.get(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := c.document()
+	if err != nil {
+		return nil, err
+	}
+	doc = doc.Clone()
+	for _, m := range muts {
+		if err := doc.Apply(m); err != nil {
+			return nil, err
+		}
+	}
+	return doc.Bytes(), nil
+}
+
+// Put creates or updates the fragment of key. See Document.Apply.
+func (s *Store) Put(ctx context.Context, key Key, value json.RawMessage) error {
+	return s.Apply(ctx, Mutation{Key: key, Value: value})
+}
+
+// Delete removes the fragment of key. Deleting a fragment that is not
+// there is not an error.
+func (s *Store) Delete(ctx context.Context, key Key) error {
+	return s.Apply(ctx, Mutation{Key: key, Delete: true})
+}
+
+// Apply queues m, waits until the batch that holds it is written, and
+// returns m's own outcome. When ctx ends first, Apply returns at once; a
+// change already taken into a batch may still be written.
+func (s *Store) Apply(ctx context.Context, m Mutation) error {
+	if err := m.Key.Validate(); err != nil {
+		return err
+	}
+	r := &request{ctx: ctx, mut: m, done: make(chan error, 1)}
+	s.mu.Lock()
+	s.queue = append(s.queue, r)
+	if !s.writing {
+		s.writing = true
+		go s.writer()
+	}
+	s.mu.Unlock()
+	select {
+	case err := <-r.done:
+		return err
+	case <-ctx.Done():
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, q := range s.queue {
+		if q == r {
+			s.queue = append(s.queue[:i:i], s.queue[i+1:]...)
+			return ctx.Err()
+		}
+	}
+	return fmt.Errorf("policy: stopped waiting for the write of %s, which may or may not have been applied: %w", m.Key, ctx.Err())
+}
+
+// writer takes the queue batch by batch until it is empty.
+func (s *Store) writer() {
+	for {
+		if s.linger > 0 {
+			time.Sleep(s.linger)
+		}
+		s.mu.Lock()
+		batch := s.queue
+		s.queue = nil
+		if len(batch) == 0 {
+			s.writing = false
+			s.mu.Unlock()
+			return
+		}
+		s.mu.Unlock()
+
+		ctx, stop := batchContext(batch)
+		errs := s.cycle(ctx, batch, true)
+		stop()
+		for i, r := range batch {
+			r.done <- errs[i]
+		}
+	}
+}
+
+// batchContext returns a context that carries the values of the first
+// caller's context and ends when every caller's context has ended.
+func batchContext(batch []*request) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(batch[0].ctx))
+	left := int64(len(batch))
+	stops := make([]func() bool, len(batch))
+	for i, r := range batch {
+		stops[i] = context.AfterFunc(r.ctx, func() {
+			if atomic.AddInt64(&left, -1) == 0 {
+				cancel()
+			}
+		})
+	}
+	return ctx, func() {
+		for _, stop := range stops {
+			stop()
+		}
+		cancel()
+	}
+}
+
+// cycle reads, applies the batch and writes, again after each 412 up to
+// the attempt limit. It returns the outcome of each request. With isolate,
+// a rejected batch of several changes is retried one change at a time.
+func (s *Store) cycle(ctx context.Context, batch []*request, isolate bool) []error {
+	errs := make([]error, len(batch))
+	fail := func(idx []int, err error) []error {
+		for _, i := range idx {
+			errs[i] = err
+		}
+		return errs
+	}
+	all := make([]int, len(batch))
+	for i := range all {
+		all[i] = i
+	}
+	for attempt := 1; ; attempt++ {
+		c, err := s.get(ctx, false)
+		if err != nil {
+			return fail(all, err)
+		}
+		base, err := c.document()
+		if err != nil {
+			return fail(all, err)
+		}
+		doc := base.Clone()
+		var applied []int
+		for i, r := range batch {
+			errs[i] = doc.Apply(r.mut)
+			if errs[i] == nil {
+				applied = append(applied, i)
+			}
+		}
+		out := doc.Bytes()
+		if bytes.Equal(out, c.snap.HuJSON) {
+			return errs
+		}
+		etag, err := s.backend.Set(ctx, out, c.snap.ETag)
+		if err == nil {
+			s.logf("policy: wrote %d change(s) in one write (attempt %d)", len(applied), attempt)
+			s.replace(c, Snapshot{HuJSON: out, ETag: etag})
+			return errs
+		}
+		switch {
+		case IsPreconditionFailed(err):
+			s.drop(c)
+			if attempt >= s.attempts {
+				s.logf("policy: giving up after %d attempts: the policy file kept changing", attempt)
+				return fail(applied, &ContentionError{Attempts: attempt, Err: err})
+			}
+			d := s.retry.Backoff(attempt)
+			s.logf("policy: the policy file changed since it was read (412); reading it again and retrying in %s", d)
+			if werr := s.retry.Wait(ctx, d); werr != nil {
+				return fail(applied, fmt.Errorf("policy: waiting to retry the write: %w", werr))
+			}
+		case IsRejected(err) && isolate && len(applied) > 1:
+			s.logf("policy: the server rejected a write of %d changes (%v); writing them one at a time to find the culprit", len(applied), err)
+			for _, i := range applied {
+				errs[i] = s.cycle(ctx, batch[i:i+1], false)[0]
+			}
+			return errs
+		case IsRejected(err):
+			keys := make([]Key, len(applied))
+			for n, i := range applied {
+				keys[n] = batch[i].mut.Key
+			}
+			return fail(applied, &RejectedError{Keys: keys, Err: err})
+		default:
+			// The write may or may not have happened: forget the copy.
+			s.drop(c)
+			return fail(applied, fmt.Errorf("policy: writing the policy file: %w", err))
+		}
+	}
+}
+
+// get returns the kept copy, reading it when there is none (or, with
+// force, in any case). Concurrent readers share one Backend.Get.
+func (s *Store) get(ctx context.Context, force bool) (*cached, error) {
+	s.mu.Lock()
+	if force {
+		s.gen++
+		s.current = nil
+	}
+	for {
+		if c := s.current; c != nil {
+			s.mu.Unlock()
+			return c, nil
+		}
+		l := s.loading
+		mine := l == nil || l.gen != s.gen
+		if mine {
+			l = &load{gen: s.gen, done: make(chan struct{})}
+			s.loading = l
+		}
+		s.mu.Unlock()
+		if mine {
+			s.read(ctx, l)
+		}
+		select {
+		case <-l.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		if l.err == nil {
+			return l.res, nil
+		}
+		if mine || ctx.Err() != nil || !isContextError(l.err) {
+			return nil, l.err
+		}
+		// The reader that did the Get gave up; this caller has not.
+		s.mu.Lock()
+	}
+}
+
+// read does the Backend.Get of l and keeps its result unless the copy was
+// replaced or dropped meanwhile.
+func (s *Store) read(ctx context.Context, l *load) {
+	snap, err := s.backend.Get(ctx)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.loading == l {
+		s.loading = nil
+	}
+	if err != nil {
+		l.err = fmt.Errorf("policy: reading the policy file: %w", err)
+	} else {
+		l.res = &cached{snap: snap}
+		if l.gen == s.gen && s.current == nil {
+			s.current = l.res
+		}
+	}
+	close(l.done)
+}
+
+// replace keeps the snapshot just written.
+func (s *Store) replace(base *cached, snap Snapshot) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.gen++
+	if snap.ETag == "" {
+		s.current = nil
+		return
+	}
+	if s.current == base || s.current == nil {
+		s.current = &cached{snap: snap}
+		return
+	}
+	// A refresh replaced the copy during the write: which of the two is
+	// newer is unknown, so keep neither.
+	s.current = nil
+}
+
+// drop forgets the copy a failed write was based on.
+func (s *Store) drop(base *cached) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.current == base {
+		s.gen++
+		s.current = nil
+	}
+}
+
+func isContextError(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}

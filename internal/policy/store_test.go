@@ -1,0 +1,384 @@
+package policy
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/qtail/terraform-provider-qtail/internal/retry"
+)
+
+func testRetry(attempts int) retry.Policy {
+	return retry.Policy{MaxAttempts: attempts, BaseDelay: time.Millisecond, MaxDelay: 5 * time.Millisecond}
+}
+
+func grantValue(name string) []byte {
+	return []byte(fmt.Sprintf(`{"src":["group:ops"],"dst":["tag:%s"],"ip":["tcp:443"]}`, name))
+}
+
+// putGrants runs callers goroutines that each put perCaller grants one
+// after the other, at most parallel at a time, and fails on any error.
+func putGrants(t *testing.T, s *Store, prefix string, callers, perCaller, parallel int) {
+	t.Helper()
+	sem := make(chan struct{}, parallel)
+	var wg sync.WaitGroup
+	errs := make(chan error, callers*perCaller)
+	for c := 0; c < callers; c++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < perCaller; i++ {
+				sem <- struct{}{}
+				name := fmt.Sprintf("%s-%d-%d", prefix, c, i)
+				if err := s.Put(context.Background(), Key{KindGrant, name}, grantValue(name)); err != nil {
+					errs <- fmt.Errorf("put %s: %w", name, err)
+				}
+				<-sem
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+// checkGrants asserts that the backend holds exactly the named grants once.
+func checkGrants(t *testing.T, b *memBackend, prefix string, callers, perCaller int) {
+	t.Helper()
+	doc := mustParse(t, b.bytes())
+	seen := map[string]int{}
+	for _, f := range doc.Fragments() {
+		seen[f.Key.Name]++
+	}
+	for c := 0; c < callers; c++ {
+		for i := 0; i < perCaller; i++ {
+			name := fmt.Sprintf("%s-%d-%d", prefix, c, i)
+			if seen[name] != 1 {
+				t.Errorf("grant %s is present %d times", name, seen[name])
+			}
+		}
+	}
+}
+
+func TestStoreBatchesConcurrentPuts(t *testing.T) {
+	for _, tc := range []struct {
+		name                         string
+		callers, perCaller, parallel int
+	}{
+		{"40 goroutines x 5", 40, 5, 40},
+		{"parallelism 10", 40, 5, 10},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := newMemBackend(basePolicy)
+			b.latency = 2 * time.Millisecond
+			s := NewStore(b, StoreOptions{Retry: testRetry(6)})
+			putGrants(t, s, "g", tc.callers, tc.perCaller, tc.parallel)
+			checkGrants(t, b, "g", tc.callers, tc.perCaller)
+			n := tc.callers * tc.perCaller
+			c := b.counts()
+			t.Logf("%d grants, %d at a time: %d policy reads, %d writes (bound %d)", n, tc.parallel, c.gets, c.writes, n/8+2)
+			if c.writes > n/8+2 {
+				t.Errorf("%d writes for %d grants, want at most %d", c.writes, n, n/8+2)
+			}
+			if c.gets != 1 {
+				t.Errorf("%d policy reads, want 1", c.gets)
+			}
+			if !strings.HasPrefix(string(b.bytes()), basePolicy[:len(basePolicy)-len("\t],\n}\n")]) {
+				t.Error("the bytes before the new grants changed")
+			}
+		})
+	}
+}
+
+func TestStoreReadBurstSharesOneGet(t *testing.T) {
+	b := newMemBackend(basePolicy)
+	b.latency = 10 * time.Millisecond
+	s := NewStore(b, StoreOptions{Retry: testRetry(3)})
+	var wg sync.WaitGroup
+	for i := 0; i < 100; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			key := Key{KindTagOwner, "tag:db"}
+			if i%2 == 1 {
+				key = Key{KindGrant, fmt.Sprintf("g%d", i)}
+			}
+			f, err := s.Read(context.Background(), key)
+			if err != nil {
+				t.Error(err)
+			}
+			if key.Kind == KindTagOwner && (!f.Found || f.Marked) {
+				t.Errorf("Read(%s) = %+v", key, f)
+			}
+		}()
+	}
+	wg.Wait()
+	t.Logf("100 concurrent reads: %d policy read(s)", b.counts().gets)
+	if got := b.counts().gets; got != 1 {
+		t.Fatalf("%d policy reads for a burst of 100, want 1", got)
+	}
+
+	// Our own write replaces the copy: reads after it cost nothing.
+	key := Key{KindGrant, "new"}
+	if err := s.Put(context.Background(), key, grantValue("new")); err != nil {
+		t.Fatal(err)
+	}
+	if f, err := s.Read(context.Background(), key); err != nil || !f.Found || !f.Marked {
+		t.Fatalf("Read after Put = %+v, %v", f, err)
+	}
+	if got := b.counts().gets; got != 1 {
+		t.Fatalf("%d policy reads after our own write, want 1", got)
+	}
+
+	// A change by someone else is seen after Refresh.
+	b.edit()
+	if snap, _ := s.Snapshot(context.Background()); strings.Contains(string(snap.HuJSON), "edited by hand") {
+		t.Fatal("the kept copy changed without a read")
+	}
+	snap, err := s.Refresh(context.Background())
+	if err != nil || !strings.Contains(string(snap.HuJSON), "edited by hand") || snap.ETag != etagOf(b.bytes()) {
+		t.Fatalf("Refresh = %v, %v", snap.ETag, err)
+	}
+	if got := b.counts().gets; got != 2 {
+		t.Fatalf("%d policy reads after Refresh, want 2", got)
+	}
+}
+
+func TestStoreStaleCopyRebasesOn412(t *testing.T) {
+	b := newMemBackend(basePolicy)
+	s := NewStore(b, StoreOptions{Retry: testRetry(3)})
+	if _, err := s.Snapshot(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	b.edit() // someone edits the policy in the admin console
+	if err := s.Put(context.Background(), Key{KindGrant, "x"}, grantValue("x")); err != nil {
+		t.Fatal(err)
+	}
+	out := string(b.bytes())
+	if !strings.Contains(out, "edited by hand, 1") || !strings.Contains(out, "qtail:grant:x") {
+		t.Fatalf("the rebase lost a change:\n%s", out)
+	}
+	if c := b.counts(); c.conflicts != 1 || c.writes != 1 || c.gets != 2 {
+		t.Fatalf("counts = %+v, want 1 conflict, 1 write, 2 reads", c)
+	}
+}
+
+func TestStoreTwoProcessesLoseNothing(t *testing.T) {
+	orig, err := os.ReadFile(filepath.Join("testdata", "handwritten.hujson"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newMemBackend(string(orig))
+	b.latency = time.Millisecond
+	s1 := NewStore(b, StoreOptions{Retry: testRetry(20)})
+	s2 := NewStore(b, StoreOptions{Retry: testRetry(20)})
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); putGrants(t, s1, "p1", 10, 5, 10) }()
+	go func() { defer wg.Done(); putGrants(t, s2, "p2", 10, 5, 10) }()
+	wg.Wait()
+	checkGrants(t, b, "p1", 10, 5)
+	checkGrants(t, b, "p2", 10, 5)
+	doc := mustParse(t, b.bytes())
+	for _, f := range doc.Fragments() {
+		doc.Delete(f.Key)
+	}
+	if !bytes.Equal(doc.Bytes(), orig) {
+		t.Errorf("removing every grant did not give the hand-written policy back:\n%s", doc.Bytes())
+	}
+	c := b.counts()
+	t.Logf("two processes, 100 grants: %d reads, %d write attempts, %d writes, %d conflicts (412)", c.gets, c.sets, c.writes, c.conflicts)
+}
+
+func TestStore412StormGivesUp(t *testing.T) {
+	b := newMemBackend(basePolicy)
+	b.storm = 100
+	s := NewStore(b, StoreOptions{Retry: testRetry(4), Logf: t.Logf})
+	key := Key{KindGrant, "storm"}
+	err := s.Put(context.Background(), key, grantValue("storm"))
+	var ce *ContentionError
+	if !errors.As(err, &ce) || ce.Attempts != 4 {
+		t.Fatalf("err = %v, want a *ContentionError after 4 attempts", err)
+	}
+	if !IsPreconditionFailed(err) || !strings.Contains(err.Error(), "4 attempts") || !strings.Contains(err.Error(), "kept changing") {
+		t.Fatalf("imprecise error: %v", err)
+	}
+	t.Logf("storm error: %v", err)
+	if c := b.counts(); c.sets != 4 || c.writes != 0 {
+		t.Fatalf("counts = %+v, want 4 attempts and no write", c)
+	}
+	if strings.Contains(string(b.bytes()), "qtail:") {
+		t.Fatal("something was written during the storm")
+	}
+
+	// The storm ends after two more edits: the retry writes once, keeps
+	// the edits, and duplicates nothing.
+	b.mu.Lock()
+	b.storm = 2
+	b.mu.Unlock()
+	if err := s.Put(context.Background(), key, grantValue("storm")); err != nil {
+		t.Fatal(err)
+	}
+	out := string(b.bytes())
+	if strings.Count(out, key.Marker()) != 1 || strings.Count(out, "edited by hand") != 6 {
+		t.Fatalf("after the storm:\n%s", out)
+	}
+}
+
+func TestStoreBadFragmentFailsOnlyItsCaller(t *testing.T) {
+	b := newMemBackend(basePolicy)
+	b.reject = func(std []byte) string {
+		if strings.Contains(string(std), `"tag:forbidden"`) {
+			return `src=tag not found: "tag:forbidden"`
+		}
+		return ""
+	}
+	s := NewStore(b, StoreOptions{Retry: testRetry(3), Linger: 30 * time.Millisecond, Logf: t.Logf})
+	type result struct {
+		key Key
+		err error
+	}
+	muts := []Mutation{
+		{Key: Key{KindGrant, "bad"}, Value: raw(`{"src":["tag:forbidden"],"dst":["*"],"ip":["*"]}`)},
+		{Key: Key{KindTagOwner, "tag:db"}, Value: raw(`["someone@example.com"]`)}, // unmanaged conflict
+	}
+	for i := 0; i < 8; i++ {
+		name := fmt.Sprintf("good-%d", i)
+		muts = append(muts, Mutation{Key: Key{KindGrant, name}, Value: grantValue(name)})
+	}
+	results := make(chan result, len(muts))
+	for _, m := range muts {
+		go func() { results <- result{m.Key, s.Apply(context.Background(), m)} }()
+	}
+	for range muts {
+		r := <-results
+		switch r.key.Name {
+		case "bad":
+			var re *RejectedError
+			if !errors.As(r.err, &re) || !IsRejected(r.err) || !strings.Contains(r.err.Error(), `tag not found: "tag:forbidden"`) {
+				t.Errorf("bad fragment: err = %v, want the server's rejection", r.err)
+			}
+			if len(re.Keys) != 1 || re.Keys[0] != r.key {
+				t.Errorf("rejection names %v, want only the culprit", re.Keys)
+			}
+		case "tag:db":
+			var ce *UnmanagedConflictError
+			if !errors.As(r.err, &ce) {
+				t.Errorf("conflicting tag owner: err = %v", r.err)
+			}
+		default:
+			if r.err != nil {
+				t.Errorf("good fragment %s failed: %v", r.key.Name, r.err)
+			}
+		}
+	}
+	doc := mustParse(t, b.bytes())
+	for i := 0; i < 8; i++ {
+		if f := doc.Get(Key{KindGrant, fmt.Sprintf("good-%d", i)}); !f.Found {
+			t.Errorf("good-%d was not written", i)
+		}
+	}
+	if f := doc.Get(Key{KindGrant, "bad"}); f.Found {
+		t.Error("the rejected grant was written")
+	}
+	c := b.counts()
+	t.Logf("one bad grant among 10 changes: %d write attempts, %d writes, %d rejections", c.sets, c.writes, c.rejects)
+}
+
+func TestStorePreviewDoesNotWrite(t *testing.T) {
+	b := newMemBackend(basePolicy)
+	s := NewStore(b, StoreOptions{Retry: testRetry(3)})
+	out, err := s.Preview(context.Background(),
+		Mutation{Key: Key{KindGrant, "p"}, Value: grantValue("p")},
+		Mutation{Key: Key{KindTagOwner, "tag:p"}, Value: raw(`["group:ops"]`)},
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), "qtail:grant:p") || !strings.Contains(string(out), "qtail:tag_owner:tag:p") {
+		t.Fatalf("preview lacks the changes:\n%s", out)
+	}
+	if _, err := s.Preview(context.Background(), Mutation{Key: Key{KindTagOwner, "tag:db"}, Value: raw(`[]`)}); err == nil {
+		t.Fatal("preview of a conflicting change succeeded")
+	}
+	if c := b.counts(); c.sets != 0 || string(b.bytes()) != basePolicy {
+		t.Fatal("preview wrote the policy")
+	}
+	// The kept copy is not changed by a preview.
+	if f, _ := s.Read(context.Background(), Key{KindGrant, "p"}); f.Found {
+		t.Fatal("preview changed the kept copy")
+	}
+}
+
+func TestStoreNoOpsDoNotWrite(t *testing.T) {
+	b := newMemBackend(basePolicy)
+	s := NewStore(b, StoreOptions{Retry: testRetry(3)})
+	ctx := context.Background()
+	if err := s.Delete(ctx, Key{KindGrant, "absent"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Delete(ctx, Key{KindTagOwner, "tag:db"}); err != nil { // not ours
+		t.Fatal(err)
+	}
+	if err := s.Put(ctx, Key{KindGrant, "g"}, grantValue("g")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Put(ctx, Key{KindGrant, "g"}, grantValue("g")); err != nil {
+		t.Fatal(err)
+	}
+	if c := b.counts(); c.sets != 1 {
+		t.Fatalf("%d write attempts, want 1", c.sets)
+	}
+	if err := s.Delete(ctx, Key{KindGrant, "g"}); err != nil {
+		t.Fatal(err)
+	}
+	if string(b.bytes()) != basePolicy {
+		t.Fatalf("put then delete did not restore the policy:\n%s", b.bytes())
+	}
+	if err := s.Put(ctx, Key{KindGrant, "bad name"}, grantValue("g")); err == nil {
+		t.Fatal("invalid key accepted")
+	}
+}
+
+func TestStoreCanceledBeforeBatch(t *testing.T) {
+	b := newMemBackend(basePolicy)
+	s := NewStore(b, StoreOptions{Retry: testRetry(3), Linger: 200 * time.Millisecond})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	err := s.Put(ctx, Key{KindGrant, "late"}, grantValue("late"))
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v", err)
+	}
+	// Wait for the writer to find an empty queue.
+	time.Sleep(300 * time.Millisecond)
+	if c := b.counts(); c.sets != 0 || c.gets != 0 {
+		t.Fatalf("a canceled put reached the backend: %+v", c)
+	}
+}
+
+func TestStoreReadError(t *testing.T) {
+	s := NewStore(failingBackend{}, StoreOptions{Retry: testRetry(2)})
+	if _, err := s.Read(context.Background(), Key{KindGrant, "x"}); err == nil || !strings.Contains(err.Error(), "boom") {
+		t.Fatalf("err = %v", err)
+	}
+	if err := s.Put(context.Background(), Key{KindGrant, "x"}, grantValue("x")); err == nil {
+		t.Fatal("put without a readable policy succeeded")
+	}
+}
+
+type failingBackend struct{}
+
+func (failingBackend) Get(context.Context) (Snapshot, error) { return Snapshot{}, errors.New("boom") }
+func (failingBackend) Set(context.Context, []byte, string) (string, error) {
+	return "", errors.New("boom")
+}
+func (failingBackend) Validate(context.Context, []byte) error { return errors.New("boom") }

@@ -1,0 +1,60 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+)
+
+var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+
+// uuidValidator accepts a Qovery ID (a UUID).
+func uuidValidator() validator.String {
+	return stringvalidator.RegexMatches(uuidRE, "must be a Qovery ID (a UUID such as 3fa85f64-5717-4562-b3fc-2c963f66afa6)")
+}
+
+// stringCheck is a validator.String made of a description and a function
+// that returns what is wrong with a known value.
+type stringCheck struct {
+	description string
+	check       func(string) error
+}
+
+func (v stringCheck) Description(context.Context) string         { return v.description }
+func (v stringCheck) MarkdownDescription(context.Context) string { return v.description }
+
+func (v stringCheck) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	if err := v.check(req.ConfigValue.ValueString()); err != nil {
+		resp.Diagnostics.AddAttributeError(req.Path, "Invalid value", fmt.Sprintf("%q: %v.", req.ConfigValue.ValueString(), err))
+	}
+}
+
+func nonBlankValidator() validator.String {
+	return stringCheck{description: "must not be empty or blank", check: func(s string) error {
+		if strings.TrimSpace(s) == "" {
+			return fmt.Errorf("must not be empty or blank")
+		}
+		return nil
+	}}
+}
+
+func httpsURLValidator() validator.String {
+	return stringCheck{description: "must be an https:// URL", check: func(s string) error {
+		u, err := url.Parse(s)
+		if err != nil {
+			return fmt.Errorf("not a URL: %v", err)
+		}
+		if u.Scheme != "https" || u.Host == "" {
+			return fmt.Errorf("a repository of kind HTTPS needs an https:// URL with a host")
+		}
+		return nil
+	}}
+}

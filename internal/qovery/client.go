@@ -1,0 +1,265 @@
+// Package qovery is a typed client for the parts of the Qovery REST API that
+// qtail uses: organizations, projects, environments and clusters (read
+// only), organization Helm repositories, Helm services, variables,
+// organization annotations groups, applications (read, and the attachment of
+// annotations groups) and deployments.
+//
+// Every call sends the organization API token as "Authorization: Token
+// <token>" and JSON in both directions. Errors answered by the API are
+// *APIError values; IsNotFound, IsConflict and StatusCode inspect them.
+package qovery
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/qtail/terraform-provider-qtail/internal/retry"
+)
+
+// DefaultBaseURL is the public Qovery API.
+const DefaultBaseURL = "https://api.qovery.com"
+
+// DefaultUserAgent is sent when Config.UserAgent is empty.
+const DefaultUserAgent = "terraform-provider-qtail"
+
+// maxErrorBody caps how much of an error body is read and kept.
+const maxErrorBody = 64 << 10
+
+// Config configures a Client.
+type Config struct {
+	// BaseURL is the API root, DefaultBaseURL when empty. A path (for
+	// example "http://127.0.0.1:8787/qovery") is kept as a prefix.
+	BaseURL string
+	// Token is an organization API token. It is required.
+	Token string
+	// UserAgent is sent with every request.
+	UserAgent string
+	// HTTPClient sends the requests. It is expected to carry the retry
+	// transport already; when nil a client with retry.Default() over
+	// http.DefaultTransport is used.
+	HTTPClient *http.Client
+}
+
+// Client calls the Qovery API. It is safe for concurrent use.
+type Client struct {
+	base      *url.URL
+	token     string
+	userAgent string
+	http      *http.Client
+}
+
+// New returns a client for cfg.
+func New(cfg Config) (*Client, error) {
+	if strings.TrimSpace(cfg.Token) == "" {
+		return nil, errors.New("qovery: an API token is required")
+	}
+	raw := cfg.BaseURL
+	if raw == "" {
+		raw = DefaultBaseURL
+	}
+	base, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("qovery: invalid base URL %q: %w", raw, err)
+	}
+	if (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
+		return nil, fmt.Errorf("qovery: invalid base URL %q: want http(s)://host[/path]", raw)
+	}
+	if base.RawQuery != "" || base.Fragment != "" {
+		return nil, fmt.Errorf("qovery: invalid base URL %q: no query or fragment allowed", raw)
+	}
+	base.Path = strings.TrimRight(base.Path, "/")
+	base.RawPath = ""
+	hc := cfg.HTTPClient
+	if hc == nil {
+		hc = &http.Client{Transport: retry.Default().Transport(nil)}
+	}
+	ua := cfg.UserAgent
+	if ua == "" {
+		ua = DefaultUserAgent
+	}
+	return &Client{base: base, token: cfg.Token, userAgent: ua, http: hc}, nil
+}
+
+// BaseURL returns the API root the client calls.
+func (c *Client) BaseURL() string { return c.base.String() }
+
+// pathf builds an API path, escaping every argument as one path segment.
+func pathf(format string, segments ...string) string {
+	args := make([]any, len(segments))
+	for i, s := range segments {
+		args[i] = url.PathEscape(s)
+	}
+	return fmt.Sprintf(format, args...)
+}
+
+// do sends one request. in, when not nil, is sent as JSON (a
+// json.RawMessage as is); out, when not nil, receives the JSON answer of a
+// 2xx response.
+func (c *Client) do(ctx context.Context, method, path string, query url.Values, in, out any) error {
+	target := c.base.String() + path
+	if len(query) > 0 {
+		target += "?" + query.Encode()
+	}
+	var body io.Reader
+	if in != nil {
+		b, ok := in.(json.RawMessage)
+		if !ok {
+			var err error
+			if b, err = json.Marshal(in); err != nil {
+				return fmt.Errorf("qovery: %s %s: encoding the request: %w", method, path, err)
+			}
+		}
+		// A bytes.Reader lets the retry transport send the body again.
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, target, body)
+	if err != nil {
+		return fmt.Errorf("qovery: %s %s: %w", method, path, err)
+	}
+	req.Header.Set("Authorization", "Token "+c.token)
+	req.Header.Set("User-Agent", c.userAgent)
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Content-Type", "application/json")
+
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("qovery: %s %s: %w", method, path, err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		return newAPIError(resp, method, path, b)
+	}
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return fmt.Errorf("qovery: %s %s: reading the response: %w", method, path, err)
+	}
+	if out != nil && len(bytes.TrimSpace(b)) > 0 {
+		if err := json.Unmarshal(b, out); err != nil {
+			return fmt.Errorf("qovery: %s %s: decoding the response: %w", method, path, err)
+		}
+	}
+	return nil
+}
+
+// list is the {"results": [...]} envelope of list endpoints.
+type list[T any] struct {
+	Results []T `json:"results"`
+}
+
+func getList[T any](ctx context.Context, c *Client, path string, query url.Values) ([]T, error) {
+	var l list[T]
+	if err := c.do(ctx, http.MethodGet, path, query, nil, &l); err != nil {
+		return nil, err
+	}
+	if l.Results == nil {
+		l.Results = []T{}
+	}
+	return l.Results, nil
+}
+
+// APIError is an error answer of the Qovery API.
+type APIError struct {
+	// Status is the HTTP status code.
+	Status int
+	// Method and Path name the request; Path is relative to the base URL.
+	Method string
+	Path   string
+	// Detail is the server's message: the "detail" of a JSON error body,
+	// or the body itself when it is not JSON.
+	Detail string
+	// Attempts is how many times the request was sent, when the retry
+	// transport says more than once; otherwise 0 or 1.
+	Attempts int
+}
+
+func newAPIError(resp *http.Response, method, path string, body []byte) *APIError {
+	e := &APIError{Status: resp.StatusCode, Method: method, Path: path, Detail: errorDetail(body)}
+	if n, err := strconv.Atoi(resp.Header.Get(retry.AttemptsHeader)); err == nil {
+		e.Attempts = n
+	}
+	return e
+}
+
+// errorDetail extracts the server's message from an error body.
+func errorDetail(body []byte) string {
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 {
+		return ""
+	}
+	var payload struct {
+		Detail  any    `json:"detail"`
+		Message string `json:"message"`
+		Error   string `json:"error"`
+	}
+	if json.Unmarshal(body, &payload) == nil {
+		switch d := payload.Detail.(type) {
+		case string:
+			if d != "" {
+				return d
+			}
+		case nil:
+		default:
+			if b, err := json.Marshal(d); err == nil {
+				return string(b)
+			}
+		}
+		if payload.Message != "" {
+			return payload.Message
+		}
+		if payload.Error != "" {
+			return payload.Error
+		}
+	}
+	const maxDetail = 512
+	s := strings.Join(strings.Fields(string(body)), " ")
+	if r := []rune(s); len(r) > maxDetail {
+		s = string(r[:maxDetail]) + "…"
+	}
+	return s
+}
+
+// Error returns, for example,
+// "qovery: POST /environment/ID/helm: 409 Conflict: a service with this name already exists (after 3 attempts)".
+func (e *APIError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "qovery: %s %s: %d", e.Method, e.Path, e.Status)
+	if text := http.StatusText(e.Status); text != "" {
+		b.WriteString(" " + text)
+	}
+	if e.Detail != "" {
+		b.WriteString(": " + e.Detail)
+	}
+	if e.Attempts > 1 {
+		fmt.Fprintf(&b, " (after %d attempts)", e.Attempts)
+	}
+	return b.String()
+}
+
+// HTTPStatus returns the HTTP status code.
+func (e *APIError) HTTPStatus() int { return e.Status }
+
+// StatusCode returns the HTTP status of an *APIError in err's chain, or 0.
+func StatusCode(err error) int {
+	var e *APIError
+	if errors.As(err, &e) {
+		return e.Status
+	}
+	return 0
+}
+
+// IsNotFound reports whether err is an API answer 404 Not Found.
+func IsNotFound(err error) bool { return StatusCode(err) == http.StatusNotFound }
+
+// IsConflict reports whether err is an API answer 409 Conflict: a name
+// already taken, or an action while a deployment of the service runs.
+func IsConflict(err error) bool { return StatusCode(err) == http.StatusConflict }
