@@ -1,0 +1,129 @@
+package acctest
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/qtail/terraform-provider-qtail/internal/manifest"
+	"github.com/qtail/terraform-provider-qtail/internal/policy"
+	"github.com/qtail/terraform-provider-qtail/internal/qovery"
+)
+
+// OperatorFixture is an operator installed by hand (through the APIs, not
+// through Terraform), for tests of what needs a running operator.
+type OperatorFixture struct {
+	HelmID           string
+	HelmRepositoryID string
+	Hostname         string
+	OAuthClientID    string
+	EnvironmentID    string
+	ClusterID        string
+}
+
+// DeclareTagOwners adds tag owners to the tailnet policy as a person would
+// in the admin console (entries without qtail markers).
+func (e *Env) DeclareTagOwners(t testing.TB, owners map[string][]string) {
+	t.Helper()
+	body, _ := e.Tailnet.Policy()
+	doc, err := policy.Parse(body)
+	if err != nil {
+		t.Fatalf("parsing the tailnet policy: %v", err)
+	}
+	for tag, list := range owners {
+		if list == nil {
+			list = []string{}
+		}
+		v, err := json.Marshal(list)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := doc.Put(policy.Key{Kind: policy.KindTagOwner, Name: tag}, v); err != nil {
+			t.Fatalf("declaring %s: %v", tag, err)
+		}
+	}
+	if err := e.Tailnet.SetPolicyDirect(doc.Bytes()); err != nil {
+		t.Fatalf("writing the tailnet policy: %v", err)
+	}
+}
+
+// QoveryClient returns a Qovery API client for the world.
+func (e *Env) QoveryClient(t testing.TB) *qovery.Client {
+	t.Helper()
+	env := e.Environ()
+	c, err := qovery.New(qovery.Config{BaseURL: env["QOVERY_API_URL"], Token: env["QOVERY_API_TOKEN"]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// InstallOperator installs the Tailscale operator in a seeded region the way
+// the recipe does it by hand: tag owners, an OAuth client, a Helm repository,
+// a Helm service with the two secret variables, a deployment. It fails the
+// test unless the operator device comes up.
+func (e *Env) InstallOperator(t testing.TB, region string) OperatorFixture {
+	t.Helper()
+	ctx := Background(t)
+	seed := e.Seed()
+	r, ok := seed.Regions[region]
+	if !ok {
+		t.Fatalf("no seeded region %q", region)
+	}
+	e.DeclareTagOwners(t, map[string][]string{
+		"tag:k8s-operator": {},
+		"tag:k8s":          {"tag:k8s-operator"},
+	})
+	clientID, secret := e.Tailnet.SeedOAuthClient("", "", []string{"devices:core", "auth_keys"}, []string{"tag:k8s-operator"})
+
+	q := e.QoveryClient(t)
+	repo, err := q.CreateHelmRepository(ctx, seed.OrganizationID, &qovery.HelmRepositoryRequest{
+		Name: "tailscale-" + region, Kind: qovery.HelmRepositoryKindHTTPS, URL: "https://pkgs.tailscale.com/helmcharts",
+	})
+	if err != nil {
+		t.Fatalf("creating the Helm repository: %v", err)
+	}
+	hostname := "tailscale-operator-" + region
+	values, err := manifest.RenderOperatorValues(manifest.OperatorValues{
+		Hostname: hostname, DefaultTags: []string{"tag:k8s-operator"}, ProxyDefaultTags: []string{"tag:k8s"}, APIServerProxy: "false",
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	helm, err := q.CreateHelm(ctx, r.EnvironmentID, &qovery.HelmRequest{
+		Name:                      hostname,
+		Source:                    qovery.HelmSourceRequest{HelmRepository: &qovery.HelmRepositorySourceRequest{Repository: repo.ID, ChartName: "tailscale-operator", ChartVersion: "1.102.4"}},
+		AllowClusterWideResources: true,
+		ValuesOverride:            qovery.HelmValuesOverride{File: &qovery.HelmValuesFile{Raw: &qovery.HelmRawValues{Values: []qovery.HelmRawValuesFile{{Name: manifest.ValuesFileName, Content: values}}}}},
+	})
+	if err != nil {
+		t.Fatalf("creating the Helm service: %v", err)
+	}
+	for key, value := range map[string]string{manifest.OAuthClientIDVariable: clientID, manifest.OAuthClientSecretVariable: secret} {
+		if _, err := q.CreateVariable(ctx, &qovery.VariableRequest{Key: key, Value: value, IsSecret: true, VariableScope: qovery.VariableScopeHelm, VariableParentID: helm.ID}); err != nil {
+			t.Fatalf("creating %s: %v", key, err)
+		}
+	}
+	before, err := q.GetHelmStatus(ctx, helm.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := q.DeployHelm(ctx, helm.ID, nil); err != nil {
+		t.Fatalf("deploying the operator: %v", err)
+	}
+	if _, err := qovery.WaitForDeployment(ctx, func(ctx2 context.Context) (*qovery.Status, error) { return q.GetHelmStatus(ctx2, helm.ID) },
+		qovery.WaitOptions{PollInterval: 5 * time.Millisecond, Since: before}); err != nil {
+		t.Fatalf("operator deployment: %v", err)
+	}
+	found := false
+	for _, d := range e.Tailnet.Devices() {
+		if d.Hostname == hostname {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("the operator device %s did not appear; cluster events: %v", hostname, e.Cluster.Events())
+	}
+	return OperatorFixture{HelmID: helm.ID, HelmRepositoryID: repo.ID, Hostname: hostname, OAuthClientID: clientID, EnvironmentID: r.EnvironmentID, ClusterID: r.ClusterID}
+}

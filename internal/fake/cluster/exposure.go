@@ -1,0 +1,87 @@
+package cluster
+
+import (
+	"strings"
+
+	"github.com/qtail/terraform-provider-qtail/internal/fake/qoveryapi"
+	"github.com/qtail/terraform-provider-qtail/internal/fake/tailnetapi"
+	"github.com/qtail/terraform-provider-qtail/internal/fake/tailnetapi/aclcheck"
+)
+
+// deployApplication creates, keeps or removes the proxy of an application
+// according to the annotations on its Service, as the operator reconciles.
+func (e *Engine) deployApplication(svc qoveryapi.ServiceSnapshot) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	ann := map[string]string{}
+	for _, g := range svc.AnnotationsGroups {
+		if !hasScope(g.Scopes, "SERVICES") {
+			continue
+		}
+		for _, a := range g.Annotations {
+			ann[a.Key] = a.Value
+		}
+	}
+	if ann[AnnotationExpose] != "true" {
+		e.removeProxy(svc.ID)
+		return
+	}
+	if len(svc.Ports) == 0 {
+		e.logf("application %s declares no port: Qovery creates no Kubernetes Service, nothing to expose", svc.Name)
+		e.removeProxy(svc.ID)
+		return
+	}
+	op, ok := e.operators[svc.ClusterID]
+	if !ok || !deviceExists(e.tailnet, op.DeviceID) {
+		e.logf("application %s: no Tailscale operator runs on cluster %s, the annotation has no effect", svc.Name, svc.ClusterID)
+		return
+	}
+	hostname := ann[AnnotationHostname]
+	if hostname == "" {
+		hostname = svc.Namespace + "-" + svc.KubernetesName
+	}
+	if !validLabel(hostname) {
+		e.logf("Service %s/%s: INVALIDSERVICE: invalid Tailscale hostname %q: must be a DNS label of 1 to 63 letters, digits and dashes", svc.Namespace, svc.KubernetesName, hostname)
+		e.removeProxy(svc.ID)
+		return
+	}
+	tags := op.ProxyTags
+	if v := ann[AnnotationTags]; v != "" {
+		tags = tagList(v, defaultProxyTag)
+	}
+	if p, ok := e.proxies[svc.ID]; ok && deviceExists(e.tailnet, p.DeviceID) {
+		if p.Hostname == hostname {
+			// The proxy's tags were fixed when its auth key was made.
+			return
+		}
+		e.removeProxy(svc.ID)
+	}
+	body, _ := e.tailnet.Policy()
+	pol, perr := aclcheck.Parse(body)
+	if perr != nil {
+		e.logf("application %s: policy invalid: %s", svc.Name, perr.Message)
+		return
+	}
+	for _, t := range tags {
+		if !anyOwns(pol, op.Tags, t) {
+			e.logf("Service %s/%s: failed to create auth key for proxy %s: requested tags [%s] are invalid or not permitted (the operator's tags %v do not own %s)",
+				svc.Namespace, svc.KubernetesName, hostname, strings.Join(tags, ","), op.Tags, t)
+			return
+		}
+	}
+	for _, d := range e.tailnet.Devices() {
+		if strings.EqualFold(d.Hostname, hostname) {
+			e.logf("Service %s/%s: hostname %s is already used by device %s on the tailnet; the proxy gets a suffixed MagicDNS name", svc.Namespace, svc.KubernetesName, hostname, d.ID)
+		}
+	}
+	dev := e.tailnet.AddDevice(tailnetapi.DeviceSpec{Hostname: hostname, Tags: tags, OS: "linux"})
+	e.proxies[svc.ID] = &Proxy{ApplicationID: svc.ID, ClusterID: svc.ClusterID, Hostname: hostname, Tags: tags, DeviceID: dev.ID}
+}
+
+func (e *Engine) removeProxy(appID string) {
+	if p, ok := e.proxies[appID]; ok {
+		e.tailnet.RemoveDevice(p.DeviceID)
+		delete(e.proxies, appID)
+	}
+}
+
