@@ -84,4 +84,3 @@ func (e *Engine) removeProxy(appID string) {
 		delete(e.proxies, appID)
 	}
 }
-
