@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"sort"
 	"sync"
 	"time"
 
@@ -38,6 +39,12 @@ type providerData struct {
 
 	storeOnce sync.Once
 	store     *policy.Store
+
+	// planned holds the policy fragment changes planned so far in this
+	// provider instance: resources that depend on a fragment (the operator
+	// on its tag owners) check the policy as it will be, not as it is.
+	plannedMu sync.Mutex
+	planned   map[policy.Key]policy.Mutation
 }
 
 func newProviderData(version string, opts Options) *providerData {
@@ -164,4 +171,38 @@ func (d *providerData) Policy() (*policy.Store, diag.Diagnostics) {
 		d.store = policy.NewStore(c.PolicyBackend(), policy.StoreOptions{Retry: d.retryPolicy})
 	})
 	return d.store, diags
+}
+
+// notePlannedFragment records a fragment change planned by a fragment
+// resource's ModifyPlan. Terraform plans a resource after the resources it
+// depends on, so a dependent resource sees the changes of its dependencies.
+func (d *providerData) notePlannedFragment(m policy.Mutation) {
+	d.plannedMu.Lock()
+	defer d.plannedMu.Unlock()
+	if d.planned == nil {
+		d.planned = map[policy.Key]policy.Mutation{}
+	}
+	d.planned[m.Key] = m
+}
+
+// plannedPolicy returns the policy file as it will be once the fragment
+// changes planned so far are applied.
+func (d *providerData) plannedPolicy(ctx context.Context) ([]byte, diag.Diagnostics) {
+	store, diags := d.Policy()
+	if diags.HasError() {
+		return nil, diags
+	}
+	d.plannedMu.Lock()
+	muts := make([]policy.Mutation, 0, len(d.planned))
+	for _, m := range d.planned {
+		muts = append(muts, m)
+	}
+	d.plannedMu.Unlock()
+	sort.Slice(muts, func(i, j int) bool { return muts[i].Key.String() < muts[j].Key.String() })
+	body, err := store.Preview(ctx, muts...)
+	if err != nil {
+		diags.AddError("Unable to read the tailnet policy", err.Error())
+		return nil, diags
+	}
+	return body, diags
 }

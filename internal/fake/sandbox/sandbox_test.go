@@ -1,0 +1,213 @@
+package sandbox
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/qtail/terraform-provider-qtail/internal/fake/faults"
+)
+
+type client struct {
+	t    *testing.T
+	base string
+}
+
+func (c client) do(method, path, auth string, body any) (int, []byte) {
+	c.t.Helper()
+	var r io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		r = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(c.t.Context(), method, c.base+path, r)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	out, err := io.ReadAll(resp.Body)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return resp.StatusCode, out
+}
+
+func start(t *testing.T) (*World, client) {
+	t.Helper()
+	w, err := New(Options{DeployTime: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(w.Handler())
+	t.Cleanup(srv.Close)
+	return w, client{t: t, base: srv.URL}
+}
+
+const qoveryAuth = "Token " + QoveryToken
+
+func TestSeedAndExports(t *testing.T) {
+	w, c := start(t)
+	code, body := c.do("GET", "/_sandbox/seed", "", nil)
+	if code != 200 {
+		t.Fatalf("seed: %d %s", code, body)
+	}
+	var seed Seed
+	if err := json.Unmarshal(body, &seed); err != nil {
+		t.Fatal(err)
+	}
+	if seed.OrganizationID == "" || len(seed.Regions) != 2 {
+		t.Fatalf("seed = %+v", seed)
+	}
+	for _, region := range Regions {
+		r := seed.Regions[region]
+		if r.ClusterID == "" || r.EnvironmentID == "" || len(r.Applications) != 3 {
+			t.Fatalf("region %s = %+v", region, r)
+		}
+		// The seeded applications are visible through the Qovery API, with
+		// and without ports as the design says.
+		code, body := c.do("GET", "/qovery/application/"+r.Applications["worker"], qoveryAuth, nil)
+		if code != 200 || !strings.Contains(string(body), `"ports":[]`) {
+			t.Fatalf("worker: %d %s", code, body)
+		}
+		code, body = c.do("GET", "/qovery/application/"+r.Applications["billing-api"], qoveryAuth, nil)
+		if code != 200 || !strings.Contains(string(body), `"internal_port":443`) {
+			t.Fatalf("billing-api: %d %s", code, body)
+		}
+	}
+	exports := w.Exports("http://127.0.0.1:1")
+	for _, want := range []string{
+		"export QOVERY_API_URL=http://127.0.0.1:1/qovery\n",
+		"export QOVERY_API_TOKEN=" + QoveryToken + "\n",
+		"export TAILSCALE_BASE_URL=http://127.0.0.1:1/tailscale\n",
+		"export TAILSCALE_API_KEY=" + TailscaleAPIKey + "\n",
+		"export TF_VAR_organization_id=" + seed.OrganizationID + "\n",
+	} {
+		if !strings.Contains(exports, want) {
+			t.Errorf("exports lack %q:\n%s", want, exports)
+		}
+	}
+}
+
+func TestCallsAndFaults(t *testing.T) {
+	_, c := start(t)
+	code, body := c.do("POST", "/_sandbox/faults", "", FaultsRequest{Rules: []faults.Rule{{Route: "GET /tailscale/api/v2/tailnet/{tailnet}/acl", Status: 503, RetryAfter: 1, Count: 1}}})
+	if code != 200 {
+		t.Fatalf("faults: %d %s", code, body)
+	}
+	auth := "Bearer " + TailscaleAPIKey
+	if code, _ := c.do("GET", "/tailscale/api/v2/tailnet/-/acl", auth, nil); code != 503 {
+		t.Fatalf("first policy read: %d, want the injected 503", code)
+	}
+	if code, body := c.do("GET", "/tailscale/api/v2/tailnet/-/acl", auth, nil); code != 200 || !bytes.Contains(body, []byte("group:platform-ops")) {
+		t.Fatalf("second policy read: %d %s", code, body)
+	}
+	code, body = c.do("GET", "/_sandbox/calls", "", nil)
+	if code != 200 {
+		t.Fatal(code)
+	}
+	var calls map[string]int
+	if err := json.Unmarshal(body, &calls); err != nil {
+		t.Fatal(err)
+	}
+	if calls["GET /tailscale/api/v2/tailnet/{tailnet}/acl"] != 2 {
+		t.Fatalf("calls = %v", calls)
+	}
+	if code, _ := c.do("DELETE", "/_sandbox/calls", "", nil); code != 204 {
+		t.Fatal(code)
+	}
+	_, body = c.do("GET", "/_sandbox/calls", "", nil)
+	if strings.TrimSpace(string(body)) != "{}" {
+		t.Fatalf("calls after reset = %s", body)
+	}
+}
+
+func TestConsoleActions(t *testing.T) {
+	w, c := start(t)
+	seed := w.Seed()
+	app := seed.Regions["us-east-1"].Applications["web"]
+
+	// A hand edit of the policy, validated like the admin console does.
+	code, body := c.do("POST", "/_sandbox/console", "", ConsoleAction{Action: "tailscale.set_policy", Policy: `{"grants": [{"src": ["tag:nope"], "dst": ["*"], "ip": ["*"]}]}`})
+	if code != 400 || !strings.Contains(string(body), `tag not found`) {
+		t.Fatalf("invalid hand edit: %d %s", code, body)
+	}
+	code, body = c.do("POST", "/_sandbox/console", "", ConsoleAction{Action: "tailscale.set_policy", Policy: "// by hand\n{\"grants\": []}\n"})
+	if code != 200 {
+		t.Fatalf("valid hand edit: %d %s", code, body)
+	}
+	if got, _ := w.Tailnet.Policy(); string(got) != "// by hand\n{\"grants\": []}\n" {
+		t.Fatalf("policy = %q", got)
+	}
+
+	if code, body := c.do("POST", "/_sandbox/console", "", ConsoleAction{Action: "tailscale.add_device", Host: "db-1", Tags: []string{"tag:db"}}); code != 200 {
+		t.Fatalf("add device: %d %s", code, body)
+	}
+	if code, body := c.do("POST", "/_sandbox/console", "", ConsoleAction{Action: "tailscale.remove_device", Host: "db-1"}); code != 200 {
+		t.Fatalf("remove device: %d %s", code, body)
+	}
+	if code, _ := c.do("POST", "/_sandbox/console", "", ConsoleAction{Action: "tailscale.remove_device", Host: "db-1"}); code != 400 {
+		t.Fatalf("removing a missing device: %d, want 400", code)
+	}
+
+	if code, body := c.do("POST", "/_sandbox/console", "", ConsoleAction{Action: "qovery.set_ports", ID: app, Ports: []int{8081}}); code != 200 {
+		t.Fatalf("set ports: %d %s", code, body)
+	}
+	a, _ := w.Qovery.Application(app)
+	if len(a.Ports) != 1 || a.Ports[0].InternalPort != 8081 {
+		t.Fatalf("ports = %+v", a.Ports)
+	}
+
+	if code, body := c.do("POST", "/_sandbox/console", "", ConsoleAction{Action: "nonsense"}); code != 400 || !strings.Contains(string(body), "unknown console action") {
+		t.Fatalf("unknown action: %d %s", code, body)
+	}
+	if code, _ := c.do("POST", "/_sandbox/console", "", map[string]string{"actoin": "x"}); code != 400 {
+		t.Fatalf("unknown field accepted: %d", code)
+	}
+}
+
+func TestTailnetTopologyAndReset(t *testing.T) {
+	w, c := start(t)
+	topo := map[string]any{
+		"users": []map[string]any{{"id": 1, "name": "odin", "email": "odin@example.com"}},
+		"nodes": map[string]any{"bulbasaur": map[string]any{"hostname": "bulbasaur", "ipv4": "100.64.0.9", "ipv6": "fd7a:115c:a1e0::9", "user": "odin", "tags": []string{}, "routable_ips": []string{}, "approved_routes": []string{}}},
+	}
+	if code, body := c.do("POST", "/_sandbox/tailnet", "", topo); code != 200 {
+		t.Fatalf("topology: %d %s", code, body)
+	}
+	devs := w.Tailnet.Devices()
+	if len(devs) != 1 || devs[0].Hostname != "bulbasaur" {
+		t.Fatalf("devices = %+v", devs)
+	}
+	before := w.Seed()
+	code, body := c.do("POST", "/_sandbox/reset", "", nil)
+	if code != 200 {
+		t.Fatalf("reset: %d %s", code, body)
+	}
+	if after := w.Seed(); after.OrganizationID != before.OrganizationID {
+		t.Fatalf("seeded IDs changed across reset: %s -> %s", before.OrganizationID, after.OrganizationID)
+	}
+	if n := len(w.Tailnet.Devices()); n != 3 {
+		t.Fatalf("devices after reset = %d, want the 3 seeded", n)
+	}
+	if code, _ := c.do("GET", "/_sandbox/nothing", "", nil); code != 404 {
+		t.Fatalf("unknown admin route: %d", code)
+	}
+}
