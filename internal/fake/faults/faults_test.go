@@ -1,7 +1,9 @@
 package faults
 
 import (
+	"bytes"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -16,7 +18,13 @@ func serve(s *Set, route string) *httptest.Server {
 	return httptest.NewServer(h)
 }
 
-func get(t *testing.T, url string) *http.Response {
+type answer struct {
+	StatusCode int
+	Header     http.Header
+	Body       *bytes.Reader
+}
+
+func get(t *testing.T, url string) answer {
 	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
 	if err != nil {
@@ -26,8 +34,12 @@ func get(t *testing.T, url string) *http.Response {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = resp.Body.Close() })
-	return resp
+	defer func() { _ = resp.Body.Close() }()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return answer{StatusCode: resp.StatusCode, Header: resp.Header, Body: bytes.NewReader(b)}
 }
 
 func TestRuleAppliesToTheNextNCallsThenStops(t *testing.T) {
