@@ -86,6 +86,10 @@ func (d *Document) Lookup(key Key, want json.RawMessage) Fragment {
 	if key.Validate() != nil {
 		return f
 	}
+	if key.Kind == KindAllowAll {
+		f.Found = HasAllowAll(d)
+		return f
+	}
 	c, ok, err := d.section(key, false)
 	if !ok || err != nil {
 		return f
@@ -113,6 +117,9 @@ func (d *Document) Put(key Key, value json.RawMessage) error {
 func (d *Document) Delete(key Key) bool {
 	if key.Validate() != nil {
 		return false
+	}
+	if key.Kind == KindAllowAll {
+		return RemoveAllowAll(d) > 0
 	}
 	c, ok, err := d.section(key, false)
 	if !ok || err != nil {
@@ -149,6 +156,9 @@ func (d *Document) Apply(m Mutation) error {
 	if m.Delete {
 		d.Delete(m.Key)
 		return nil
+	}
+	if m.Key.Kind == KindAllowAll {
+		return errors.New("policy: qtail removes the default allow-all rule; it never writes it")
 	}
 	val, err := parseFragmentValue(m.Key, m.Value)
 	if err != nil {

@@ -22,21 +22,8 @@ func HasAllowAll(d *Document) bool {
 		if !ok {
 			continue
 		}
-		var match func(map[string]string) bool
-		switch strings.ToLower(memberName(m)) {
-		case "grants":
-			match = func(f map[string]string) bool {
-				return len(f) == 3 && f["src"] == `["*"]` && f["dst"] == `["*"]` && f["ip"] == `["*"]`
-			}
-		case "acls":
-			match = func(f map[string]string) bool {
-				return len(f) == 3 && f["action"] == `"accept"` && f["src"] == `["*"]` && f["dst"] == `["*:*"]`
-			}
-		default:
-			continue
-		}
 		for j := range arr.Elements {
-			if f, ok := ruleFields(&arr.Elements[j]); ok && match(f) {
+			if isAllowAll(memberName(m), &arr.Elements[j]) {
 				return true
 			}
 		}
@@ -67,4 +54,47 @@ func ruleFields(v *hujson.Value) (map[string]string, bool) {
 		f[name] = string(canonical(&obj.Members[i].Value))
 	}
 	return f, true
+}
+
+// isAllowAll reports whether v, an element of the section named section
+// (any casing), is the default allow-all rule.
+func isAllowAll(section string, v *hujson.Value) bool {
+	f, ok := ruleFields(v)
+	if !ok || len(f) != 3 {
+		return false
+	}
+	switch strings.ToLower(section) {
+	case "grants":
+		return f["src"] == `["*"]` && f["dst"] == `["*"]` && f["ip"] == `["*"]`
+	case "acls":
+		return f["action"] == `"accept"` && f["src"] == `["*"]` && f["dst"] == `["*:*"]`
+	}
+	return false
+}
+
+// RemoveAllowAll removes every default allow-all rule (grants and acls
+// forms) and returns how many it removed. The comments around a removed
+// rule stay, and so does everything else.
+func RemoveAllowAll(d *Document) int {
+	root, ok := d.root.Value.(*hujson.Object)
+	if !ok {
+		return 0
+	}
+	removed := 0
+	for i := range root.Members {
+		m := &root.Members[i]
+		name := memberName(m)
+		if _, ok := m.Value.Value.(*hujson.Array); !ok {
+			continue
+		}
+		ind, _ := lastLineIndent(m.Name.BeforeExtra)
+		c := newContainer(&m.Value, ind)
+		for j := c.len() - 1; j >= 0; j-- {
+			if isAllowAll(name, c.value(j)) {
+				d.remove(c, j, AllowAllKey())
+				removed++
+			}
+		}
+	}
+	return removed
 }

@@ -21,6 +21,11 @@ const (
 	KindAutoApprover Kind = "auto_approver"
 	// KindPolicyTest is an element of the top-level tests array.
 	KindPolicyTest Kind = "policy_test"
+	// KindAllowAll is the default allow-all rule that a new tailnet ships
+	// with (in grants or acls). It is not a marked fragment: qtail only
+	// removes it, with a Delete mutation of AllowAllKey, and a read finds
+	// it when the file has it.
+	KindAllowAll Kind = "allow_all"
 )
 
 const (
@@ -33,7 +38,12 @@ const (
 
 // resourceType is the Terraform resource type that manages fragments of
 // the kind.
-func (k Kind) resourceType() string { return "qtail_" + string(k) }
+func (k Kind) resourceType() string {
+	if k == KindAllowAll {
+		return "qtail_allow_all_removal"
+	}
+	return "qtail_" + string(k)
+}
 
 // keyed reports whether fragments of the kind are object members
 // identified by their key, rather than array elements.
@@ -41,11 +51,14 @@ func (k Kind) keyed() bool { return k == KindTagOwner || k == KindAutoApprover }
 
 func (k Kind) valid() bool {
 	switch k {
-	case KindGrant, KindTagOwner, KindAutoApprover, KindPolicyTest:
+	case KindGrant, KindTagOwner, KindAutoApprover, KindPolicyTest, KindAllowAll:
 		return true
 	}
 	return false
 }
+
+// AllowAllKey is the key of the default allow-all rule.
+func AllowAllKey() Key { return Key{Kind: KindAllowAll, Name: "default"} }
 
 // Key identifies one fragment: a grant or a policy test by the name in
 // its marker, a tag owner by its tag, an auto approver by "route:CIDR" or
@@ -133,7 +146,7 @@ func ParseMarker(comment string) (Key, bool) {
 		return Key{}, false
 	}
 	kind, name, ok := strings.Cut(s, ":")
-	if !ok || name == "" || !Kind(kind).valid() || !markerSafe(name) {
+	if !ok || name == "" || !Kind(kind).valid() || Kind(kind) == KindAllowAll || !markerSafe(name) {
 		return Key{}, false
 	}
 	k := Key{Kind: Kind(kind), Name: name}

@@ -259,9 +259,18 @@ func isLoopback(host string) bool {
 func (p *qtailProvider) Resources(_ context.Context) []func() resource.Resource {
 	return []func() resource.Resource{
 		NewHelmRepositoryResource,
+		NewGrantResource,
+		NewTagOwnerResource,
+		NewAutoApproverResource,
+		NewPolicyTestResource,
+		NewOperatorResource,
+		NewExposedServiceResource,
 	}
 }
 
 func (p *qtailProvider) DataSources(_ context.Context) []func() datasource.DataSource {
-	return []func() datasource.DataSource{}
+	return []func() datasource.DataSource{
+		NewPolicyDataSource,
+		NewDeviceDataSource,
+	}
 }

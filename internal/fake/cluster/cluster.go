@@ -165,6 +165,9 @@ type operatorValues struct {
 	ProxyConfig struct {
 		DefaultTags any `yaml:"defaultTags"`
 	} `yaml:"proxyConfig"`
+	APIServerProxyConfig struct {
+		Mode any `yaml:"mode"`
+	} `yaml:"apiServerProxyConfig"`
 }
 
 func tagList(v any, def string) []string {
@@ -188,12 +191,39 @@ func tagList(v any, def string) []string {
 	return out
 }
 
-// deployOperator brings up the operator device, or fails as the operator
-// pod would.
+// deployOperator brings up the operator device, or fails as Helm or the
+// operator pod would. In order:
+//
+//   - the chart renders CRDs and ClusterRoles: without
+//     allow_cluster_wide_resources the deployment is refused;
+//   - a cluster runs one operator: the CRDs of another release on the same
+//     cluster make Helm refuse the install;
+//   - the pod reads its OAuth client from the chart values (or a precreated
+//     Secret, which Qovery does not make): without them it cannot start;
+//   - it exchanges them for an access token: an unknown or revoked client,
+//     or a wrong secret, is refused;
+//   - it mints an auth key for its own device, which needs the devices:core
+//     and auth_keys scopes and tags declared in tagOwners and owned by the
+//     client's tags; its proxy tags must be owned by its own tags;
+//   - it parses APISERVER_PROXY.
+//
+// A failed deployment leaves a running operator as it was (Helm's --atomic
+// rolls the release back). A successful one adds the operator device, or
+// keeps it when the hostname and tags are unchanged and the device is still
+// on the tailnet; otherwise the old device is replaced.
 func (e *Engine) deployOperator(svc qoveryapi.ServiceSnapshot) error {
 	if !svc.AllowClusterWideResources {
 		return fmt.Errorf("helm chart %s renders cluster-wide resources (CustomResourceDefinition connectors.tailscale.com, ClusterRole tailscale-operator) "+
 			"but allow_cluster_wide_resources is false", svc.ChartName)
+	}
+	e.mu.Lock()
+	other, taken := e.operators[svc.ClusterID]
+	e.mu.Unlock()
+	if taken && other.HelmID != svc.ID {
+		return fmt.Errorf("helm upgrade --install failed: rendered manifests contain a resource that already exists. Unable to continue with install: "+
+			"CustomResourceDefinition \"connectors.tailscale.com\" in namespace \"\" exists and cannot be imported into the current release: "+
+			"invalid ownership metadata; annotation validation error: key \"meta.helm.sh/release-name\" must equal %q: current value is %q "+
+			"(the operator of Helm service %s already runs on this cluster)", svc.Name, other.Hostname, other.HelmID)
 	}
 	var vals operatorValues
 	for _, f := range svc.ValuesFiles {
@@ -252,6 +282,12 @@ func (e *Engine) deployOperator(svc qoveryapi.ServiceSnapshot) error {
 		}
 	}
 
+	switch mode := fmt.Sprint(vals.APIServerProxyConfig.Mode); {
+	case vals.APIServerProxyConfig.Mode == nil, mode == "false", mode == "true", mode == "noauth":
+	default:
+		return fmt.Errorf("operator pod failed: unknown APISERVER_PROXY value %q", mode)
+	}
+
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if old, ok := e.operators[svc.ClusterID]; ok {
@@ -287,6 +323,9 @@ func mergeValues(dst *operatorValues, src operatorValues) {
 	}
 	if src.ProxyConfig.DefaultTags != nil {
 		dst.ProxyConfig.DefaultTags = src.ProxyConfig.DefaultTags
+	}
+	if src.APIServerProxyConfig.Mode != nil {
+		dst.APIServerProxyConfig.Mode = src.APIServerProxyConfig.Mode
 	}
 }
 

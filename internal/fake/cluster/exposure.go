@@ -9,7 +9,25 @@ import (
 )
 
 // deployApplication creates, keeps or removes the proxy of an application
-// according to the annotations on its Service, as the operator reconciles.
+// according to the annotations on its Service, as the operator reconciles
+// a Service annotated tailscale.com/expose:
+//
+//   - no "true" expose annotation (the group was detached, or says
+//     otherwise): the proxy and its device go away;
+//   - no port: Qovery renders no Service, so there is nothing to expose;
+//   - no operator on the cluster: nothing watches the Service;
+//   - an invalid hostname or tag: the operator refuses the Service
+//     (INVALIDSERVICE) and removes a proxy it made before;
+//   - tailscale.com/proxy-group: the Service is served by the ProxyGroup's
+//     devices as a Tailscale Service, so it gets no device of its own;
+//   - otherwise one proxy device named by tailscale.com/hostname (default
+//     NAMESPACE-SERVICE) with the requested tags (default the operator's
+//     proxy tags), provided the operator's tags own each of them in
+//     tagOwners: the operator could not mint the proxy's auth key otherwise.
+//
+// A proxy's tags are fixed when its auth key is made: a later change of
+// the tags annotation leaves the running device as it is. A device removed
+// from the tailnet by hand comes back at the next deployment.
 func (e *Engine) deployApplication(svc qoveryapi.ServiceSnapshot) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -48,6 +66,20 @@ func (e *Engine) deployApplication(svc qoveryapi.ServiceSnapshot) {
 	tags := op.ProxyTags
 	if v := ann[AnnotationTags]; v != "" {
 		tags = tagList(v, defaultProxyTag)
+		for _, t := range tags {
+			if !validTag(t) {
+				e.logf("Service %s/%s: INVALIDSERVICE: invalid tag %q in %s: a tag is \"tag:\" then a letter, then letters, digits or dashes",
+					svc.Namespace, svc.KubernetesName, t, AnnotationTags)
+				e.removeProxy(svc.ID)
+				return
+			}
+		}
+	}
+	if pg := ann[AnnotationProxyGroup]; pg != "" {
+		e.removeProxy(svc.ID)
+		e.logf("Service %s/%s: served by ProxyGroup %q as Tailscale Service svc:%s; no proxy device of its own",
+			svc.Namespace, svc.KubernetesName, pg, hostname)
+		return
 	}
 	if p, ok := e.proxies[svc.ID]; ok && deviceExists(e.tailnet, p.DeviceID) {
 		if p.Hostname == hostname {
@@ -83,4 +115,21 @@ func (e *Engine) removeProxy(appID string) {
 		e.tailnet.RemoveDevice(p.DeviceID)
 		delete(e.proxies, appID)
 	}
+}
+
+// validTag checks a tag as the operator does (tailcfg.CheckTag): "tag:",
+// then a letter, then letters, digits or dashes.
+func validTag(s string) bool {
+	name, ok := strings.CutPrefix(s, "tag:")
+	if !ok || name == "" {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+		if !letter && (i == 0 || (c < '0' || c > '9') && c != '-') {
+			return false
+		}
+	}
+	return true
 }

@@ -1,0 +1,3 @@
+# An exposure is imported by the ID of its application and the ID of its
+# annotations group (an organization annotations group of Qovery).
+terraform import qtail_exposed_service.billing_us_east_1 3fa85f64-5717-4562-b3fc-2c963f66afa6/7d2c9e41-0b6a-4f3e-9a55-1c8e2b4d6f90

@@ -1,0 +1,29 @@
+# The platform team reaches the billing API of us-east-1 on HTTPS only,
+# through the proxy the Tailscale operator runs for it. The tag comes from
+# its qtail_tag_owner, so that Terraform plans the tag first and qtail
+# validates both changes together.
+resource "qtail_grant" "ops_to_billing" {
+  name = "us-east-1-ops-to-billing"
+  src  = ["group:platform-ops"]
+  dst  = [qtail_tag_owner.billing.tag]
+  ip   = ["tcp:443"]
+}
+
+resource "qtail_tag_owner" "billing" {
+  tag    = "tag:k8s-billing"
+  owners = ["tag:k8s-operator"]
+}
+
+# An application capability: admin access to the Kubernetes API through the
+# operator's API server proxy, from trusted devices only.
+resource "qtail_grant" "ops_kubernetes_admin" {
+  name = "us-east-1-ops-kubernetes-admin"
+  src  = ["group:platform-ops"]
+  dst  = ["tag:k8s-operator"]
+  app = jsonencode({
+    "tailscale.com/cap/kubernetes" = [{
+      impersonate = { groups = ["system:masters"] }
+    }]
+  })
+  src_posture = ["posture:latest"]
+}

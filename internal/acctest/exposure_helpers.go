@@ -1,0 +1,47 @@
+package acctest
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/qtail/terraform-provider-qtail/internal/fake/tailnetapi"
+)
+
+// Routes of the fake Qovery API, as its call counters name them.
+const (
+	RouteEditApplication        = "PUT /qovery/application/{applicationId}"
+	RouteRedeployApplication    = "POST /qovery/application/{applicationId}/redeploy"
+	RouteCreateAnnotationsGroup = "POST /qovery/organization/{organizationId}/annotationsGroups"
+)
+
+// Calls returns how many calls the world's APIs got on one route.
+func (e *Env) Calls(route string) int {
+	return e.Faults.Count(route)
+}
+
+// ApplicationID returns the id of a seeded application ("billing-api",
+// "web" or "worker") in a seeded region.
+func (e *Env) ApplicationID(t testing.TB, region, name string) string {
+	t.Helper()
+	r, ok := e.Seed().Regions[region]
+	if !ok {
+		t.Fatalf("no seeded region %q", region)
+	}
+	id, ok := r.Applications[name]
+	if !ok {
+		t.Fatalf("no seeded application %q in %s", name, region)
+	}
+	return id
+}
+
+// DevicesNamed returns the tailnet's devices with this hostname
+// (case-insensitive).
+func (e *Env) DevicesNamed(hostname string) []tailnetapi.Device {
+	var out []tailnetapi.Device
+	for _, d := range e.Tailnet.Devices() {
+		if strings.EqualFold(d.Hostname, hostname) {
+			out = append(out, d)
+		}
+	}
+	return out
+}

@@ -1,0 +1,104 @@
+package acctest
+
+import (
+	"testing"
+
+	"github.com/qtail/terraform-provider-qtail/internal/fake/qoveryapi"
+	"github.com/qtail/terraform-provider-qtail/internal/fake/tailnetapi"
+	"github.com/qtail/terraform-provider-qtail/internal/manifest"
+	"github.com/qtail/terraform-provider-qtail/internal/qovery"
+	"github.com/qtail/terraform-provider-qtail/internal/tailnet"
+)
+
+// Routes of the fakes that operator tests count.
+const (
+	RouteCreateHelm = "POST /qovery/environment/{environmentId}/helm"
+	RouteDeployHelm = "POST /qovery/helm/{helmId}/deploy"
+	RouteCreateKey  = "POST /tailscale/api/v2/tailnet/{tailnet}/keys"
+)
+
+// OperatorTagOwners are the tagOwners entries the recipe asks for.
+var OperatorTagOwners = map[string][]string{
+	"tag:k8s-operator": {},
+	"tag:k8s":          {"tag:k8s-operator"},
+}
+
+// OperatorScopes are the scopes of an OAuth client fit for the operator.
+var OperatorScopes = []string{"devices:core", "auth_keys", "services"}
+
+// SeedOperatorClient adds an OAuth client fit for the operator (tagged
+// tag:k8s-operator) and returns its credentials.
+func (e *Env) SeedOperatorClient() (id, secret string) {
+	return e.Tailnet.SeedOAuthClient("", "", OperatorScopes, []string{"tag:k8s-operator"})
+}
+
+// CreateOperatorRepository creates an organization Helm repository of
+// Tailscale's stable channel through the API and returns its ID.
+func (e *Env) CreateOperatorRepository(t testing.TB, name string) string {
+	t.Helper()
+	repo, err := e.QoveryClient(t).CreateHelmRepository(Background(t), e.Seed().OrganizationID, &qovery.HelmRepositoryRequest{
+		Name: name, Kind: qovery.HelmRepositoryKindHTTPS, URL: qoveryapi.TailscaleStableURL,
+	})
+	if err != nil {
+		t.Fatalf("creating the Helm repository: %v", err)
+	}
+	return repo.ID
+}
+
+// TailnetClient returns a Tailscale API client for the world.
+func (e *Env) TailnetClient(t testing.TB) *tailnet.Client {
+	t.Helper()
+	env := e.Environ()
+	c, err := tailnet.New(tailnet.Config{BaseURL: env["TAILSCALE_BASE_URL"], APIKey: env["TAILSCALE_API_KEY"], Tailnet: env["TAILSCALE_TAILNET"]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// DeviceByHostname returns the device with exactly this hostname.
+func (e *Env) DeviceByHostname(hostname string) (tailnetapi.Device, bool) {
+	for _, d := range e.Tailnet.Devices() {
+		if d.Hostname == hostname {
+			return d, true
+		}
+	}
+	return tailnetapi.Device{}, false
+}
+
+// HelmOwnVariables returns the variables defined on a service itself, by
+// key, secret values included (the fake keeps them).
+func (e *Env) HelmOwnVariables(serviceID string) map[string]qoveryapi.Variable {
+	out := map[string]qoveryapi.Variable{}
+	for _, v := range e.Qovery.Variables() {
+		if v.ParentID == serviceID {
+			out[v.Key] = v
+		}
+	}
+	return out
+}
+
+// OperatorSecret returns the value of the TS_OAUTH_CLIENT_SECRET variable
+// of a Helm service, "" when there is none.
+func (e *Env) OperatorSecret(helmID string) string {
+	return e.HelmOwnVariables(helmID)[manifest.OAuthClientSecretVariable].Value
+}
+
+// OAuthClient reads an OAuth client's metadata through the keys API.
+func (e *Env) OAuthClient(t testing.TB, id string) *tailnet.Key {
+	t.Helper()
+	k, err := e.TailnetClient(t).GetKey(Background(t), id)
+	if err != nil {
+		t.Fatalf("reading the OAuth client %s: %v", id, err)
+	}
+	return k
+}
+
+// DeployCount returns how many deployments or deletions a service had.
+func (e *Env) DeployCount(serviceID string) int {
+	st, ok := e.Qovery.Status(serviceID)
+	if !ok {
+		return 0
+	}
+	return st.RequestsCount
+}

@@ -1,0 +1,512 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/qtail/terraform-provider-qtail/internal/policy"
+	"github.com/qtail/terraform-provider-qtail/internal/qovery"
+	"github.com/qtail/terraform-provider-qtail/internal/tailnet"
+)
+
+// ValidateConfig requires exactly one way of getting the OAuth client:
+// oauth_client_id with its write-only secret and the secret's version, or
+// create_oauth_client = true.
+func (r *operatorResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	var cfg operatorModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &cfg)...)
+	if resp.Diagnostics.HasError() || cfg.CreateOAuthClient.IsUnknown() {
+		return
+	}
+	set := func(isNull, isUnknown bool) bool { return !isNull || isUnknown }
+	hasID := set(cfg.OAuthClientID.IsNull(), cfg.OAuthClientID.IsUnknown())
+	hasSecret := set(cfg.OAuthClientSecretWO.IsNull(), cfg.OAuthClientSecretWO.IsUnknown())
+	hasVersion := set(cfg.OAuthClientSecretWOVersion.IsNull(), cfg.OAuthClientSecretWOVersion.IsUnknown())
+
+	if cfg.CreateOAuthClient.ValueBool() {
+		for _, a := range []struct {
+			name string
+			set  bool
+		}{{"oauth_client_id", hasID}, {"oauth_client_secret_wo", hasSecret}, {"oauth_client_secret_wo_version", hasVersion}} {
+			if a.set {
+				resp.Diagnostics.AddAttributeError(path.Root(a.name), "Conflicting OAuth client settings",
+					fmt.Sprintf("%s cannot be set with create_oauth_client = true: qtail then creates the OAuth client itself. "+
+						"Use either create_oauth_client = true, or oauth_client_id with oauth_client_secret_wo and oauth_client_secret_wo_version.", a.name))
+			}
+		}
+		return
+	}
+	if !hasID {
+		resp.Diagnostics.AddAttributeError(path.Root("oauth_client_id"), "Missing OAuth client",
+			"The operator needs an OAuth client: set oauth_client_id with oauth_client_secret_wo and oauth_client_secret_wo_version, "+
+				"or create_oauth_client = true to let qtail create one for this cluster.")
+		return
+	}
+	if !hasSecret {
+		resp.Diagnostics.AddAttributeError(path.Root("oauth_client_secret_wo"), "Missing OAuth client secret",
+			"oauth_client_id needs its secret in oauth_client_secret_wo (write-only: it never reaches the plan or the state).")
+	}
+	if !hasVersion {
+		resp.Diagnostics.AddAttributeError(path.Root("oauth_client_secret_wo_version"), "Missing OAuth client secret version",
+			"oauth_client_secret_wo is write-only, so Terraform cannot see it change: set oauth_client_secret_wo_version (for example 1) "+
+				"and change it whenever the secret changes.")
+	}
+}
+
+// ModifyPlan plans the computed attributes at their desired values, so that
+// drift that no argument shows (a deleted variable, cluster-wide resources
+// turned off, a device gone) is planned as an update, and checks against
+// both APIs what would make the operator fail, before anything is created.
+func (r *operatorResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() {
+		return
+	}
+	var plan, state operatorModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	creating := req.State.Raw.IsNull()
+	if !creating {
+		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	}
+	if resp.Diagnostics.HasError() {
+		return
+	}
+
+	// The same extra values written differently are no change.
+	if !creating && !plan.ExtraValues.IsNull() && !plan.ExtraValues.IsUnknown() && !state.ExtraValues.IsNull() &&
+		sameExtraValues(plan.ExtraValues.ValueString(), state.ExtraValues.ValueString()) {
+		plan.ExtraValues = state.ExtraValues
+	}
+
+	unknownString := types.StringUnknown()
+	plan.ClusterWideResourcesAllowed = types.BoolValue(true)
+	plan.Deployed = types.BoolValue(true)
+	plan.Values = unknownString
+	if plan.valuesKnown() {
+		rendered, diags := plan.renderValues(ctx)
+		if resp.Diagnostics.Append(diags...); resp.Diagnostics.HasError() {
+			return
+		}
+		plan.Values = types.StringValue(rendered)
+		if !creating && !state.Values.IsNull() && operatorYAMLEqual(rendered, state.Values.ValueString()) {
+			plan.Values = state.Values
+		}
+	}
+	if creating {
+		plan.ID = unknownString
+		plan.OAuthClientIDVariableID, plan.OAuthClientSecretVariableID = unknownString, unknownString
+		plan.DeviceID, plan.TailnetFQDN = unknownString, unknownString
+		if plan.CreateOAuthClient.IsUnknown() || plan.CreateOAuthClient.ValueBool() {
+			plan.OAuthClientID = unknownString
+		}
+	} else {
+		plan.ID = state.ID
+		keep := func(v types.String) types.String {
+			if v.IsNull() {
+				return unknownString
+			}
+			return v
+		}
+		plan.OAuthClientIDVariableID = keep(state.OAuthClientIDVariableID)
+		plan.OAuthClientSecretVariableID = keep(state.OAuthClientSecretVariableID)
+		deviceMoves := !plan.Hostname.Equal(state.Hostname) || !plan.DefaultTags.Equal(state.DefaultTags)
+		plan.DeviceID, plan.TailnetFQDN = keep(state.DeviceID), keep(state.TailnetFQDN)
+		if deviceMoves {
+			plan.DeviceID, plan.TailnetFQDN = unknownString, unknownString
+		}
+		if plan.CreateOAuthClient.IsUnknown() {
+			plan.OAuthClientID = unknownString
+		} else if plan.CreateOAuthClient.ValueBool() {
+			cp := planCredentials(&plan, &state)
+			plan.OAuthClientID = state.OAuthClientID
+			if cp.newClient {
+				plan.OAuthClientID = unknownString
+			}
+		}
+	}
+
+	// A Helm service found gone, whose OAuth client qtail created, is
+	// replaced: the delete revokes the old client.
+	helmGone := !creating && state.Values.IsNull()
+	if helmGone {
+		resp.RequiresReplace = append(resp.RequiresReplace, path.Root("values"))
+	}
+	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if !creating && (helmGone || !plan.EnvironmentID.Equal(state.EnvironmentID)) {
+		// A replacement: Terraform plans the new operator again as a
+		// creation, where the checks run. The Helm service and the device
+		// of the operator being replaced are no conflict then.
+		resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateReplaced, encodeReplaced(state.ID, state.DeviceID))...)
+		return
+	}
+	if !creating && resp.Plan.Raw.Equal(req.State.Raw) {
+		return
+	}
+	if !r.configured() {
+		return
+	}
+	own := ownedIDs{state.ID.ValueString(), state.DeviceID.ValueString()}
+	if creating {
+		// A replacement planned above carries the replaced operator in
+		// the private state.
+		var rep replacedOperator
+		if raw, diags := req.Private.GetKey(ctx, privateReplaced); !diags.HasError() && len(raw) > 0 && json.Unmarshal(raw, &rep) == nil {
+			own = append(own, rep.HelmID, rep.DeviceID)
+		}
+	}
+	r.checkPlan(ctx, &plan, &state, creating, own, &resp.Diagnostics)
+}
+
+// ownedIDs are the Helm service and device IDs that belong to the operator
+// being planned (or to the one it replaces): no conflict.
+type ownedIDs []string
+
+func (o ownedIDs) has(r *operatorResource, id string) bool {
+	if id == "" {
+		return false
+	}
+	for _, s := range o {
+		if s == id {
+			return true
+		}
+	}
+	// A tainted operator, being replaced, registered by Read.
+	return r.data.operatorReplacements().has(id)
+}
+
+// replacedOperator names the Helm service and the device of an operator
+// being replaced.
+type replacedOperator struct {
+	HelmID   string `json:"helm_id,omitempty"`
+	DeviceID string `json:"device_id,omitempty"`
+}
+
+func encodeReplaced(helmID, deviceID types.String) []byte {
+	b, _ := json.Marshal(replacedOperator{HelmID: helmID.ValueString(), DeviceID: deviceID.ValueString()})
+	return b
+}
+
+// operatorChanged reports whether a planned attribute differs from the state.
+func operatorChanged(creating bool, plan, state attr.Value) bool {
+	return creating || plan.IsUnknown() || !plan.Equal(state)
+}
+
+// checkPlan runs the API checks of a creation or an update. Each is skipped
+// when its inputs are not known yet, or when the provider's settings of its
+// API are not (they come from another resource).
+func (r *operatorResource) checkPlan(ctx context.Context, plan, state *operatorModel, creating bool, own ownedIDs, diags *diag.Diagnostics) {
+	d := r.data
+	switch {
+	case d.qovery != nil:
+		r.checkQovery(ctx, plan, state, creating, own, diags)
+	case !d.qoveryUnknown:
+		_, dd := d.Qovery()
+		diags.Append(dd...)
+	}
+	switch {
+	case d.tailnet != nil:
+		r.checkTailnet(ctx, plan, state, creating, own, diags)
+	case !d.tailnetUnknown:
+		_, dd := d.Tailnet()
+		diags.Append(dd...)
+	}
+}
+
+// checkQovery checks the environment, the name of the Helm service and the
+// chart version.
+func (r *operatorResource) checkQovery(ctx context.Context, plan, state *operatorModel, creating bool, own ownedIDs, diags *diag.Diagnostics) {
+	q := r.data.qovery
+	if plan.EnvironmentID.IsUnknown() {
+		return
+	}
+	envID := plan.EnvironmentID.ValueString()
+	env, err := q.GetEnvironment(ctx, envID)
+	if qovery.IsNotFound(err) {
+		diags.AddAttributeError(path.Root("environment_id"), "Environment not found",
+			fmt.Sprintf("Qovery has no environment %s visible to this API token.", envID))
+		return
+	}
+	if err != nil {
+		apiError(diags, "read the environment "+envID, err)
+		return
+	}
+
+	if !plan.Hostname.IsUnknown() && operatorChanged(creating, plan.Hostname, state.Hostname) {
+		helms, err := q.ListHelms(ctx, envID)
+		if err != nil {
+			apiError(diags, "list the Helm services of the environment "+envID, err)
+			return
+		}
+		for _, h := range helms {
+			if own.has(r, h.ID) {
+				continue
+			}
+			if strings.EqualFold(h.Name, plan.Hostname.ValueString()) {
+				diags.AddAttributeError(path.Root("hostname"), "Helm service name already taken",
+					fmt.Sprintf("The environment %s already has a Helm service named %q (ID %s), and the operator's Helm service is named after "+
+						"its hostname. Choose another hostname, or adopt that service with:\n\n  terraform import <address> %s", env.Name, h.Name, h.ID, h.ID))
+				return
+			}
+			if creating && h.Source.Repository != nil && h.Source.Repository.ChartName == operatorChart {
+				diags.AddAttributeError(path.Root("environment_id"), "Operator already installed",
+					fmt.Sprintf("The environment %s already runs the Tailscale operator: Helm service %q (ID %s). A cluster runs one operator; "+
+						"adopt that one with:\n\n  terraform import <address> %s", env.Name, h.Name, h.ID, h.ID))
+				return
+			}
+		}
+	}
+
+	versionChanged := operatorChanged(creating, plan.ChartVersion, state.ChartVersion) ||
+		!plan.HelmRepositoryID.Equal(state.HelmRepositoryID)
+	if plan.HelmRepositoryID.IsUnknown() || plan.ChartVersion.IsUnknown() || !versionChanged {
+		return
+	}
+	r.checkChartVersion(ctx, env.Organization.ID, plan.HelmRepositoryID.ValueString(), plan.ChartVersion.ValueString(), diags)
+}
+
+// checkChartVersion checks that the repository publishes the chart at this
+// version. A repository that lists no chart at all (its index is not
+// readable by Qovery) is not checked.
+func (r *operatorResource) checkChartVersion(ctx context.Context, orgID, repoID, version string, diags *diag.Diagnostics) {
+	q := r.data.qovery
+	charts, err := q.ListHelmCharts(ctx, orgID, repoID, operatorChart)
+	if qovery.IsNotFound(err) {
+		diags.AddAttributeError(path.Root("helm_repository_id"), "Helm repository not found",
+			fmt.Sprintf("The organization %s has no Helm repository %s.", orgID, repoID))
+		return
+	}
+	if err != nil {
+		diags.AddWarning("Could not check the chart version", fmt.Sprintf("Listing the charts of the Helm repository %s: %v", repoID, err))
+		return
+	}
+	var versions []string
+	found := false
+	for _, c := range charts {
+		if c.ChartName == operatorChart {
+			found = true
+			versions = append(versions, c.Versions...)
+		}
+	}
+	if !found {
+		all, err := q.ListHelmCharts(ctx, orgID, repoID, "")
+		if err != nil || len(all) == 0 {
+			tflog.Debug(ctx, "the Helm repository lists no chart; the chart version is not checked", map[string]any{"helm_repository_id": repoID})
+			return
+		}
+		names := make([]string, 0, len(all))
+		for _, c := range all {
+			names = append(names, c.ChartName)
+		}
+		diags.AddAttributeError(path.Root("helm_repository_id"), "Operator chart not in the repository",
+			fmt.Sprintf("The Helm repository %s has no chart %s; it publishes: %s.", repoID, operatorChart, strings.Join(names, ", ")))
+		return
+	}
+	if slices.Contains(versions, version) {
+		return
+	}
+	diags.AddAttributeError(path.Root("chart_version"), "Chart version not published",
+		fmt.Sprintf("The Helm repository %s does not publish %s version %s. The nearest published versions are: %s.",
+			repoID, operatorChart, version, strings.Join(nearestChartVersions(version, versions, 5), ", ")))
+}
+
+// checkTailnet checks the tag owners, an OAuth client given by ID, and that
+// no other device uses the hostname.
+func (r *operatorResource) checkTailnet(ctx context.Context, plan, state *operatorModel, creating bool, own ownedIDs, diags *diag.Diagnostics) {
+	tn := r.data.tailnet
+	if plan.DefaultTags.IsUnknown() || plan.ProxyDefaultTags.IsUnknown() {
+		return
+	}
+	tags, dd := operatorListStrings(ctx, plan.DefaultTags)
+	diags.Append(dd...)
+	proxyTags, dd := operatorListStrings(ctx, plan.ProxyDefaultTags)
+	diags.Append(dd...)
+	if diags.HasError() {
+		return
+	}
+	body, dd := r.data.plannedPolicy(ctx)
+	if dd.HasError() {
+		// A credential without the policy_file scope, say: the operator
+		// reports missing tag owners at deployment instead.
+		for _, d := range dd.Errors() {
+			diags.AddWarning("Could not check the operator's tag owners", d.Summary()+": "+d.Detail())
+		}
+		return
+	}
+	doc, err := policy.Parse(body)
+	if err != nil {
+		diags.AddWarning("Could not check the operator's tag owners", "qtail could not parse the tailnet policy file: "+err.Error())
+		return
+	}
+	if gaps := tagOwnerGaps(doc, tags, proxyTags); len(gaps) > 0 {
+		diags.AddAttributeError(path.Root("default_tags"), "Missing tag owners for the operator", tagOwnerGapsMessage(gaps, tags))
+		return
+	}
+
+	if !plan.CreateOAuthClient.IsUnknown() && !plan.CreateOAuthClient.ValueBool() && !plan.OAuthClientID.IsUnknown() &&
+		(creating || !plan.OAuthClientID.Equal(state.OAuthClientID) || !plan.DefaultTags.Equal(state.DefaultTags)) {
+		checkOAuthClient(ctx, tn, doc, plan.OAuthClientID.ValueString(), tags, diags)
+	}
+
+	if !plan.Hostname.IsUnknown() && operatorChanged(creating, plan.Hostname, state.Hostname) {
+		hostname := plan.Hostname.ValueString()
+		dev, err := tn.FindDeviceByHostname(ctx, hostname)
+		if err != nil {
+			apiError(diags, "look for devices named "+hostname, err)
+			return
+		}
+		if dev != nil && !own.has(r, operatorDeviceID(dev)) && !own.has(r, dev.ID) {
+			diags.AddAttributeError(path.Root("hostname"), "Hostname already used on the tailnet",
+				fmt.Sprintf("The device %s (%s, tagged %s) already uses the hostname %s. Each operator needs a hostname of its own, unique "+
+					"per cluster, such as tailscale-operator-us-east-1: the operator's device would otherwise get a suffixed MagicDNS name.",
+					dev.Name, operatorDeviceID(dev), operatorTagList(dev.Tags), hostname))
+		}
+	}
+}
+
+// tagOwnerGap is one tagOwners entry the operator needs.
+type tagOwnerGap struct {
+	tag      string
+	declared bool
+	// owners is the entry as it must read.
+	owners []string
+	// reason says what the operator does with the tag.
+	reason string
+}
+
+// tagOwnerGaps lists what tagOwners lacks: every operator tag declared, and
+// every proxy tag owned by an operator tag (or one itself).
+func tagOwnerGaps(doc *policy.Document, tags, proxyTags []string) []tagOwnerGap {
+	var gaps []tagOwnerGap
+	for _, t := range tags {
+		if !doc.Get(policy.Key{Kind: policy.KindTagOwner, Name: t}).Found {
+			gaps = append(gaps, tagOwnerGap{tag: t, owners: []string{}, reason: "the operator's own device is tagged with it"})
+		}
+	}
+	for _, p := range proxyTags {
+		if slices.Contains(tags, p) {
+			continue
+		}
+		f := doc.Get(policy.Key{Kind: policy.KindTagOwner, Name: p})
+		if !f.Found {
+			gaps = append(gaps, tagOwnerGap{tag: p, owners: []string{tags[0]}, reason: "the operator tags its proxies with it, so one of its tags must own it"})
+			continue
+		}
+		var owners []string
+		_ = json.Unmarshal(f.Value, &owners)
+		if slices.ContainsFunc(owners, func(o string) bool { return slices.Contains(tags, o) }) {
+			continue
+		}
+		gaps = append(gaps, tagOwnerGap{tag: p, declared: true, owners: append(owners, tags[0]),
+			reason: fmt.Sprintf("the operator tags its proxies with it, but its owners %s include none of the operator's tags", operatorTagList(owners))})
+	}
+	return gaps
+}
+
+// tagOwnerGapsMessage explains the gaps and shows the qtail_tag_owner
+// resources that would fill them.
+func tagOwnerGapsMessage(gaps []tagOwnerGap, tags []string) string {
+	var b strings.Builder
+	b.WriteString("The tailnet policy file, with the policy changes already planned in this run, lacks these tagOwners entries that the operator " +
+		"needs (tags " + operatorTagList(tags) + "):\n\n")
+	for _, g := range gaps {
+		fmt.Fprintf(&b, "  %q: %s  (%s)\n", g.tag, operatorTagList(g.owners), g.reason)
+	}
+	b.WriteString("\nWithout them the operator pod fails at startup, and nothing is created. Declare them with qtail_tag_owner resources, " +
+		"and list those in this resource's depends_on so that they are planned first:\n")
+	for _, g := range gaps {
+		fmt.Fprintf(&b, "\nresource \"qtail_tag_owner\" %q {\n  tag    = %q\n  owners = %s\n}\n", tagOwnerResourceName(g.tag), g.tag, operatorTagList(g.owners))
+	}
+	for _, g := range gaps {
+		if g.declared {
+			fmt.Fprintf(&b, "\n%s is already declared: if that entry was written by hand, adopt it first with\n  terraform import qtail_tag_owner.%s %s\n",
+				g.tag, tagOwnerResourceName(g.tag), g.tag)
+		}
+	}
+	return b.String()
+}
+
+// tagOwnerResourceName turns a tag into a Terraform resource name.
+func tagOwnerResourceName(tag string) string {
+	name := strings.TrimPrefix(tag, "tag:")
+	var b strings.Builder
+	for _, c := range strings.ToLower(name) {
+		if c >= 'a' && c <= 'z' || c >= '0' && c <= '9' {
+			b.WriteRune(c)
+		} else {
+			b.WriteRune('_')
+		}
+	}
+	return b.String()
+}
+
+// checkOAuthClient checks an OAuth client given by ID: it exists, is not
+// revoked, has the scopes the operator needs, and its tags are or own the
+// operator's tags. A credential that may not read keys skips the check.
+func checkOAuthClient(ctx context.Context, tn *tailnet.Client, doc *policy.Document, id string, tags []string, diags *diag.Diagnostics) {
+	attr := path.Root("oauth_client_id")
+	k, err := tn.GetKey(ctx, id)
+	switch {
+	case tailnet.IsNotFound(err):
+		diags.AddAttributeError(attr, "OAuth client not found", fmt.Sprintf("The tailnet has no OAuth client %s.", id))
+		return
+	case err != nil:
+		tflog.Debug(ctx, "could not read the OAuth client; not checked", map[string]any{"oauth_client_id": id, "error": err.Error()})
+		return
+	}
+	if k.KeyType != "" && k.KeyType != "client" {
+		diags.AddAttributeError(attr, "Not an OAuth client", fmt.Sprintf("%s is a key of type %q, not an OAuth client.", id, k.KeyType))
+		return
+	}
+	if k.Invalid || !k.Revoked.IsZero() {
+		diags.AddAttributeError(attr, "OAuth client revoked", fmt.Sprintf("The OAuth client %s is revoked: the operator could not authenticate with it.", id))
+		return
+	}
+	var missing []string
+	for _, s := range []string{"devices:core", "auth_keys"} {
+		if !oauthScopeGranted(k.Scopes, s) {
+			missing = append(missing, s)
+		}
+	}
+	if len(missing) > 0 {
+		diags.AddAttributeError(attr, "OAuth client lacks scopes",
+			fmt.Sprintf("The OAuth client %s has the scopes %s; the operator needs %s with write access (and services for ProxyGroup ingress).",
+				id, operatorTagList(k.Scopes), operatorTagList(missing)))
+		return
+	}
+	for _, t := range tags {
+		if slices.Contains(k.Tags, t) {
+			continue
+		}
+		var owners []string
+		_ = json.Unmarshal(doc.Get(policy.Key{Kind: policy.KindTagOwner, Name: t}).Value, &owners)
+		if !slices.ContainsFunc(owners, func(o string) bool { return slices.Contains(k.Tags, o) }) {
+			diags.AddAttributeError(attr, "OAuth client cannot tag the operator",
+				fmt.Sprintf("The OAuth client %s is tagged %s: it can create devices tagged %s only if one of its tags is %s or owns it in tagOwners.",
+					id, operatorTagList(k.Tags), t, t))
+			return
+		}
+	}
+}
+
+// oauthScopeGranted reports whether an OAuth client's scopes grant write access
+// to want ("all" grants everything).
+func oauthScopeGranted(scopes []string, want string) bool {
+	for _, s := range scopes {
+		if s == want || s == "all" {
+			return true
+		}
+	}
+	return false
+}

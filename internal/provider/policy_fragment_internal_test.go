@@ -1,0 +1,329 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	"github.com/qtail/terraform-provider-qtail/internal/fake/sandbox"
+	"github.com/qtail/terraform-provider-qtail/internal/policy"
+)
+
+// sandboxData returns provider data configured against a fresh sandbox
+// world whose tailnet starts with startPolicy (nil: the sandbox default).
+func sandboxData(t *testing.T, startPolicy []byte) (*providerData, *sandbox.World) {
+	t.Helper()
+	w, err := sandbox.New(sandbox.Options{InitialPolicy: startPolicy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(w.Handler())
+	t.Cleanup(srv.Close)
+	env := w.Env(srv.URL)
+	d := newProviderData("test", Options{})
+	val := func(attr, name string) setting { return setting{attr: attr, env: name, value: env[name]} }
+	d.configureTailnet(val("tailscale_api_key", EnvTailscaleAPIKey), val("tailscale_oauth_client_id", EnvTailscaleOAuthClientID),
+		val("tailscale_oauth_client_secret", EnvTailscaleOAuthClientSecret), val("tailscale_tailnet", EnvTailscaleTailnet),
+		val("tailscale_base_url", EnvTailscaleBaseURL))
+	if d.tailnet == nil {
+		t.Fatalf("tailnet not configured: %s", d.tailnetErr)
+	}
+	return d, w
+}
+
+// planGrant runs the ModifyPlan of qtail_grant for the creation of m.
+func planGrant(t *testing.T, d *providerData, m *grantModel) (*grantModel, diag.Diagnostics) {
+	t.Helper()
+	ctx := context.Background()
+	r, ok := NewGrantResource().(*grantResource)
+	if !ok {
+		t.Fatal("NewGrantResource is not a *grantResource")
+	}
+	r.data = d
+	var sch resource.SchemaResponse
+	r.Schema(ctx, resource.SchemaRequest{}, &sch)
+	typ := sch.Schema.Type().TerraformType(ctx)
+	plan := tfsdk.Plan{Schema: sch.Schema, Raw: tftypes.NewValue(typ, nil)}
+	if diags := plan.Set(ctx, m); diags.HasError() {
+		t.Fatal(diags)
+	}
+	req := resource.ModifyPlanRequest{
+		Plan:  plan,
+		State: tfsdk.State{Schema: sch.Schema, Raw: tftypes.NewValue(typ, nil)},
+	}
+	resp := resource.ModifyPlanResponse{Plan: plan}
+	r.ModifyPlan(ctx, req, &resp)
+	var out grantModel
+	if diags := resp.Plan.Get(ctx, &out); diags.HasError() {
+		t.Fatal(diags)
+	}
+	return &out, resp.Diagnostics
+}
+
+func newGrantModel(name string, src, dst, ip []string) *grantModel {
+	return &grantModel{
+		ID:         types.StringUnknown(),
+		Name:       types.StringValue(name),
+		Src:        stringList(src),
+		Dst:        stringList(dst),
+		IP:         stringList(ip),
+		App:        appJSON{StringValue: types.StringNull()},
+		Via:        types.ListNull(types.StringType),
+		SrcPosture: types.ListNull(types.StringType),
+		Marker:     types.StringUnknown(),
+	}
+}
+
+func warnings(diags diag.Diagnostics) []string {
+	var out []string
+	for _, d := range diags.Warnings() {
+		out = append(out, d.Summary()+": "+d.Detail())
+	}
+	return out
+}
+
+func TestFragmentModifyPlan_plansIDAndMarkerAndWarnsWhileAllowAllExists(t *testing.T) {
+	t.Parallel()
+	d, _ := sandboxData(t, nil)
+	out, diags := planGrant(t, d, newGrantModel("ops-to-phone", []string{"group:platform-ops"}, []string{"100.64.0.3"}, []string{"tcp:443"}))
+	if diags.HasError() {
+		t.Fatalf("unexpected errors: %v", diags)
+	}
+	if out.ID.ValueString() != "ops-to-phone" || out.Marker.ValueString() != "qtail:grant:ops-to-phone" {
+		t.Errorf("planned id %s, marker %s", out.ID, out.Marker)
+	}
+	w := warnings(diags)
+	if len(w) != 1 || !strings.Contains(w[0], "lets every device reach every other device, including every proxy") ||
+		!strings.Contains(w[0], "findings.allow_all_present") {
+		t.Errorf("want one allow-all warning that explains the rule and its removal, got %q", w)
+	}
+}
+
+func TestFragmentModifyPlan_noWarningOnceAllowAllIsGone(t *testing.T) {
+	t.Parallel()
+	start := strings.Replace(sandbox.DefaultPolicy, `{"src": ["*"], "dst": ["*"], "ip": ["*"]},`,
+		`{"src": ["group:platform-ops"], "dst": ["*"], "ip": ["*"]},`, 1)
+	d, _ := sandboxData(t, []byte(start))
+	_, diags := planGrant(t, d, newGrantModel("ops-to-phone", []string{"group:platform-ops"}, []string{"100.64.0.3"}, []string{"tcp:443"}))
+	if diags.HasError() || len(diags.Warnings()) != 0 {
+		t.Errorf("want no diagnostics, got %v", diags)
+	}
+}
+
+func TestFragmentModifyPlan_rejectionCarriesTheServerMessage(t *testing.T) {
+	t.Parallel()
+	d, w := sandboxData(t, nil)
+	_, diags := planGrant(t, d, newGrantModel("g", []string{"tag:nope"}, []string{"100.64.0.3"}, []string{"tcp:443"}))
+	if !diags.HasError() {
+		t.Fatal("want an error")
+	}
+	e := diags.Errors()[0]
+	if e.Summary() != "Tailscale rejects the policy change" || !strings.Contains(e.Detail(), `src=tag not found: "tag:nope"`) {
+		t.Errorf("got %s: %s", e.Summary(), e.Detail())
+	}
+	if n := w.Faults.Count("POST /tailscale/api/v2/tailnet/{tailnet}/acl"); n != 0 {
+		t.Errorf("plan wrote the policy %d times", n)
+	}
+}
+
+// memBackend is a policy file in memory; Validate refuses files that
+// contain "bad" and counts its calls.
+type memBackend struct {
+	mu        sync.Mutex
+	body      []byte
+	gets      atomic.Int32
+	validates atomic.Int32
+}
+
+func (b *memBackend) Get(context.Context) (policy.Snapshot, error) {
+	b.gets.Add(1)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return policy.Snapshot{HuJSON: b.body, ETag: `"1"`}, nil
+}
+
+func (b *memBackend) Set(context.Context, []byte, string) (string, error) {
+	return "", errors.New("not used")
+}
+
+func (b *memBackend) Validate(_ context.Context, hujson []byte) error {
+	b.validates.Add(1)
+	if strings.Contains(string(hujson), "bad") {
+		return policy.ErrRejected
+	}
+	return nil
+}
+
+func TestFragmentCoordinator_batchesAndIsolates(t *testing.T) {
+	t.Parallel()
+	b := &memBackend{body: []byte("{\n\t\"grants\": [],\n}\n")}
+	store := policy.NewStore(b, policy.StoreOptions{})
+	checks := &policyCoordinator{store: store, validate: b.Validate, allowAll: map[string]bool{}}
+	ctx := context.Background()
+	put := func(name, dst string) []policy.Mutation {
+		return []policy.Mutation{{Key: policy.Key{Kind: policy.KindGrant, Name: name},
+			Value: json.RawMessage(`{"src":["*"],"dst":["` + dst + `"],"ip":["*"]}`)}}
+	}
+
+	// Ten good changes at once: one read, and far fewer validations than
+	// changes.
+	var wg sync.WaitGroup
+	errs := make([]error, 10)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = checks.check(ctx, put("g"+string(rune('a'+i)), "100.64.0.1"))
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("check %d: %v", i, err)
+		}
+	}
+	if n := b.gets.Load(); n != 1 {
+		t.Errorf("%d policy reads, want 1", n)
+	}
+	if n := b.validates.Load(); n >= 10 {
+		t.Errorf("%d validations for 10 changes checked at once, want them batched", n)
+	}
+	if len(checks.planned) != 10 {
+		t.Errorf("%d changes recorded as planned, want 10", len(checks.planned))
+	}
+
+	// A bad change among good ones fails alone.
+	errs = make([]error, 5)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			dst := "100.64.0.2"
+			if i == 3 {
+				dst = "bad"
+			}
+			errs[i] = checks.check(ctx, put("h"+string(rune('a'+i)), dst))
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if (err != nil) != (i == 3) {
+			t.Errorf("check %d: %v", i, err)
+		}
+	}
+	if !policy.IsRejected(errs[3]) {
+		t.Errorf("want a rejection for the bad change, got %v", errs[3])
+	}
+	if len(checks.planned) != 14 {
+		t.Errorf("%d changes recorded as planned, want 14", len(checks.planned))
+	}
+
+	// A later change is validated together with the planned ones.
+	if err := checks.check(ctx, put("ga", "bad")); err == nil {
+		t.Error("want a rejection of a change to a planned grant")
+	}
+	if msg := checks.ownedElsewhere(ctx, policy.Key{Kind: policy.KindGrant, Name: "gb"}, json.RawMessage(`{"src":["*"],"dst":["x"],"ip":["*"]}`)); !strings.Contains(msg, "Another resource of this configuration") {
+		t.Errorf("ownedElsewhere = %q", msg)
+	}
+}
+
+func TestFragmentCheckers(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		check func(string) error
+		in    string
+		want  string // "" for valid
+	}{
+		{"app ok", checkAppJSON, `{"tailscale.com/cap/kubernetes":[{"impersonate":{"groups":["system:masters"]}}]}`, ""},
+		{"app not object", checkAppJSON, `[1]`, "JSON object"},
+		{"app empty", checkAppJSON, `{}`, "at least one capability"},
+		{"app no path", checkAppJSON, `{"example.com":[{}]}`, "{domain}/{path}"},
+		{"app not list of objects", checkAppJSON, `{"example.com/cap":{"a":1}}`, "list of JSON objects"},
+		{"cidr ok", checkCanonicalCIDR, "10.20.0.0/16", ""},
+		{"cidr v6 ok", checkCanonicalCIDR, "fd7a:115c:a1e0:b1a::/64", ""},
+		{"cidr host bits", checkCanonicalCIDR, "10.20.1.0/16", `use "10.20.0.0/16"`},
+		{"cidr upper case", checkCanonicalCIDR, "FD7A:115C:A1E0:B1A::/64", `canonical form, "fd7a:115c:a1e0:b1a::/64"`},
+		{"cidr not", checkCanonicalCIDR, "10.20.0.0", "is not a CIDR"},
+		{"owner email", checkOwner, "alice@example.com", ""},
+		{"owner group", checkOwner, "group:ops", ""},
+		{"owner tag", checkOwner, "tag:k8s-operator", ""},
+		{"owner autogroup", checkOwner, "autogroup:admin", ""},
+		{"owner star", checkOwner, "*", "owners and approvers are"},
+		{"owner ip", checkOwner, "100.64.0.1", "owners and approvers are"},
+		{"owner bad autogroup", checkOwner, "autogroup:everyone", "unknown autogroup"},
+		{"posture", checkPosture, "posture:latest", ""},
+		{"posture bare", checkPosture, "latest", "posture:NAME"},
+		{"proto tcp", checkProto, "tcp", ""},
+		{"proto number", checkProto, "47", ""},
+		{"proto unknown", checkProto, "quic", "not known"},
+		{"proto star", checkProto, "*", "name one protocol"},
+	} {
+		err := tc.check(tc.in)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %q: unexpected error %v", tc.name, tc.in, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: %q: error %v, want it to contain %q", tc.name, tc.in, err, tc.want)
+		}
+	}
+}
+
+func TestGrantAppJSONSemanticEquality(t *testing.T) {
+	t.Parallel()
+	a := appJSON{StringValue: types.StringValue(`{"example.com/cap/x": [ {"b": 1, "a": [true]} ]}`)}
+	b := appJSON{StringValue: types.StringValue(`{"example.com/cap/x":[{"a":[true],"b":1}]}`)}
+	c := appJSON{StringValue: types.StringValue(`{"example.com/cap/x":[{"a":[false],"b":1}]}`)}
+	if eq, diags := a.StringSemanticEquals(context.Background(), b); !eq || diags.HasError() {
+		t.Errorf("formatting and member order made a difference: %v %v", eq, diags)
+	}
+	if eq, _ := a.StringSemanticEquals(context.Background(), c); eq {
+		t.Error("different values compared equal")
+	}
+}
+
+func TestFragmentWriteGate(t *testing.T) {
+	t.Parallel()
+	g := &gather{quiet: 5 * time.Millisecond, max: time.Second}
+	// Callers that come together leave together, as one group.
+	var wg sync.WaitGroup
+	var released atomic.Int32
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := g.wait(context.Background()); err != nil {
+				t.Error(err)
+			}
+			released.Add(1)
+		}()
+	}
+	wg.Wait()
+	if n := released.Load(); n != 8 {
+		t.Fatalf("%d callers released, want 8", n)
+	}
+	g.mu.Lock()
+	left, running := len(g.waiting), g.running
+	g.mu.Unlock()
+	if left != 0 || running {
+		t.Errorf("after the group left: %d waiting, running=%v", left, running)
+	}
+	// A caller whose context ends stops waiting.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := g.wait(ctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("wait with a canceled context = %v", err)
+	}
+}
