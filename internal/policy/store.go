@@ -13,19 +13,38 @@ import (
 	"github.com/qtail/terraform-provider-qtail/internal/retry"
 )
 
-// DefaultLinger is how long the Store waits, after the first change of a
-// batch arrives, for others to join it.
-const DefaultLinger = 5 * time.Millisecond
+// Defaults of the batching and of the 412 budget.
+const (
+	// DefaultQuiet is how long the Store waits with no new change before
+	// it writes a batch. Terraform starts up to -parallelism changes
+	// together, but they reach the provider spread over a few
+	// milliseconds; waiting for a short quiet period lets a whole wave
+	// share one write, where a fixed short wait splits it (and a split
+	// wave keeps splitting the next ones).
+	DefaultQuiet = 25 * time.Millisecond
+	// DefaultMaxWait bounds the wait of a batch's first change.
+	DefaultMaxWait = 250 * time.Millisecond
+	// DefaultConflictAttempts is how many writes a batch may make when
+	// each loses a race (412). Several Terraform runs that share a policy
+	// race all the time; a rebase costs one read and one write.
+	DefaultConflictAttempts = 10
+)
 
 // StoreOptions configures a Store.
 type StoreOptions struct {
-	// Retry bounds the attempts and the jittered waits after a 412. Its
-	// MaxAttempts counts the first write; zero fields take the defaults
-	// of retry.Default.
+	// Retry sets the jittered waits between attempts after a 412; zero
+	// fields take the defaults of retry.Default.
 	Retry retry.Policy
-	// Linger is how long a batch waits for more changes before it is
-	// written. Zero means DefaultLinger; a negative value does not wait.
-	Linger time.Duration
+	// ConflictAttempts is how many writes a batch may make, the first
+	// included, while each fails with 412. Zero means
+	// DefaultConflictAttempts.
+	ConflictAttempts int
+	// Quiet is how long a batch waits with no new change before it is
+	// written, and MaxWait bounds the wait of its first change. Zero
+	// means DefaultQuiet and DefaultMaxWait; a negative Quiet does not
+	// wait.
+	Quiet   time.Duration
+	MaxWait time.Duration
 	// Logf, when set, receives one line per write, retry and isolation.
 	Logf func(format string, args ...any)
 }
@@ -49,7 +68,8 @@ type Store struct {
 	backend  Backend
 	retry    retry.Policy
 	attempts int
-	linger   time.Duration
+	quiet    time.Duration
+	maxWait  time.Duration
 	logf     func(format string, args ...any)
 
 	mu      sync.Mutex
@@ -58,6 +78,8 @@ type Store struct {
 	loading *load   // the read under way, if any
 	queue   []*request
 	writing bool
+	// lastArrival is when the latest change was queued.
+	lastArrival time.Time
 }
 
 // cached is a snapshot and, once needed, its parsed document, which is
@@ -91,13 +113,15 @@ type request struct {
 
 // NewStore returns a Store over b.
 func NewStore(b Backend, opts StoreOptions) *Store {
-	s := &Store{backend: b, retry: opts.Retry, linger: opts.Linger, logf: opts.Logf}
-	s.attempts = opts.Retry.MaxAttempts
+	s := &Store{backend: b, retry: opts.Retry, attempts: opts.ConflictAttempts, quiet: opts.Quiet, maxWait: opts.MaxWait, logf: opts.Logf}
 	if s.attempts <= 0 {
-		s.attempts = retry.Default().MaxAttempts
+		s.attempts = DefaultConflictAttempts
 	}
-	if s.linger == 0 {
-		s.linger = DefaultLinger
+	if s.quiet == 0 {
+		s.quiet = DefaultQuiet
+	}
+	if s.maxWait <= 0 {
+		s.maxWait = DefaultMaxWait
 	}
 	if s.logf == nil {
 		s.logf = func(string, ...any) {}
@@ -196,6 +220,7 @@ func (s *Store) Apply(ctx context.Context, m Mutation) error {
 	r := &request{ctx: ctx, mut: m, done: make(chan error, 1)}
 	s.mu.Lock()
 	s.queue = append(s.queue, r)
+	s.lastArrival = time.Now()
 	if !s.writing {
 		s.writing = true
 		go s.writer()
@@ -220,9 +245,7 @@ func (s *Store) Apply(ctx context.Context, m Mutation) error {
 // writer takes the queue batch by batch until it is empty.
 func (s *Store) writer() {
 	for {
-		if s.linger > 0 {
-			time.Sleep(s.linger)
-		}
+		s.settle()
 		s.mu.Lock()
 		batch := s.queue
 		s.queue = nil
@@ -239,6 +262,27 @@ func (s *Store) writer() {
 		for i, r := range batch {
 			r.done <- errs[i]
 		}
+	}
+}
+
+// settle waits until no change has been queued for the quiet period, or
+// for the longest wait of a batch.
+func (s *Store) settle() {
+	if s.quiet < 0 {
+		return
+	}
+	start := time.Now()
+	for {
+		s.mu.Lock()
+		wait := s.quiet - time.Since(s.lastArrival)
+		s.mu.Unlock()
+		if left := s.maxWait - time.Since(start); left < wait {
+			wait = left
+		}
+		if wait <= 0 {
+			return
+		}
+		time.Sleep(wait)
 	}
 }
 

@@ -3,6 +3,7 @@ package policy
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -80,7 +81,7 @@ func TestStoreBatchesConcurrentPuts(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			b := newMemBackend(basePolicy)
 			b.latency = 2 * time.Millisecond
-			s := NewStore(b, StoreOptions{Retry: testRetry(6)})
+			s := NewStore(b, StoreOptions{Retry: testRetry(6), ConflictAttempts: 6})
 			putGrants(t, s, "g", tc.callers, tc.perCaller, tc.parallel)
 			checkGrants(t, b, "g", tc.callers, tc.perCaller)
 			n := tc.callers * tc.perCaller
@@ -102,7 +103,7 @@ func TestStoreBatchesConcurrentPuts(t *testing.T) {
 func TestStoreReadBurstSharesOneGet(t *testing.T) {
 	b := newMemBackend(basePolicy)
 	b.latency = 10 * time.Millisecond
-	s := NewStore(b, StoreOptions{Retry: testRetry(3)})
+	s := NewStore(b, StoreOptions{Retry: testRetry(3), ConflictAttempts: 3})
 	var wg sync.WaitGroup
 	for i := 0; i < 100; i++ {
 		wg.Add(1)
@@ -155,7 +156,7 @@ func TestStoreReadBurstSharesOneGet(t *testing.T) {
 
 func TestStoreStaleCopyRebasesOn412(t *testing.T) {
 	b := newMemBackend(basePolicy)
-	s := NewStore(b, StoreOptions{Retry: testRetry(3)})
+	s := NewStore(b, StoreOptions{Retry: testRetry(3), ConflictAttempts: 3})
 	if _, err := s.Snapshot(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -179,8 +180,8 @@ func TestStoreTwoProcessesLoseNothing(t *testing.T) {
 	}
 	b := newMemBackend(string(orig))
 	b.latency = time.Millisecond
-	s1 := NewStore(b, StoreOptions{Retry: testRetry(20)})
-	s2 := NewStore(b, StoreOptions{Retry: testRetry(20)})
+	s1 := NewStore(b, StoreOptions{Retry: testRetry(20), ConflictAttempts: 20})
+	s2 := NewStore(b, StoreOptions{Retry: testRetry(20), ConflictAttempts: 20})
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); putGrants(t, s1, "p1", 10, 5, 10) }()
@@ -202,7 +203,7 @@ func TestStoreTwoProcessesLoseNothing(t *testing.T) {
 func TestStore412StormGivesUp(t *testing.T) {
 	b := newMemBackend(basePolicy)
 	b.storm = 100
-	s := NewStore(b, StoreOptions{Retry: testRetry(4), Logf: t.Logf})
+	s := NewStore(b, StoreOptions{Retry: testRetry(4), ConflictAttempts: 4, Logf: t.Logf})
 	key := Key{KindGrant, "storm"}
 	err := s.Put(context.Background(), key, grantValue("storm"))
 	var ce *ContentionError
@@ -242,7 +243,7 @@ func TestStoreBadFragmentFailsOnlyItsCaller(t *testing.T) {
 		}
 		return ""
 	}
-	s := NewStore(b, StoreOptions{Retry: testRetry(3), Linger: 30 * time.Millisecond, Logf: t.Logf})
+	s := NewStore(b, StoreOptions{Retry: testRetry(3), ConflictAttempts: 3, Quiet: 30 * time.Millisecond, Logf: t.Logf})
 	type result struct {
 		key Key
 		err error
@@ -296,7 +297,7 @@ func TestStoreBadFragmentFailsOnlyItsCaller(t *testing.T) {
 
 func TestStorePreviewDoesNotWrite(t *testing.T) {
 	b := newMemBackend(basePolicy)
-	s := NewStore(b, StoreOptions{Retry: testRetry(3)})
+	s := NewStore(b, StoreOptions{Retry: testRetry(3), ConflictAttempts: 3})
 	out, err := s.Preview(context.Background(),
 		Mutation{Key: Key{KindGrant, "p"}, Value: grantValue("p")},
 		Mutation{Key: Key{KindTagOwner, "tag:p"}, Value: raw(`["group:ops"]`)},
@@ -321,7 +322,7 @@ func TestStorePreviewDoesNotWrite(t *testing.T) {
 
 func TestStoreNoOpsDoNotWrite(t *testing.T) {
 	b := newMemBackend(basePolicy)
-	s := NewStore(b, StoreOptions{Retry: testRetry(3)})
+	s := NewStore(b, StoreOptions{Retry: testRetry(3), ConflictAttempts: 3})
 	ctx := context.Background()
 	if err := s.Delete(ctx, Key{KindGrant, "absent"}); err != nil {
 		t.Fatal(err)
@@ -351,7 +352,7 @@ func TestStoreNoOpsDoNotWrite(t *testing.T) {
 
 func TestStoreCanceledBeforeBatch(t *testing.T) {
 	b := newMemBackend(basePolicy)
-	s := NewStore(b, StoreOptions{Retry: testRetry(3), Linger: 200 * time.Millisecond})
+	s := NewStore(b, StoreOptions{Retry: testRetry(3), ConflictAttempts: 3, Quiet: 200 * time.Millisecond, MaxWait: time.Second})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
 	defer cancel()
 	err := s.Put(ctx, Key{KindGrant, "late"}, grantValue("late"))
@@ -366,7 +367,7 @@ func TestStoreCanceledBeforeBatch(t *testing.T) {
 }
 
 func TestStoreReadError(t *testing.T) {
-	s := NewStore(failingBackend{}, StoreOptions{Retry: testRetry(2)})
+	s := NewStore(failingBackend{}, StoreOptions{Retry: testRetry(2), ConflictAttempts: 2})
 	if _, err := s.Read(context.Background(), Key{KindGrant, "x"}); err == nil || !strings.Contains(err.Error(), "boom") {
 		t.Fatalf("err = %v", err)
 	}
@@ -382,3 +383,26 @@ func (failingBackend) Set(context.Context, []byte, string) (string, error) {
 	return "", errors.New("boom")
 }
 func (failingBackend) Validate(context.Context, []byte) error { return errors.New("boom") }
+
+// Changes that arrive spread out, as Terraform's creates of one wave do,
+// share one write as long as each comes within the quiet period of the
+// previous one.
+func TestStoreGathersAStaggeredWave(t *testing.T) {
+	b := newMemBackend("{\n\t\"grants\": [],\n}\n")
+	s := NewStore(b, StoreOptions{Retry: testRetry(3), ConflictAttempts: 3, Quiet: 300 * time.Millisecond, MaxWait: 5 * time.Second})
+	var wg sync.WaitGroup
+	for i := range 10 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			time.Sleep(time.Duration(i) * 5 * time.Millisecond)
+			if err := s.Put(context.Background(), Key{Kind: KindGrant, Name: fmt.Sprintf("g%d", i)}, json.RawMessage(`{"src":["*"],"dst":["tag:x"],"ip":["*"]}`)); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if c := b.counts(); c.writes != 1 {
+		t.Fatalf("a wave of 10 changes made %d writes, want 1", c.writes)
+	}
+}

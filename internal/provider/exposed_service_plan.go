@@ -100,7 +100,7 @@ func (r *exposedServiceResource) ModifyPlan(ctx context.Context, req resource.Mo
 	}
 	if replacing {
 		if r.configured() {
-			r.data.exposures().release(state.AnnotationsGroupID.ValueString(), state.DeviceID.ValueString())
+			r.data.exposures.release(state.AnnotationsGroupID.ValueString(), state.DeviceID.ValueString())
 		}
 		if !plan.Tags.Equal(state.Tags) && plan.ApplicationID.Equal(state.ApplicationID) {
 			resp.Diagnostics.AddAttributeWarning(path.Root("tags"), "Changing tags replaces the exposure",
@@ -145,7 +145,7 @@ func (r *exposedServiceResource) checkPlan(ctx context.Context, plan, state *exp
 	diags.Append(d...)
 	plan.Ports = ports
 
-	reg := r.data.exposures()
+	reg := r.data.exposures
 	ownGroup := ""
 	if !creating {
 		ownGroup = state.AnnotationsGroupID.ValueString()
@@ -251,7 +251,7 @@ func (r *exposedServiceResource) checkHostname(ctx context.Context, plan *expose
 	ops *exposureOperatorLookup, leftovers map[string]bool, creating bool, diags *diag.Diagnostics) {
 	hostname := plan.Hostname.ValueString()
 	q := r.data.qovery
-	reg := r.data.exposures()
+	reg := r.data.exposures
 	orgID := ops.env.Organization.ID
 	groups, err := q.ListAnnotationsGroups(ctx, orgID)
 	if err != nil {

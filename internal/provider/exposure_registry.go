@@ -1,10 +1,8 @@
 package provider
 
 import (
-	"runtime"
 	"strings"
 	"sync"
-	"weak"
 )
 
 // exposureRegistry remembers, for one provider instance, what the
@@ -25,22 +23,8 @@ type exposureRegistry struct {
 	released map[string]bool
 }
 
-// exposureRegistries holds the registry of each provider data, keyed weakly so
-// that a provider instance that is gone takes its registry with it.
-var exposureRegistries sync.Map // weak.Pointer[providerData] -> *exposureRegistry
-
-// exposures returns the exposure registry of this provider instance.
-func (d *providerData) exposures() *exposureRegistry {
-	key := weak.Make(d)
-	v, loaded := exposureRegistries.Load(key)
-	if !loaded {
-		v, loaded = exposureRegistries.LoadOrStore(key, &exposureRegistry{hostnames: map[string]string{}, released: map[string]bool{}})
-		if !loaded {
-			runtime.AddCleanup(d, func(k weak.Pointer[providerData]) { exposureRegistries.Delete(k) }, key)
-		}
-	}
-	r, _ := v.(*exposureRegistry) // only this function stores values
-	return r
+func newExposureRegistry() *exposureRegistry {
+	return &exposureRegistry{hostnames: map[string]string{}, released: map[string]bool{}}
 }
 
 // claim records that applicationID is exposed at hostname in this plan. It

@@ -183,7 +183,7 @@ func (o ownedIDs) has(r *operatorResource, id string) bool {
 		}
 	}
 	// A tainted operator, being replaced, registered by Read.
-	return r.data.operatorReplacements().has(id)
+	return r.data.replacedOperators.has(id)
 }
 
 // replacedOperator names the Helm service and the device of an operator

@@ -1,9 +1,7 @@
 package provider
 
 import (
-	"runtime"
 	"sync"
-	"weak"
 )
 
 // operatorRegistry remembers, for one provider instance, the Helm services
@@ -17,20 +15,8 @@ type operatorRegistry struct {
 	replaced map[string]bool
 }
 
-var operatorRegistries sync.Map // weak.Pointer[providerData] -> *operatorRegistry
-
-// operatorReplacements returns the registry of this provider instance.
-func (d *providerData) operatorReplacements() *operatorRegistry {
-	key := weak.Make(d)
-	v, loaded := operatorRegistries.Load(key)
-	if !loaded {
-		v, loaded = operatorRegistries.LoadOrStore(key, &operatorRegistry{replaced: map[string]bool{}})
-		if !loaded {
-			runtime.AddCleanup(d, func(k weak.Pointer[providerData]) { operatorRegistries.Delete(k) }, key)
-		}
-	}
-	r, _ := v.(*operatorRegistry) // only this function stores values
-	return r
+func newOperatorRegistry() *operatorRegistry {
+	return &operatorRegistry{replaced: map[string]bool{}}
 }
 
 // add registers the IDs of a failed operator.

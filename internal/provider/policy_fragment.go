@@ -18,7 +18,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/qtail/terraform-provider-qtail/internal/policy"
-	"github.com/qtail/terraform-provider-qtail/internal/tailnet"
 )
 
 // A fragment resource owns one entry of the tailnet policy file: a grant, a
@@ -99,16 +98,6 @@ func (r *fragmentResource[M, P]) policyStore(diags *diag.Diagnostics) *policy.St
 	return store
 }
 
-// gate waits at the write gate of store's coordinator, so that the changes
-// Terraform starts together are written together.
-func (r *fragmentResource[M, P]) gate(ctx context.Context, store *policy.Store, diags *diag.Diagnostics) bool {
-	if err := coordinatorFor(store, r.data.tailnet).writes.wait(ctx); err != nil {
-		diags.AddError("Policy change canceled", fmt.Sprintf("qtail stopped waiting to write the policy file: %v.", err))
-		return false
-	}
-	return true
-}
-
 func (r *fragmentResource[M, P]) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	plan := P(new(M))
 	resp.Diagnostics.Append(req.Plan.Get(ctx, plan)...)
@@ -123,9 +112,6 @@ func (r *fragmentResource[M, P]) Create(ctx context.Context, req resource.Create
 	value, known := plan.entry()
 	if !ok || !known {
 		resp.Diagnostics.AddError("Unknown values at apply time", "Every attribute of the "+r.what+" must be known when it is created. Please report this issue to the qtail developers.")
-		return
-	}
-	if !r.gate(ctx, store, &resp.Diagnostics) {
 		return
 	}
 	if err := store.Apply(ctx, policy.Mutation{Key: key, Value: value}); err != nil {
@@ -200,9 +186,6 @@ func (r *fragmentResource[M, P]) Update(ctx context.Context, req resource.Update
 		resp.Diagnostics.AddError("Unknown values at apply time", "Every attribute of the "+r.what+" must be known when it is updated. Please report this issue to the qtail developers.")
 		return
 	}
-	if !r.gate(ctx, store, &resp.Diagnostics) {
-		return
-	}
 	// A grant or a test whose marker a person removed is found by its
 	// content only: adopt it as it is before changing it, so that the
 	// change does not add a second entry.
@@ -233,7 +216,7 @@ func (r *fragmentResource[M, P]) Delete(ctx context.Context, req resource.Delete
 		return
 	}
 	key, ok := state.fragmentKey()
-	if !ok || !r.gate(ctx, store, &resp.Diagnostics) {
+	if !ok {
 		return
 	}
 	// An entry whose marker a person removed is still this resource's:
@@ -296,12 +279,11 @@ func (r *fragmentResource[M, P]) ModifyPlan(ctx context.Context, req resource.Mo
 	if !changing || r.data.tailnetUnknown {
 		return
 	}
-	store, diags := r.data.Policy()
-	if resp.Diagnostics.Append(diags...); diags.HasError() {
+	if _, diags := r.data.Policy(); diags.HasError() {
+		resp.Diagnostics.Append(diags...)
 		return
 	}
-	client, _ := r.data.Tailnet()
-	checks := coordinatorFor(store, client)
+	checks := r.data.policyChecks()
 	if present, err := checks.allowAllPresent(ctx); err == nil && present {
 		resp.Diagnostics.AddWarning("The default allow-all rule is still in the policy file", allowAllWarning)
 	}
@@ -318,11 +300,6 @@ func (r *fragmentResource[M, P]) ModifyPlan(ctx context.Context, req resource.Mo
 			resp.Diagnostics.AddError(key.String()+" already exists", msg)
 			return
 		}
-	}
-	// Resources that depend on this one (an operator on its tag owners)
-	// check the policy file as it will be.
-	for _, m := range muts {
-		r.data.notePlannedFragment(m)
 	}
 	err := checks.check(ctx, muts)
 	var conflict *policy.UnmanagedConflictError
@@ -353,13 +330,9 @@ func (r *fragmentResource[M, P]) planDelete(state P) {
 	if !ok {
 		return
 	}
-	store, diags := r.data.Policy()
-	if diags.HasError() {
-		return
+	if checks := r.data.policyChecks(); checks != nil {
+		checks.record(policy.Mutation{Key: key, Delete: true})
 	}
-	m := policy.Mutation{Key: key, Delete: true}
-	r.data.notePlannedFragment(m)
-	coordinatorFor(store, r.data.tailnet).record(m)
 }
 
 const allowAllWarning = "The policy file still holds the rule that every new tailnet ships with, " +
@@ -629,25 +602,21 @@ func listJSON(l types.List) (json.RawMessage, bool) {
 	return out, err == nil
 }
 
-// policyCoordinator is what the fragment resources of one provider instance
-// (one Terraform operation) share besides the policy store.
+// policyCoordinator holds the policy fragment changes planned by one
+// provider instance (one Terraform operation) and validates them.
 //
-// It validates the fragment changes of a plan: each change is checked
-// together with the changes planned before it (a tag owner and the grant
-// that uses its tag are valid only together), and concurrent checks share
-// one call of /acl/validate: when the batch passes, every change of it
-// passes; when Tailscale rejects it, each change is validated again on its
-// own so that only the one at fault fails.
+// Each change is checked together with the changes planned before it (a
+// tag owner and the grant that uses its tag are valid only together), and
+// concurrent checks share one call of /acl/validate: when the batch
+// passes, every change of it passes; when Tailscale rejects it, each change
+// is validated again on its own so that only the one at fault fails.
+// Resources that depend on fragments (an operator on its tag owners) read
+// the policy file as it will be through planned.
 //
-// It also gathers writes: Terraform starts changes in waves (up to its
-// -parallelism), but they reach the provider spread over a few
-// milliseconds, and a wave that is split keeps splitting the next ones.
-// Each change waits at the gate until no other has come for batchQuiet, so
-// that a wave reaches the store at once and shares one write.
+// The writes themselves are gathered by the policy.Store.
 type policyCoordinator struct {
 	store    *policy.Store
 	validate func(ctx context.Context, hujson []byte) error
-	writes   gather
 
 	mu          sync.Mutex
 	planned     []policy.Mutation // changes that passed, one per key, in order
@@ -669,32 +638,26 @@ type validateCallError struct{ err error }
 func (e *validateCallError) Error() string { return e.err.Error() }
 func (e *validateCallError) Unwrap() error { return e.err }
 
-// A batch of checks or writes starts once no other has come for
-// batchQuiet, and at the latest batchMaxWait after its first one.
+// A batch of checks starts once no other has come for batchQuiet, and at
+// the latest batchMaxWait after its first one, as the store's writes do.
 const (
-	batchQuiet   = 25 * time.Millisecond
-	batchMaxWait = 250 * time.Millisecond
+	batchQuiet   = policy.DefaultQuiet
+	batchMaxWait = policy.DefaultMaxWait
 )
+
+func newPolicyCoordinator(store *policy.Store, validate func(context.Context, []byte) error) *policyCoordinator {
+	return &policyCoordinator{store: store, validate: validate, allowAll: map[string]bool{}}
+}
+
+// plannedChanges returns the changes planned so far, in order.
+func (c *policyCoordinator) plannedChanges() []policy.Mutation {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.planned)
+}
 
 // planCheckTimeout bounds one batch of checks.
 const planCheckTimeout = 2 * time.Minute
-
-// allCoordinators holds the coordinator of every policy store. A store lives
-// as long as its provider instance, which serves one Terraform operation.
-var allCoordinators sync.Map // *policy.Store -> *policyCoordinator
-
-func coordinatorFor(store *policy.Store, client *tailnet.Client) *policyCoordinator {
-	if c, ok := allCoordinators.Load(store); ok {
-		return c.(*policyCoordinator) //nolint:forcetypeassert // only *policyCoordinator are stored
-	}
-	c, _ := allCoordinators.LoadOrStore(store, &policyCoordinator{
-		store:    store,
-		validate: client.ValidatePolicy,
-		writes:   gather{quiet: batchQuiet, max: batchMaxWait},
-		allowAll: map[string]bool{},
-	})
-	return c.(*policyCoordinator) //nolint:forcetypeassert // only *policyCoordinator are stored
-}
 
 // record adds changes that need no check (removals) to the planned ones.
 func (c *policyCoordinator) record(muts ...policy.Mutation) {
@@ -802,7 +765,10 @@ func (c *policyCoordinator) run(ctx context.Context) {
 		cancel()
 		c.mu.Lock()
 		for i, pc := range batch {
-			if errs[i] == nil {
+			// A change is planned unless it is refused; one that could not
+			// be checked (Tailscale unreachable) is planned too.
+			var unchecked *validateCallError
+			if errs[i] == nil || errors.As(errs[i], &unchecked) {
 				c.acceptLocked(pc.muts)
 			}
 		}
@@ -887,55 +853,4 @@ func shellWord(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-// gather holds callers until arrivals pause: everyone waiting goes once no
-// new caller has come for quiet, and at the latest max after the first.
-type gather struct {
-	quiet, max time.Duration
-
-	mu      sync.Mutex
-	waiting []chan struct{}
-	last    time.Time
-	running bool
-}
-
-// wait returns when the caller's group is released, or when ctx ends.
-func (g *gather) wait(ctx context.Context) error {
-	ch := make(chan struct{})
-	g.mu.Lock()
-	g.waiting = append(g.waiting, ch)
-	g.last = time.Now()
-	if !g.running {
-		g.running = true
-		go g.release(g.last)
-	}
-	g.mu.Unlock()
-	select {
-	case <-ch:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-func (g *gather) release(first time.Time) {
-	for {
-		g.mu.Lock()
-		wait := g.quiet - time.Since(g.last)
-		if left := g.max - time.Since(first); left < wait {
-			wait = left
-		}
-		if wait <= 0 {
-			group := g.waiting
-			g.waiting, g.running = nil, false
-			g.mu.Unlock()
-			for _, ch := range group {
-				close(ch)
-			}
-			return
-		}
-		g.mu.Unlock()
-		time.Sleep(wait)
-	}
 }

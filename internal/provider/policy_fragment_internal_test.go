@@ -9,7 +9,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -170,7 +169,7 @@ func TestFragmentCoordinator_batchesAndIsolates(t *testing.T) {
 	t.Parallel()
 	b := &memBackend{body: []byte("{\n\t\"grants\": [],\n}\n")}
 	store := policy.NewStore(b, policy.StoreOptions{})
-	checks := &policyCoordinator{store: store, validate: b.Validate, allowAll: map[string]bool{}}
+	checks := newPolicyCoordinator(store, b.Validate)
 	ctx := context.Background()
 	put := func(name, dst string) []policy.Mutation {
 		return []policy.Mutation{{Key: policy.Key{Kind: policy.KindGrant, Name: name},
@@ -291,39 +290,5 @@ func TestGrantAppJSONSemanticEquality(t *testing.T) {
 	}
 	if eq, _ := a.StringSemanticEquals(context.Background(), c); eq {
 		t.Error("different values compared equal")
-	}
-}
-
-func TestFragmentWriteGate(t *testing.T) {
-	t.Parallel()
-	g := &gather{quiet: 5 * time.Millisecond, max: time.Second}
-	// Callers that come together leave together, as one group.
-	var wg sync.WaitGroup
-	var released atomic.Int32
-	for range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := g.wait(context.Background()); err != nil {
-				t.Error(err)
-			}
-			released.Add(1)
-		}()
-	}
-	wg.Wait()
-	if n := released.Load(); n != 8 {
-		t.Fatalf("%d callers released, want 8", n)
-	}
-	g.mu.Lock()
-	left, running := len(g.waiting), g.running
-	g.mu.Unlock()
-	if left != 0 || running {
-		t.Errorf("after the group left: %d waiting, running=%v", left, running)
-	}
-	// A caller whose context ends stops waiting.
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if err := g.wait(ctx); !errors.Is(err, context.Canceled) {
-		t.Errorf("wait with a canceled context = %v", err)
 	}
 }

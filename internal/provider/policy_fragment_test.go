@@ -597,7 +597,7 @@ func TestFragments_412StormBeyondBounds(t *testing.T) {
 						Body: json.RawMessage(`{"message":"precondition failed, invalid old hash"}`)})
 				},
 				Config: threeGrants,
-				ExpectError: acctest.ErrorRE(`gave up after 4 attempts to write the policy file: it kept changing underneath ` +
+				ExpectError: acctest.ErrorRE(`gave up after 10 attempts to write the policy file: it kept changing underneath ` +
 					`(each write was refused with HTTP 412 because the file had changed since it was read; last error: ` +
 					`tailscale API POST /tailscale/api/v2/tailnet/example.com/acl: precondition failed, invalid old hash (HTTP 412)); ` +
 					`nothing was written, run the apply again`),

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"sort"
 	"sync"
 	"time"
 
@@ -39,16 +38,24 @@ type providerData struct {
 
 	storeOnce sync.Once
 	store     *policy.Store
+	// checks holds and validates the fragment changes planned by this
+	// provider instance.
+	checks *policyCoordinator
 
-	// planned holds the policy fragment changes planned so far in this
-	// provider instance: resources that depend on a fragment (the operator
-	// on its tag owners) check the policy as it will be, not as it is.
-	plannedMu sync.Mutex
-	planned   map[policy.Key]policy.Mutation
+	// exposures and replacedOperators remember what the plan of this
+	// provider instance claims and gives up (see their types).
+	exposures         *exposureRegistry
+	replacedOperators *operatorRegistry
 }
 
 func newProviderData(version string, opts Options) *providerData {
-	d := &providerData{version: version, pollInterval: opts.PollInterval, retryPolicy: opts.Retry}
+	d := &providerData{
+		version:           version,
+		pollInterval:      opts.PollInterval,
+		retryPolicy:       opts.Retry,
+		exposures:         newExposureRegistry(),
+		replacedOperators: newOperatorRegistry(),
+	}
 	if d.pollInterval <= 0 {
 		d.pollInterval = defaultPollInterval
 	}
@@ -169,20 +176,17 @@ func (d *providerData) Policy() (*policy.Store, diag.Diagnostics) {
 	}
 	d.storeOnce.Do(func() {
 		d.store = policy.NewStore(c.PolicyBackend(), policy.StoreOptions{Retry: d.retryPolicy})
+		d.checks = newPolicyCoordinator(d.store, c.ValidatePolicy)
 	})
 	return d.store, diags
 }
 
-// notePlannedFragment records a fragment change planned by a fragment
-// resource's ModifyPlan. Terraform plans a resource after the resources it
-// depends on, so a dependent resource sees the changes of its dependencies.
-func (d *providerData) notePlannedFragment(m policy.Mutation) {
-	d.plannedMu.Lock()
-	defer d.plannedMu.Unlock()
-	if d.planned == nil {
-		d.planned = map[policy.Key]policy.Mutation{}
+// policyChecks returns the plan-time coordinator of the policy store.
+func (d *providerData) policyChecks() *policyCoordinator {
+	if _, diags := d.Policy(); diags.HasError() {
+		return nil
 	}
-	d.planned[m.Key] = m
+	return d.checks
 }
 
 // plannedPolicy returns the policy file as it will be once the fragment
@@ -192,14 +196,7 @@ func (d *providerData) plannedPolicy(ctx context.Context) ([]byte, diag.Diagnost
 	if diags.HasError() {
 		return nil, diags
 	}
-	d.plannedMu.Lock()
-	muts := make([]policy.Mutation, 0, len(d.planned))
-	for _, m := range d.planned {
-		muts = append(muts, m)
-	}
-	d.plannedMu.Unlock()
-	sort.Slice(muts, func(i, j int) bool { return muts[i].Key.String() < muts[j].Key.String() })
-	body, err := store.Preview(ctx, muts...)
+	body, err := store.Preview(ctx, d.checks.plannedChanges()...)
 	if err != nil {
 		diags.AddError("Unable to read the tailnet policy", err.Error())
 		return nil, diags
