@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # make demo: start the sandbox, apply examples/quickstart with the provider
-# built from this tree, show the result and check that a second plan is empty.
+# built from this tree, show what was built, check that a second plan is
+# empty, then edit something by hand in the sandbox's Qovery console and show
+# the plan that repairs it, apply it, and check again that the plan is empty.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
@@ -13,7 +15,7 @@ trap cleanup EXIT
 
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
-say "Starting the sandbox"
+say "Starting the sandbox (fake Qovery and Tailscale APIs, simulated cluster)"
 go build -o "$work/sandbox" "$root/tools/sandbox"
 "$work/sandbox" -addr 127.0.0.1:0 -deploy-time "${QTAIL_DEMO_DEPLOY_TIME:-1s}" >"$work/sandbox.env" 2>"$work/sandbox.log" &
 sandbox_pid=$!
@@ -41,26 +43,57 @@ export TF_IN_AUTOMATION=1
 cp -R "$root/examples/quickstart" "$work/quickstart"
 tf() { terraform -chdir="$work/quickstart" "$@"; }
 
+empty_plan() {
+  set +e
+  tf plan -detailed-exitcode -input=false -compact-warnings >"$work/plan.txt" 2>&1
+  local code=$?
+  set -e
+  grep -E 'No changes|Plan:' "$work/plan.txt" || true
+  if [ "$code" -ne 0 ]; then
+    cat "$work/plan.txt" >&2
+    echo "the plan is not empty (exit code $code)" >&2
+    exit 1
+  fi
+}
+
 say "terraform apply"
 tf apply -auto-approve -input=false -compact-warnings
 
-say "Outputs"
-tf output -no-color
+say "The service's tailnet URL"
+tf output -raw billing_url
+echo
 
-say "What the sandbox now holds"
-if [ -x "$root/scripts/demo-show.sh" ]; then bash "$root/scripts/demo-show.sh" "$admin" "$work/quickstart"; fi
-curl -fsS -H "Authorization: Token $QOVERY_API_TOKEN" "$QOVERY_API_URL/organization/$TF_VAR_organization_id/helmRepository" \
-  | python3 -c 'import json,sys; [print("  Qovery Helm repository:", r["name"], r["url"], r["id"]) for r in json.load(sys.stdin)["results"]]'
+say "Devices on the sandbox tailnet"
+curl -fsS -u "$TAILSCALE_API_KEY:" "$TAILSCALE_BASE_URL/api/v2/tailnet/-/devices" | python3 -c '
+import json, sys
+for d in json.load(sys.stdin)["devices"]:
+    print("  %-32s %-44s %s" % (d["hostname"], d["name"], ",".join(d.get("tags") or []) or "user " + d.get("user", "")))'
 
-say "terraform plan (must be empty)"
+say "qtail's fragments of the tailnet policy file"
+curl -fsS -u "$TAILSCALE_API_KEY:" -H 'Accept: application/hujson' "$TAILSCALE_BASE_URL/api/v2/tailnet/-/acl"
+
+say "terraform plan right after apply (must be empty)"
+empty_plan
+
+say "A console edit: someone detaches the annotations group from billing-api in Qovery"
+group=$(tf output -raw annotations_group_id)
+curl -fsS -X POST "$admin/console" -H 'Content-Type: application/json' \
+  -d "{\"action\":\"qovery.detach_group\",\"id\":\"$TF_VAR_application_id\",\"group_id\":\"$group\"}" >/dev/null
+curl -fsS -X POST "$admin/console" -H 'Content-Type: application/json' \
+  -d "{\"action\":\"qovery.deploy\",\"id\":\"$TF_VAR_application_id\"}" >/dev/null
+sleep "${QTAIL_DEMO_DEPLOY_WAIT:-2}"
+
+say "terraform plan shows the repair"
 set +e
-tf plan -detailed-exitcode -input=false -compact-warnings >"$work/plan.txt" 2>&1
+tf plan -detailed-exitcode -input=false -compact-warnings -out="$work/repair.tfplan"
 code=$?
 set -e
-grep -E 'No changes|Plan:' "$work/plan.txt" || true
-if [ "$code" -ne 0 ]; then
-  cat "$work/plan.txt" >&2
-  echo "the second plan is not empty (exit code $code)" >&2
-  exit 1
-fi
-say "Done: the second plan is empty"
+if [ "$code" -ne 2 ]; then echo "expected a plan with changes (exit code 2), got $code" >&2; exit 1; fi
+
+say "terraform apply (the repair)"
+tf apply -input=false -compact-warnings "$work/repair.tfplan"
+
+say "terraform plan after the repair (must be empty)"
+empty_plan
+
+say "Done: billing-api is at $(tf output -raw billing_url), reachable by group:platform-ops only"

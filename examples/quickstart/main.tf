@@ -1,7 +1,15 @@
-# qtail quickstart: the Tailscale operator's Helm repository in Qovery.
+# qtail quickstart: one Qovery application on the tailnet at a stable
+# hostname, reachable only by group:platform-ops, on its declared ports.
+#
+# This is the whole manual recipe for one region (us-east-1): the operator's
+# Helm repository, the tag owners it needs, the operator with its own OAuth
+# client, the exposure, a grant, the removal of the allow-all rule a new
+# tailnet ships with, and policy tests that Tailscale then enforces on every
+# later change of the policy file.
 #
 # Run it against the built-in sandbox with `make demo`, or against real
-# Qovery and Tailscale accounts with the credentials in the environment.
+# Qovery and Tailscale accounts with the credentials in the environment
+# (see the README).
 
 terraform {
   required_version = ">= 1.11"
@@ -19,12 +27,123 @@ variable "organization_id" {
   description = "ID of the Qovery organization."
 }
 
+variable "environment_id" {
+  type        = string
+  description = "ID of the Qovery environment, on the us-east-1 cluster, where the operator runs."
+}
+
+variable "application_id" {
+  type        = string
+  description = "ID of the Qovery application to expose (billing-api in the sandbox)."
+}
+
+variable "denied_user" {
+  type        = string
+  description = "A member of the tailnet outside group:platform-ops, who must not reach billing-api (a user of the sandbox tailnet by default)."
+  default     = "carol@example.com"
+}
+
+variable "chart_version" {
+  type        = string
+  description = "Pinned version of the tailscale-operator chart."
+  default     = "1.102.4"
+}
+
 # Tailscale's stable chart channel, as an organization Helm repository.
 resource "qtail_helm_repository" "tailscale" {
   organization_id = var.organization_id
   name            = "tailscale"
 }
 
-output "helm_repository_id" {
-  value = qtail_helm_repository.tailscale.id
+# tagOwners: the operator's own tag (only admins may apply it), the tag of
+# every proxy it creates, and the tag of the billing proxy alone.
+resource "qtail_tag_owner" "k8s_operator" {
+  tag    = "tag:k8s-operator"
+  owners = []
+}
+
+resource "qtail_tag_owner" "k8s" {
+  tag    = "tag:k8s"
+  owners = [qtail_tag_owner.k8s_operator.tag]
+}
+
+resource "qtail_tag_owner" "k8s_billing" {
+  tag    = "tag:k8s-billing"
+  owners = [qtail_tag_owner.k8s_operator.tag]
+}
+
+# The operator of the us-east-1 cluster, with an OAuth client that qtail
+# creates for this cluster alone; its secret goes straight to a Qovery
+# secret variable and never into the Terraform state.
+resource "qtail_operator" "us_east_1" {
+  environment_id      = var.environment_id
+  helm_repository_id  = qtail_helm_repository.tailscale.id
+  chart_version       = var.chart_version
+  hostname            = "tailscale-operator-us-east-1"
+  default_tags        = [qtail_tag_owner.k8s_operator.tag]
+  proxy_default_tags  = [qtail_tag_owner.k8s.tag]
+  create_oauth_client = true
+}
+
+# billing-api at billing-api-us-east-1.TAILNET.ts.net, with its own tag.
+resource "qtail_exposed_service" "billing" {
+  application_id = var.application_id
+  hostname       = "billing-api-us-east-1"
+  tags           = [qtail_tag_owner.k8s_billing.tag]
+  depends_on     = [qtail_operator.us_east_1]
+}
+
+# Only group:platform-ops reaches the billing proxy, on the ports the
+# application declares (every declared port is reachable through it).
+resource "qtail_grant" "platform_ops_to_billing" {
+  name = "platform-ops-to-billing"
+  src  = ["group:platform-ops"]
+  dst  = [qtail_tag_owner.k8s_billing.tag]
+  ip   = [for p in qtail_exposed_service.billing.ports : "${p.protocol == "UDP" ? "udp" : "tcp"}:${p.internal_port}"]
+}
+
+# The rule every new tailnet ships with lets every device reach every proxy:
+# remove it once the grant above gives the access that is needed.
+resource "qtail_allow_all_removal" "this" {
+  depends_on = [qtail_grant.platform_ops_to_billing]
+}
+
+# Tailscale refuses every later policy change that breaks these.
+resource "qtail_policy_test" "platform_ops_reach_billing" {
+  name       = "platform-ops-reach-billing"
+  src        = "group:platform-ops"
+  accept     = [for p in qtail_exposed_service.billing.ports : "${qtail_tag_owner.k8s_billing.tag}:${p.internal_port}"]
+  depends_on = [qtail_grant.platform_ops_to_billing]
+}
+
+resource "qtail_policy_test" "others_denied_billing" {
+  name       = "others-denied-billing"
+  src        = var.denied_user
+  deny       = [for p in qtail_exposed_service.billing.ports : "${qtail_tag_owner.k8s_billing.tag}:${p.internal_port}"]
+  depends_on = [qtail_allow_all_removal.this]
+}
+
+output "billing_url" {
+  description = "Where group:platform-ops reaches billing-api on the tailnet."
+  value       = "http://${qtail_exposed_service.billing.tailnet_fqdn}:${qtail_exposed_service.billing.ports[0].internal_port}/"
+}
+
+output "billing_device" {
+  value = {
+    fqdn = qtail_exposed_service.billing.tailnet_fqdn
+    ips  = qtail_exposed_service.billing.tailnet_ips
+    tags = qtail_exposed_service.billing.tags
+  }
+}
+
+output "operator_device" {
+  value = {
+    hostname = qtail_operator.us_east_1.hostname
+    fqdn     = qtail_operator.us_east_1.tailnet_fqdn
+  }
+}
+
+output "annotations_group_id" {
+  description = "The Qovery annotations group that exposes billing-api."
+  value       = qtail_exposed_service.billing.annotations_group_id
 }

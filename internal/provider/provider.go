@@ -263,6 +263,7 @@ func (p *qtailProvider) Resources(_ context.Context) []func() resource.Resource 
 		NewTagOwnerResource,
 		NewAutoApproverResource,
 		NewPolicyTestResource,
+		NewAllowAllRemovalResource,
 		NewOperatorResource,
 		NewExposedServiceResource,
 	}
