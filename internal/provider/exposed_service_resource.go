@@ -236,7 +236,10 @@ func (r *exposedServiceResource) Schema(ctx context.Context, _ resource.SchemaRe
 				MarkdownDescription: "Wait until the proxy device has joined the tailnet with the expected tags, and until it has left " +
 					"when the exposure is destroyed. Default `true`.",
 			},
-			"timeouts": timeouts.Attributes(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),
+			"timeouts": timeoutsAttribute(ctx, exposureDefaultTimeout,
+				"Time to create the annotations group, attach it, redeploy the application and wait for the proxy device.",
+				"Time to update the annotations group, redeploy the application and wait for the proxy device.",
+				"Time to detach the group, redeploy the application, delete the group and wait for the proxy device to leave."),
 
 			"organization_id": schema.StringAttribute{
 				Computed:            true,

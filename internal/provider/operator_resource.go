@@ -266,7 +266,10 @@ func (r *operatorResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 				Computed:            true,
 				MarkdownDescription: "MagicDNS name of the operator's device, such as `tailscale-operator-us-east-1.tail4f2a.ts.net`.",
 			},
-			"timeouts": timeouts.Attributes(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),
+			"timeouts": timeoutsAttribute(ctx, operatorCreateTimeout,
+				"Time to create the Helm service and its variables, deploy the operator and wait for its device on the tailnet.",
+				"Time to update the Helm service, redeploy it and wait for the device.",
+				"Time to delete the Helm service, wait until it is gone, revoke a created OAuth client and wait for the device to leave."),
 		},
 	}
 }

@@ -98,20 +98,30 @@ func (r *fragmentResource[M, P]) policyStore(diags *diag.Diagnostics) *policy.St
 	return store
 }
 
+// change returns what a Create or Update writes: the store, the key and the
+// value of the planned entry.
+func (r *fragmentResource[M, P]) change(plan P, verb string, diags *diag.Diagnostics) (*policy.Store, policy.Key, json.RawMessage, bool) {
+	store := r.policyStore(diags)
+	if store == nil {
+		return nil, policy.Key{}, nil, false
+	}
+	key, ok := plan.fragmentKey()
+	value, known := plan.entry()
+	if !ok || !known {
+		diags.AddError("Unknown values at apply time", "Every attribute of the "+r.what+" must be known when it is "+verb+". Please report this issue to the qtail developers.")
+		return nil, policy.Key{}, nil, false
+	}
+	return store, key, value, true
+}
+
 func (r *fragmentResource[M, P]) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	plan := P(new(M))
 	resp.Diagnostics.Append(req.Plan.Get(ctx, plan)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	store := r.policyStore(&resp.Diagnostics)
-	if store == nil {
-		return
-	}
-	key, ok := plan.fragmentKey()
-	value, known := plan.entry()
-	if !ok || !known {
-		resp.Diagnostics.AddError("Unknown values at apply time", "Every attribute of the "+r.what+" must be known when it is created. Please report this issue to the qtail developers.")
+	store, key, value, ok := r.change(plan, "created", &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	if err := store.Apply(ctx, policy.Mutation{Key: key, Value: value}); err != nil {
@@ -176,14 +186,8 @@ func (r *fragmentResource[M, P]) Update(ctx context.Context, req resource.Update
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	store := r.policyStore(&resp.Diagnostics)
-	if store == nil {
-		return
-	}
-	key, ok := plan.fragmentKey()
-	value, known := plan.entry()
-	if !ok || !known {
-		resp.Diagnostics.AddError("Unknown values at apply time", "Every attribute of the "+r.what+" must be known when it is updated. Please report this issue to the qtail developers.")
+	store, key, value, ok := r.change(plan, "updated", &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	// A grant or a test whose marker a person removed is found by its

@@ -4,6 +4,10 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -73,4 +77,24 @@ func splitImportID(id string, n int, format string) ([]string, diag.Diagnostics)
 		}
 	}
 	return parts, diags
+}
+
+// timeoutsAttribute is the `timeouts` attribute of a resource that waits
+// (create, update, delete), described for the docs. what says what each
+// operation waits for.
+func timeoutsAttribute(ctx context.Context, def time.Duration, create, update, del string) schema.Attribute {
+	a := timeouts.Attributes(ctx, timeouts.Opts{Create: true, Update: true, Delete: true})
+	nested, ok := a.(schema.SingleNestedAttribute)
+	if !ok {
+		return a
+	}
+	nested.MarkdownDescription = fmt.Sprintf("How long qtail waits before it gives up, per operation, as a duration such as `30m` or `1h`. "+
+		"Each defaults to `%s`.", def)
+	for name, text := range map[string]string{"create": create, "update": update, "delete": del} {
+		if s, ok := nested.Attributes[name].(schema.StringAttribute); ok {
+			s.MarkdownDescription = text
+			nested.Attributes[name] = s
+		}
+	}
+	return nested
 }

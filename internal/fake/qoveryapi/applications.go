@@ -408,29 +408,6 @@ func (s *Server) replaceApplication(a, next *Application) {
 	}
 }
 
-func (s *Server) deleteApplication(r *http.Request) (int, any, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	a, err := s.application(r.PathValue("applicationId"))
-	if err != nil {
-		return 0, nil, err
-	}
-	if !a.Status.deleting() {
-		s.startAction(a.ID, &a.Status, actionDelete, "")
-	}
-	return http.StatusNoContent, nil, nil
-}
-
-func (s *Server) getApplicationStatus(r *http.Request) (int, any, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	a, err := s.application(r.PathValue("applicationId"))
-	if err != nil {
-		return 0, nil, err
-	}
-	return http.StatusOK, renderStatus(a.ID, a.Status.visible()), nil
-}
-
 func (s *Server) deployApplication(r *http.Request) (int, any, error) {
 	var req struct {
 		GitCommitID *string `json:"git_commit_id"`
@@ -452,17 +429,4 @@ func (s *Server) deployApplication(r *http.Request) (int, any, error) {
 		return 0, nil, err
 	}
 	return http.StatusAccepted, s.startAction(a.ID, &a.Status, actionDeploy, commit), nil
-}
-
-func (s *Server) redeployApplication(r *http.Request) (int, any, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	a, err := s.application(r.PathValue("applicationId"))
-	if err != nil {
-		return 0, nil, err
-	}
-	if err := inProgress(&a.Status); err != nil {
-		return 0, nil, err
-	}
-	return http.StatusAccepted, s.startAction(a.ID, &a.Status, actionDeploy, ""), nil
 }

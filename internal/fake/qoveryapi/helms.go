@@ -672,29 +672,6 @@ func (s *Server) replaceHelm(h, next *Helm) {
 	}
 }
 
-func (s *Server) deleteHelm(r *http.Request) (int, any, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	h, err := s.helm(r.PathValue("helmId"))
-	if err != nil {
-		return 0, nil, err
-	}
-	if !h.Status.deleting() {
-		s.startAction(h.ID, &h.Status, actionDelete, "")
-	}
-	return http.StatusNoContent, nil, nil
-}
-
-func (s *Server) getHelmStatus(r *http.Request) (int, any, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	h, err := s.helm(r.PathValue("helmId"))
-	if err != nil {
-		return 0, nil, err
-	}
-	return http.StatusOK, renderStatus(h.ID, h.Status.visible()), nil
-}
-
 type helmDeployRequestJSON struct {
 	ChartVersion              *string `json:"chart_version"`
 	GitCommitID               *string `json:"git_commit_id"`
@@ -747,14 +724,5 @@ func (s *Server) redeployHelm(r *http.Request) (int, any, error) {
 	if err := forceEvent(r); err != nil {
 		return 0, nil, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	h, err := s.helm(r.PathValue("helmId"))
-	if err != nil {
-		return 0, nil, err
-	}
-	if err := inProgress(&h.Status); err != nil {
-		return 0, nil, err
-	}
-	return http.StatusAccepted, s.startAction(h.ID, &h.Status, actionDeploy, ""), nil
+	return s.redeployService(r)
 }

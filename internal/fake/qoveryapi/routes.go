@@ -39,8 +39,8 @@ func (s *Server) routes() http.Handler {
 	add(post, "/environment/{environmentId}/helm", s.createHelm)
 	add(get, "/helm/{helmId}", s.getHelm)
 	add(put, "/helm/{helmId}", s.editHelm)
-	add(del, "/helm/{helmId}", s.deleteHelm)
-	add(get, "/helm/{helmId}/status", s.getHelmStatus)
+	add(del, "/helm/{helmId}", s.deleteService)
+	add(get, "/helm/{helmId}/status", s.getServiceStatus)
 	add(post, "/helm/{helmId}/deploy", s.deployHelm)
 	add(post, "/helm/{helmId}/redeploy", s.redeployHelm)
 
@@ -58,10 +58,10 @@ func (s *Server) routes() http.Handler {
 	add(get, "/environment/{environmentId}/application", s.listApplications)
 	add(get, "/application/{applicationId}", s.getApplication)
 	add(put, "/application/{applicationId}", s.editApplication)
-	add(del, "/application/{applicationId}", s.deleteApplication)
-	add(get, "/application/{applicationId}/status", s.getApplicationStatus)
+	add(del, "/application/{applicationId}", s.deleteService)
+	add(get, "/application/{applicationId}/status", s.getServiceStatus)
 	add(post, "/application/{applicationId}/deploy", s.deployApplication)
-	add(post, "/application/{applicationId}/redeploy", s.redeployApplication)
+	add(post, "/application/{applicationId}/redeploy", s.redeployService)
 
 	// A known path with another method: 405 with a JSON body.
 	for pattern, ms := range methods {
