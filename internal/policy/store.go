@@ -343,6 +343,11 @@ func (s *Store) cycle(ctx context.Context, batch []*request, isolate bool) []err
 		if bytes.Equal(out, c.snap.HuJSON) {
 			return errs
 		}
+		if c.snap.ETag == "" {
+			// Without an ETag the write would be unconditional and could
+			// overwrite someone else's change unseen.
+			return fail(applied, errors.New("policy: the server returned the policy file without an ETag, so qtail cannot write it safely (the write would overwrite any concurrent change); nothing was written"))
+		}
 		etag, err := s.backend.Set(ctx, out, c.snap.ETag)
 		if err == nil {
 			s.logf("policy: wrote %d change(s) in one write (attempt %d)", len(applied), attempt)

@@ -406,3 +406,26 @@ func TestStoreGathersAStaggeredWave(t *testing.T) {
 		t.Fatalf("a wave of 10 changes made %d writes, want 1", c.writes)
 	}
 }
+
+// A policy read without an ETag is never written back: the write would be
+// unconditional.
+func TestStoreRefusesToWriteWithoutETag(t *testing.T) {
+	b := newMemBackend("{\n\t\"grants\": [],\n}\n")
+	s := NewStore(noETag{b}, StoreOptions{Retry: testRetry(3), ConflictAttempts: 3, Quiet: -1})
+	err := s.Put(context.Background(), Key{Kind: KindGrant, Name: "g"}, json.RawMessage(`{"src":["*"],"dst":["tag:x"],"ip":["*"]}`))
+	if err == nil || !strings.Contains(err.Error(), "without an ETag") {
+		t.Fatalf("err = %v, want a refusal to write without an ETag", err)
+	}
+	if c := b.counts(); c.writes != 0 {
+		t.Fatalf("%d writes, want none", c.writes)
+	}
+}
+
+// noETag is a backend whose reads carry no ETag.
+type noETag struct{ *memBackend }
+
+func (n noETag) Get(ctx context.Context) (Snapshot, error) {
+	snap, err := n.memBackend.Get(ctx)
+	snap.ETag = ""
+	return snap, err
+}
