@@ -64,7 +64,7 @@ func (a *Application) AnnotationsGroupIDs() []string {
 // GetApplication reads one application.
 func (c *Client) GetApplication(ctx context.Context, id string) (*Application, error) {
 	var out Application
-	if err := c.do(ctx, http.MethodGet, pathf("/application/%s", id), nil, nil, &out); err != nil {
+	if err := c.do(ctx, http.MethodGet, pathf("/application/%s", id), nil, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
@@ -115,7 +115,7 @@ func (c *Client) SetApplicationAnnotationsGroups(ctx context.Context, appID stri
 		return nil, fmt.Errorf("qovery: PUT %s: encoding the request: %w", path, err)
 	}
 	var out Application
-	if err := c.do(ctx, http.MethodPut, path, nil, json.RawMessage(edited), &out); err != nil {
+	if err := c.do(ctx, http.MethodPut, path, json.RawMessage(edited), &out); err != nil {
 		return nil, err
 	}
 	return &out, nil

@@ -20,6 +20,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/qtail/terraform-provider-qtail/internal/retry"
 )
@@ -103,7 +104,14 @@ func pathf(format string, segments ...string) string {
 // do sends one request. in, when not nil, is sent as JSON (a
 // json.RawMessage as is); out, when not nil, receives the JSON answer of a
 // 2xx response.
-func (c *Client) do(ctx context.Context, method, path string, query url.Values, in, out any) error {
+func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
+	_, err := c.doHeader(ctx, method, path, nil, in, out)
+	return err
+}
+
+// doHeader is do that also returns the header of a 2xx answer and the
+// local time it arrived.
+func (c *Client) doHeader(ctx context.Context, method, path string, query url.Values, in, out any) (answer, error) {
 	target := c.base.String() + path
 	if len(query) > 0 {
 		target += "?" + query.Encode()
@@ -114,7 +122,7 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 		if !ok {
 			var err error
 			if b, err = json.Marshal(in); err != nil {
-				return fmt.Errorf("qovery: %s %s: encoding the request: %w", method, path, err)
+				return answer{}, fmt.Errorf("qovery: %s %s: encoding the request: %w", method, path, err)
 			}
 		}
 		// A bytes.Reader lets the retry transport send the body again.
@@ -122,7 +130,7 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 	}
 	req, err := http.NewRequestWithContext(ctx, method, target, body)
 	if err != nil {
-		return fmt.Errorf("qovery: %s %s: %w", method, path, err)
+		return answer{}, fmt.Errorf("qovery: %s %s: %w", method, path, err)
 	}
 	req.Header.Set("Authorization", "Token "+c.token)
 	req.Header.Set("User-Agent", c.userAgent)
@@ -131,24 +139,37 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return fmt.Errorf("qovery: %s %s: %w", method, path, err)
+		return answer{}, fmt.Errorf("qovery: %s %s: %w", method, path, err)
 	}
 	defer func() { _ = resp.Body.Close() }()
+	got := answer{header: resp.Header, received: time.Now()}
 
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-		return newAPIError(resp, method, path, b)
+		return got, newAPIError(resp, method, path, b)
 	}
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return fmt.Errorf("qovery: %s %s: reading the response: %w", method, path, err)
+		return got, fmt.Errorf("qovery: %s %s: reading the response: %w", method, path, err)
 	}
 	if out != nil && len(bytes.TrimSpace(b)) > 0 {
 		if err := json.Unmarshal(b, out); err != nil {
-			return fmt.Errorf("qovery: %s %s: decoding the response: %w", method, path, err)
+			return got, fmt.Errorf("qovery: %s %s: decoding the response: %w", method, path, err)
 		}
 	}
-	return nil
+	return got, nil
+}
+
+// answer is what doHeader keeps of a response besides its body.
+type answer struct {
+	header   http.Header
+	received time.Time
+}
+
+// serverTime returns the local time t on the server's clock, estimated
+// from the answer's Date header.
+func (a answer) serverTime(t time.Time) time.Time {
+	return retry.ServerTime(t, a.header.Get("Date"), a.received)
 }
 
 // list is the {"results": [...]} envelope of list endpoints.
@@ -157,14 +178,22 @@ type list[T any] struct {
 }
 
 func getList[T any](ctx context.Context, c *Client, path string, query url.Values) ([]T, error) {
+	items, _, err := getListAnswer[T](ctx, c, path, query)
+	return items, err
+}
+
+// getListAnswer is getList that also returns what doHeader keeps of the
+// answer.
+func getListAnswer[T any](ctx context.Context, c *Client, path string, query url.Values) ([]T, answer, error) {
 	var l list[T]
-	if err := c.do(ctx, http.MethodGet, path, query, nil, &l); err != nil {
-		return nil, err
+	a, err := c.doHeader(ctx, http.MethodGet, path, query, nil, &l)
+	if err != nil {
+		return nil, a, err
 	}
 	if l.Results == nil {
 		l.Results = []T{}
 	}
-	return l.Results, nil
+	return l.Results, a, nil
 }
 
 // APIError is an error answer of the Qovery API.
@@ -258,6 +287,16 @@ func StatusCode(err error) int {
 }
 
 // IsNotFound reports whether err is an API answer 404 Not Found.
+//
+// The API sometimes answers 403 Forbidden instead for an object that was
+// deleted. A 403 is not taken for "gone" here: the same answer comes to a
+// token that lost access to the object, and a Terraform provider that read
+// it as "gone" would drop from its state objects that still exist, then
+// create duplicates. Where the client can prove the object gone (an
+// organization's Helm repositories and annotations groups are listed, and
+// the token can read the list), Get and Delete turn the 403 into a 404; a
+// wait for a deletion the client asked for (WaitForDeletion) takes it as
+// the end of the deletion. Anywhere else the 403 is reported.
 func IsNotFound(err error) bool { return StatusCode(err) == http.StatusNotFound }
 
 // IsConflict reports whether err is an API answer 409 Conflict: a name

@@ -76,7 +76,7 @@ type deployRequest struct {
 
 func (c *Client) action(ctx context.Context, path string, body any) (*Status, error) {
 	var out Status
-	if err := c.do(ctx, http.MethodPost, path, nil, body, &out); err != nil {
+	if err := c.do(ctx, http.MethodPost, path, body, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
@@ -99,7 +99,7 @@ func (c *Client) RedeployHelm(ctx context.Context, id string) (*Status, error) {
 // GetHelmStatus reads the deployment status of a Helm service.
 func (c *Client) GetHelmStatus(ctx context.Context, id string) (*Status, error) {
 	var out Status
-	if err := c.do(ctx, http.MethodGet, pathf("/helm/%s/status", id), nil, nil, &out); err != nil {
+	if err := c.do(ctx, http.MethodGet, pathf("/helm/%s/status", id), nil, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
@@ -120,7 +120,7 @@ func (c *Client) RedeployApplication(ctx context.Context, id string) (*Status, e
 // GetApplicationStatus reads the deployment status of an application.
 func (c *Client) GetApplicationStatus(ctx context.Context, id string) (*Status, error) {
 	var out Status
-	if err := c.do(ctx, http.MethodGet, pathf("/application/%s/status", id), nil, nil, &out); err != nil {
+	if err := c.do(ctx, http.MethodGet, pathf("/application/%s/status", id), nil, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
@@ -248,6 +248,10 @@ func WaitForDeployment(ctx context.Context, get func(context.Context) (*Status, 
 // until it answers 404, which means the deletion is over. When get returns
 // a *Status, a DELETE_ERROR state ends the wait with a *DeploymentError.
 // The first opts, if any, applies.
+//
+// It is meant to follow a deletion the API accepted from the same token,
+// so a 403 also ends the wait: the API answers 403 for some deleted
+// objects, and the token could reach this one a moment ago.
 func WaitForDeletion[T any](ctx context.Context, get func(context.Context) (T, error), opts ...WaitOptions) error {
 	var o WaitOptions
 	if len(opts) > 0 {
@@ -255,7 +259,7 @@ func WaitForDeletion[T any](ctx context.Context, get func(context.Context) (T, e
 	}
 	for {
 		v, err := get(ctx)
-		if IsNotFound(err) {
+		if IsNotFound(err) || StatusCode(err) == http.StatusForbidden {
 			return nil
 		}
 		if err != nil {

@@ -2,7 +2,10 @@ package qovery
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -302,22 +305,86 @@ func (r *HelmRequest) normalized() *HelmRequest {
 }
 
 // CreateHelm creates a Helm service in an environment. A name already used
-// in the environment answers 409 (IsConflict).
+// in the environment (compared case-insensitively) answers 409
+// (IsConflict).
+//
+// When the outcome is ambiguous (IsAmbiguous), the request is not sent
+// again blindly: the service is looked up by name in the environment. One
+// created by this request (same chart and cluster-wide setting, created
+// after the request was sent) is returned as if the create had answered;
+// none, and the create is sent once more; another service holding the name
+// is a 409 *APIError.
 func (c *Client) CreateHelm(ctx context.Context, envID string, req *HelmRequest) (*Helm, error) {
 	if req == nil {
 		return nil, errNilRequest
 	}
-	var out Helm
-	if err := c.do(ctx, http.MethodPost, pathf("/environment/%s/helm", envID), nil, req.normalized(), &out); err != nil {
-		return nil, err
+	body := req.normalized()
+	path := pathf("/environment/%s/helm", envID)
+	create := func(ctx context.Context) (*Helm, error) {
+		var out Helm
+		if err := c.do(ctx, http.MethodPost, path, body, &out); err != nil {
+			return nil, err
+		}
+		return &out, nil
 	}
-	return &out, nil
+	find := func(ctx context.Context, since func(answer) time.Time) (*Helm, string, error) {
+		helms, a, err := getListAnswer[Helm](ctx, c, path, nil)
+		if err != nil {
+			return nil, "", err
+		}
+		for i := range helms {
+			h := &helms[i]
+			if !strings.EqualFold(h.Name, body.Name) {
+				continue
+			}
+			if conflict := checkCreated("a service named", strconv.Quote(h.Name), h.ID, h.CreatedAt, since(a)); conflict != "" {
+				return nil, conflict + " in this environment", nil
+			}
+			if diff := helmDiff(h, body); diff != "" {
+				return nil, fmt.Sprintf("a service named %q (%s) exists in this environment with %s", h.Name, h.ID, diff), nil
+			}
+			return h, "", nil
+		}
+		return nil, "", nil
+	}
+	return createSettled(ctx, path, fmt.Sprintf("the Helm service %q", body.Name), create, find)
 }
 
-// GetHelm reads one Helm service.
+// helmDiff says how a Helm service differs from a request in what
+// identifies it (the chart and the cluster-wide setting), or returns "".
+// Values are not compared: the server may store them reformatted.
+func helmDiff(h *Helm, req *HelmRequest) string {
+	switch src := req.Source; {
+	case src.HelmRepository != nil:
+		r := h.Source.Repository
+		if r == nil {
+			return "a chart from Git"
+		}
+		want := src.HelmRepository
+		if r.Repository.ID != want.Repository || r.ChartName != want.ChartName || r.ChartVersion != want.ChartVersion {
+			return fmt.Sprintf("chart %s %s of repository %s", r.ChartName, r.ChartVersion, r.Repository.ID)
+		}
+	case src.GitRepository != nil:
+		g := h.Source.Git
+		if g == nil {
+			return "a chart from a Helm repository"
+		}
+		if g.GitRepository.URL != src.GitRepository.URL {
+			return "a chart from " + g.GitRepository.URL
+		}
+	}
+	if h.AllowClusterWideResources != req.AllowClusterWideResources {
+		return fmt.Sprintf("allow_cluster_wide_resources %t", h.AllowClusterWideResources)
+	}
+	return ""
+}
+
+// GetHelm reads one Helm service. The API may answer 403 rather than 404
+// for a service that was deleted; that 403 is reported as is (see
+// IsNotFound).
 func (c *Client) GetHelm(ctx context.Context, id string) (*Helm, error) {
 	var out Helm
-	if err := c.do(ctx, http.MethodGet, pathf("/helm/%s", id), nil, nil, &out); err != nil {
+	if err := c.do(ctx, http.MethodGet, pathf("/helm/%s", id), nil, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
@@ -335,7 +402,7 @@ func (c *Client) EditHelm(ctx context.Context, id string, req *HelmRequest) (*He
 		return nil, errNilRequest
 	}
 	var out Helm
-	if err := c.do(ctx, http.MethodPut, pathf("/helm/%s", id), nil, req.normalized(), &out); err != nil {
+	if err := c.do(ctx, http.MethodPut, pathf("/helm/%s", id), req.normalized(), &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
@@ -345,5 +412,5 @@ func (c *Client) EditHelm(ctx context.Context, id string, req *HelmRequest) (*He
 // afterwards: the status goes through DELETE_QUEUED and DELETING, then
 // every read answers 404 (see WaitForDeletion).
 func (c *Client) DeleteHelm(ctx context.Context, id string) error {
-	return c.do(ctx, http.MethodDelete, pathf("/helm/%s", id), nil, nil, nil)
+	return c.do(ctx, http.MethodDelete, pathf("/helm/%s", id), nil, nil)
 }

@@ -81,7 +81,7 @@ func (c *Client) ListProjects(ctx context.Context, orgID string) ([]Project, err
 // GetEnvironment reads one environment.
 func (c *Client) GetEnvironment(ctx context.Context, id string) (*Environment, error) {
 	var out Environment
-	if err := c.do(ctx, http.MethodGet, pathf("/environment/%s", id), nil, nil, &out); err != nil {
+	if err := c.do(ctx, http.MethodGet, pathf("/environment/%s", id), nil, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil

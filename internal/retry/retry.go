@@ -19,6 +19,12 @@
 //     stop at once when the context ends.
 //   - After MaxAttempts the last response is returned unchanged except for the
 //     AttemptsHeader, so that clients can say how many attempts were made.
+//
+// A create is never sent again blindly after an ambiguous outcome (an
+// *AmbiguousError, or a 502 or 504 answer to a POST, see AmbiguousStatus):
+// the clients look the object up by its natural key (a name, or for a
+// Tailscale key its description and creation time, see ServerTime) and
+// send the create once more only when it is not there.
 package retry
 
 import (
@@ -182,6 +188,28 @@ func (e *AmbiguousError) Unwrap() error { return e.Err }
 func IsAmbiguous(err error) bool {
 	var a *AmbiguousError
 	return errors.As(err, &a)
+}
+
+// AmbiguousStatus reports whether an answer with this status to a
+// non-idempotent request leaves its outcome unknown: a 502 or a 504 comes
+// from a gateway that may have passed the request on before it failed.
+func AmbiguousStatus(status int) bool {
+	return status == http.StatusBadGateway || status == http.StatusGatewayTimeout
+}
+
+// ServerTime translates the local time t to the server's clock, using the
+// Date header of a response that arrived at local time received. The
+// estimate is good to about a second: Date counts whole seconds. Without a
+// usable Date, t is returned unchanged.
+//
+// Clients use it to tell an object created by a request sent at t from
+// older ones by the creation time the server stamped on it.
+func ServerTime(t time.Time, date string, received time.Time) time.Time {
+	d, err := http.ParseTime(date)
+	if err != nil || received.IsZero() {
+		return t
+	}
+	return t.Add(d.Sub(received))
 }
 
 // ExhaustedError reports a network error that persisted through every

@@ -772,3 +772,34 @@ func equalDurations(a, b []time.Duration) bool {
 	}
 	return true
 }
+
+func TestAmbiguousStatus(t *testing.T) {
+	for status, want := range map[int]bool{502: true, 504: true, 500: false, 503: false, 429: false, 409: false, 201: false} {
+		if got := AmbiguousStatus(status); got != want {
+			t.Errorf("AmbiguousStatus(%d) = %v, want %v", status, got, want)
+		}
+	}
+}
+
+func TestServerTime(t *testing.T) {
+	local := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	received := local.Add(3 * time.Second)
+	// The server's clock is 90 s ahead of ours.
+	date := received.Add(90 * time.Second).Format(http.TimeFormat)
+	if got, want := ServerTime(local, date, received), local.Add(90*time.Second); !got.Equal(want) {
+		t.Errorf("ServerTime = %v, want %v", got, want)
+	}
+	// Behind by an hour.
+	date = received.Add(-time.Hour).Format(http.TimeFormat)
+	if got, want := ServerTime(local, date, received), local.Add(-time.Hour); !got.Equal(want) {
+		t.Errorf("ServerTime = %v, want %v", got, want)
+	}
+	for _, bad := range []string{"", "yesterday"} {
+		if got := ServerTime(local, bad, received); !got.Equal(local) {
+			t.Errorf("Date %q: %v, want the local time unchanged", bad, got)
+		}
+	}
+	if got := ServerTime(local, date, time.Time{}); !got.Equal(local) {
+		t.Errorf("no receipt time: %v", got)
+	}
+}

@@ -6,7 +6,8 @@
 // Authentication is done by this package's transport, not by client v2: an
 // API access token as the HTTP Basic user, or an OAuth client whose token
 // requests go through the same HTTP client (retries, proxies and TLS
-// settings included) rather than http.DefaultClient. When the server
+// settings included) rather than http.DefaultClient, with the context of
+// the call that needs the token and the client's User-Agent. When the server
 // answers with an error status, the error is an *APIError that carries the
 // server's message, the failing tests and the number of attempts the retry
 // transport made; a policy that /acl/validate rejects is a
@@ -24,6 +25,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
@@ -127,11 +129,13 @@ func New(cfg Config) (*Client, error) {
 			// header-then-body probing of the auto-detect mode.
 			AuthStyle: oauth2.AuthStyleInParams,
 		}
-		// The token source keeps this context for every token request:
-		// it selects our HTTP client instead of http.DefaultClient.
-		tokenCtx := context.WithValue(context.Background(), oauth2.HTTPClient, hc)
-		at.tokens = conf.TokenSource(tokenCtx)
+		tokenHTTP := &http.Client{
+			Transport:     userAgentTransport{next: next, userAgent: ua},
+			CheckRedirect: hc.CheckRedirect, Jar: hc.Jar, Timeout: hc.Timeout,
+		}
+		at.tokens = &tokenCache{conf: conf, http: tokenHTTP}
 		at.tokenPath = tokenURL.Path
+		at.secret = cfg.OAuthClientSecret
 	}
 	authed := &http.Client{Transport: at, CheckRedirect: hc.CheckRedirect, Jar: hc.Jar, Timeout: hc.Timeout}
 
@@ -194,9 +198,53 @@ type authTransport struct {
 	scheme    string
 	host      string
 	apiKey    string
-	tokens    oauth2.TokenSource
+	tokens    *tokenCache
 	tokenPath string
+	// secret is the OAuth client secret, kept out of error messages.
+	secret    string
 	userAgent string
+}
+
+// tokenCache fetches OAuth access tokens with the context of the API call
+// that needs one, so that a cancelled call stops its token request too,
+// and reuses a token until shortly before it expires.
+type tokenCache struct {
+	conf *clientcredentials.Config
+	http *http.Client
+
+	mu  sync.Mutex
+	tok *oauth2.Token
+}
+
+func (c *tokenCache) token(ctx context.Context) (*oauth2.Token, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.tok.Valid() {
+		return c.tok, nil
+	}
+	// A token request changes nothing that a second one would change
+	// again, so the retry transport may repeat it like a GET.
+	ctx = context.WithValue(retry.Idempotent(ctx), oauth2.HTTPClient, c.http)
+	tok, err := c.conf.Token(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.tok = tok
+	return tok, nil
+}
+
+// userAgentTransport sets the User-Agent of requests that have none.
+type userAgentTransport struct {
+	next      http.RoundTripper
+	userAgent string
+}
+
+func (t userAgentTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Header.Get("User-Agent") == "" {
+		req = req.Clone(req.Context())
+		req.Header.Set("User-Agent", t.userAgent)
+	}
+	return t.next.RoundTrip(req)
 }
 
 func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -205,7 +253,7 @@ func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if strings.EqualFold(req.URL.Scheme, t.scheme) && strings.EqualFold(req.URL.Host, t.host) {
 		r := req.Clone(req.Context())
 		if t.tokens != nil {
-			tok, err := t.tokens.Token()
+			tok, err := t.tokens.token(req.Context())
 			if err != nil {
 				if req.Body != nil {
 					_ = req.Body.Close()
@@ -236,7 +284,7 @@ func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 func (t *authTransport) tokenError(err error) error {
 	var re *oauth2.RetrieveError
 	if !errors.As(err, &re) {
-		return fmt.Errorf("requesting a Tailscale OAuth access token: %w", err)
+		return fmt.Errorf("tailscale API POST %s: requesting an OAuth access token: %w", t.tokenPath, err)
 	}
 	e := &APIError{Method: http.MethodPost, Path: t.tokenPath}
 	if re.Response != nil {
@@ -256,6 +304,11 @@ func (t *authTransport) tokenError(err error) error {
 	}
 	if re.ErrorDescription != "" {
 		e.Message += ": " + re.ErrorDescription
+	}
+	// The server's words are quoted; the secret must not be, should it
+	// echo the request back.
+	if t.secret != "" {
+		e.Message = strings.ReplaceAll(e.Message, t.secret, "[secret hidden]")
 	}
 	return e
 }

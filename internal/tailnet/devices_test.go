@@ -97,7 +97,7 @@ func TestDevices(t *testing.T) {
 		t.Fatalf("second delete: %v", err)
 	}
 	ae, _ := AsAPIError(err)
-	if ae.Method != "DELETE" || ae.Path != "/tailscale/api/v2/device/"+old.ID || ae.Message != "device not found" {
+	if ae.Method != "DELETE" || ae.Path != "/tailscale/api/v2/device/"+old.ID || ae.Message != "no manageable device matching this ID found" {
 		t.Errorf("error %+v", ae)
 	}
 	if _, err := c.GetDevice(ctx, old.NodeID); !IsNotFound(err) {
@@ -153,7 +153,7 @@ func TestErrorTyping(t *testing.T) {
 	if !errors.As(err, &v2) || !IsNotFound(err) {
 		t.Errorf("client v2 error: %v", err)
 	}
-	if ae, ok := AsAPIError(err); !ok || ae.Status != 404 || ae.Message != "device not found" {
+	if ae, ok := AsAPIError(err); !ok || ae.Status != 404 || ae.Message != "no manageable device matching this ID found" {
 		t.Errorf("converted %+v", ae)
 	}
 

@@ -22,7 +22,8 @@ type Rule struct {
 	// route that starts with what comes before it.
 	Route string `json:"route"`
 	// Status is the HTTP status to answer with instead of calling the
-	// route. Zero means only Latency applies.
+	// route (see AfterHandler). Zero, without Drop, means only Latency
+	// applies.
 	Status int `json:"status,omitempty"`
 	// RetryAfter, when set, is sent as the Retry-After header (seconds).
 	RetryAfter int `json:"retry_after,omitempty"`
@@ -33,6 +34,16 @@ type Rule struct {
 	Latency Duration `json:"latency,omitempty"`
 	// Count is how many calls the rule applies to. Zero or less means 1.
 	Count int `json:"count,omitempty"`
+	// AfterHandler runs the route first, so that the call takes effect,
+	// and then throws its answer away for the injected one (Status or
+	// Drop): the request was applied but its answer was lost, as when a
+	// gateway times out (502, 504) or a connection breaks after the
+	// server acted. Without it the route is not called.
+	AfterHandler bool `json:"after_handler,omitempty"`
+	// Drop closes the connection without any answer instead of sending
+	// Status, so that the client sees a network error after its request
+	// was sent.
+	Drop bool `json:"drop,omitempty"`
 }
 
 // Duration is a time.Duration that reads and writes as "50ms" in JSON.
@@ -196,9 +207,17 @@ func (s *Set) Wrap(route string, h http.HandlerFunc) http.HandlerFunc {
 			case <-t.C:
 			}
 		}
-		if rule == nil || rule.Status == 0 {
+		if rule == nil || (rule.Status == 0 && !rule.Drop) {
 			h(w, r)
 			return
+		}
+		if rule.AfterHandler {
+			h(&discardWriter{header: http.Header{}}, r)
+		}
+		if rule.Drop {
+			// The server closes the connection (or resets the
+			// stream) without answering, and logs nothing.
+			panic(http.ErrAbortHandler)
 		}
 		if rule.RetryAfter > 0 {
 			w.Header().Set("Retry-After", strconv.Itoa(rule.RetryAfter))
@@ -213,3 +232,12 @@ func (s *Set) Wrap(route string, h http.HandlerFunc) http.HandlerFunc {
 		_, _ = w.Write(b)
 	}
 }
+
+// discardWriter takes the answer of a route whose answer is replaced.
+type discardWriter struct {
+	header http.Header
+}
+
+func (d *discardWriter) Header() http.Header         { return d.header }
+func (d *discardWriter) Write(b []byte) (int, error) { return len(b), nil }
+func (d *discardWriter) WriteHeader(int)             {}

@@ -2,10 +2,13 @@ package faults
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -104,11 +107,29 @@ func TestCustomBodyAndLatency(t *testing.T) {
 		t.Fatalf("got %d %v", resp.StatusCode, body)
 	}
 
-	s.SetLatency(30 * time.Millisecond)
-	start := time.Now()
-	get(t, srv.URL)
-	if elapsed := time.Since(start); elapsed < 30*time.Millisecond {
-		t.Fatalf("latency not applied: call took %v", elapsed)
+}
+
+// TestLatencyHoldsTheCallUntilTheClientGivesUp: with an hour of latency
+// the route is not reached before the client's context ends.
+func TestLatencyHoldsTheCallUntilTheClientGivesUp(t *testing.T) {
+	var s Set
+	var calls atomic.Int32
+	srv := countingServer(&s, "POST /slow", &calls)
+	defer srv.Close()
+	s.SetLatency(time.Hour)
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err == nil {
+		_ = resp.Body.Close()
+		t.Fatalf("answered %d through an hour of latency", resp.StatusCode)
+	}
+	if !errors.Is(err, context.DeadlineExceeded) || calls.Load() != 0 {
+		t.Fatalf("err %v, %d calls; want the client's deadline and no call", err, calls.Load())
 	}
 }
 
@@ -137,5 +158,108 @@ func TestResetClearsRulesAndCounters(t *testing.T) {
 	s.Reset()
 	if len(s.Pending()) != 0 || len(s.Calls()) != 0 {
 		t.Fatalf("after Reset: pending %v calls %v", s.Pending(), s.Calls())
+	}
+}
+
+// countingServer serves a route that counts its calls and answers 201.
+func countingServer(s *Set, route string, calls *atomic.Int32) *httptest.Server {
+	h := s.Wrap(route, func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		calls.Add(1)
+		w.Header().Set("Location", "/x/1")
+		w.WriteHeader(http.StatusCreated)
+		_, _ = w.Write([]byte(`{"id":"1"}`))
+	})
+	return httptest.NewServer(h)
+}
+
+// posted is the answer to a POST, its body read.
+type posted struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func post(t *testing.T, url string) (posted, error) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, bytes.NewReader([]byte(`{}`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return posted{}, err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	b, err := io.ReadAll(resp.Body)
+	return posted{status: resp.StatusCode, header: resp.Header, body: b}, err
+}
+
+func TestAfterHandlerAppliesTheCallThenReplacesItsAnswer(t *testing.T) {
+	var s Set
+	var calls atomic.Int32
+	srv := countingServer(&s, "POST /x", &calls)
+	defer srv.Close()
+
+	// Without AfterHandler the route is not called.
+	s.Add(Rule{Route: "POST /x", Status: 502})
+	resp, err := post(t, srv.URL)
+	if err != nil || resp.status != 502 || calls.Load() != 0 {
+		t.Fatalf("plain rule: %v %v, %d calls", resp, err, calls.Load())
+	}
+
+	s.Add(Rule{Route: "POST /x", Status: 504, AfterHandler: true, Body: json.RawMessage(`{"message":"upstream timed out"}`)})
+	resp, err = post(t, srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.status != 504 || string(resp.body) != `{"message":"upstream timed out"}` || calls.Load() != 1 {
+		t.Fatalf("got %d %s with %d calls, want the injected 504 after one call", resp.status, resp.body, calls.Load())
+	}
+	if resp.header.Get("Location") != "" {
+		t.Errorf("a header of the discarded answer leaked: %v", resp.header)
+	}
+	if resp, err := post(t, srv.URL); err != nil || resp.status != 201 || calls.Load() != 2 {
+		t.Fatalf("next call: %v %v, %d calls", resp, err, calls.Load())
+	}
+}
+
+func TestDropClosesTheConnectionWithoutAnAnswer(t *testing.T) {
+	var s Set
+	var calls atomic.Int32
+	srv := countingServer(&s, "POST /x", &calls)
+	defer srv.Close()
+
+	s.Add(Rule{Route: "POST /x", Drop: true})
+	if resp, err := post(t, srv.URL); err == nil {
+		t.Fatalf("dropped call answered %d", resp.status)
+	}
+	if calls.Load() != 0 {
+		t.Fatalf("%d calls, want the route not called", calls.Load())
+	}
+
+	// The request applied, then the connection lost.
+	s.Add(Rule{Route: "POST /x", Drop: true, AfterHandler: true})
+	if resp, err := post(t, srv.URL); err == nil {
+		t.Fatalf("dropped call answered %d", resp.status)
+	}
+	if calls.Load() != 1 {
+		t.Fatalf("%d calls, want the route called once", calls.Load())
+	}
+	if got := s.Count("POST /x"); got != 2 {
+		t.Errorf("counter %d, want 2", got)
+	}
+	if resp, err := post(t, srv.URL); err != nil || resp.status != 201 {
+		t.Fatalf("next call: %v %v", resp, err)
+	}
+}
+
+func TestRuleJSONNamesTheModes(t *testing.T) {
+	var r Rule
+	if err := json.Unmarshal([]byte(`{"route":"POST /a","status":502,"after_handler":true,"drop":true}`), &r); err != nil {
+		t.Fatal(err)
+	}
+	if !r.AfterHandler || !r.Drop || r.Status != 502 {
+		t.Fatalf("decoded %+v", r)
 	}
 }

@@ -81,7 +81,7 @@ func (s *Server) annotationsGroup(orgID, id string) (*AnnotationsGroup, error) {
 	}
 	g := s.st.AnnotationsGroups[id]
 	if g == nil || g.OrganizationID != orgID {
-		return nil, notFound("annotations group", id)
+		return nil, s.missing("annotations group", id)
 	}
 	return g, nil
 }

@@ -99,7 +99,7 @@ func (st *State) renderApplication(a *Application) map[string]any {
 func (s *Server) application(id string) (*Application, error) {
 	a := s.st.Applications[id]
 	if a == nil {
-		return nil, notFound("application", id)
+		return nil, s.missing("application", id)
 	}
 	return a, nil
 }

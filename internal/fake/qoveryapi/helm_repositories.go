@@ -139,7 +139,7 @@ func (s *Server) helmRepository(orgID, id string) (*HelmRepository, error) {
 	}
 	r := s.st.HelmRepositories[id]
 	if r == nil || r.OrganizationID != orgID {
-		return nil, notFound("helm repository", id)
+		return nil, s.missing("helm repository", id)
 	}
 	return r, nil
 }

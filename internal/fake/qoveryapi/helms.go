@@ -548,7 +548,7 @@ func (st *State) nameTaken(envID, name, except string) bool {
 func (s *Server) helm(id string) (*Helm, error) {
 	h := s.st.Helms[id]
 	if h == nil {
-		return nil, notFound("helm", id)
+		return nil, s.missing("helm", id)
 	}
 	return h, nil
 }

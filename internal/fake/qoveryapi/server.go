@@ -48,6 +48,13 @@ type Options struct {
 	// Seed, when not zero, makes ids deterministic: the same sequence of
 	// calls gives the same ids.
 	Seed uint64
+	// ForbiddenAfterDelete makes the routes of a Helm repository, Helm
+	// service, application, annotations group or variable that was
+	// deleted answer 403 Forbidden instead of 404, as the real API does
+	// for some deleted objects (a deleted project answers 403). An id the
+	// fake never issued still answers 404. Off, every missing object
+	// answers 404, which is what the API documents.
+	ForbiddenAfterDelete bool
 }
 
 // Deployer is what the cluster does when the fake deploys or deletes a
@@ -180,7 +187,9 @@ func (s *Server) newID() string {
 	}
 	b[6] = b[6]&0x0f | 0x40
 	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+	id := fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+	s.st.issued[id] = true
+	return id
 }
 
 func now() time.Time { return time.Now().UTC() }
@@ -203,6 +212,16 @@ func badRequest(format string, args ...any) *apiError {
 
 func notFound(kind, id string) *apiError {
 	return errorf(http.StatusNotFound, "%s %s not found", kind, id)
+}
+
+// missing is the answer about an object that does not exist: 404, or 403
+// for one that existed when Options.ForbiddenAfterDelete is set. The
+// caller holds the lock.
+func (s *Server) missing(kind, id string) *apiError {
+	if s.opts.ForbiddenAfterDelete && s.st.issued[id] {
+		return errorf(http.StatusForbidden, "forbidden: this token has no access to %s %s", kind, id)
+	}
+	return notFound(kind, id)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -319,6 +319,8 @@ type State struct {
 	AnnotationsGroups map[string]*AnnotationsGroup
 
 	seq uint64
+	// issued holds every id the fake handed out, deleted objects' too.
+	issued map[string]bool
 }
 
 func newState() *State {
@@ -332,6 +334,7 @@ func newState() *State {
 		Applications:      map[string]*Application{},
 		Variables:         map[string]*Variable{},
 		AnnotationsGroups: map[string]*AnnotationsGroup{},
+		issued:            map[string]bool{},
 	}
 }
 

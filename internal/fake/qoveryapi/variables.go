@@ -222,7 +222,7 @@ func (s *Server) createVariable(r *http.Request) (int, any, error) {
 func (s *Server) variable(id string) (*Variable, error) {
 	v := s.st.Variables[id]
 	if v == nil {
-		return nil, notFound("variable", id)
+		return nil, s.missing("variable", id)
 	}
 	if v.Scope == scopeBuiltIn {
 		return nil, badRequest("variable %s is BUILT_IN: it cannot be edited or deleted", id)

@@ -15,7 +15,22 @@ import (
 	"github.com/qtail/terraform-provider-qtail/internal/fake/tailnetapi/aclcheck"
 )
 
-// FaultsRequest is the body of POST /_sandbox/faults.
+// FaultsRequest is the body of POST /_sandbox/faults. Each rule names a
+// route as GET /_sandbox/calls lists it and applies to its next "count"
+// calls (1 by default):
+//
+//	{"route": "POST /qovery/environment/{environmentId}/helm", "status": 503, "retry_after": 2}
+//	    answer 503 with Retry-After instead of calling the route
+//	{"route": "POST /qovery/environment/{environmentId}/helm", "status": 502, "after_handler": true}
+//	    create the Helm service, then answer 502 instead of 201: the
+//	    request was applied but its answer was lost
+//	{"route": "POST /tailscale/api/v2/tailnet/{tailnet}/keys", "drop": true, "after_handler": true}
+//	    create the key, then close the connection without an answer
+//	{"route": "/tailscale/*", "latency": "2s", "count": 10}
+//	    slow down the next ten calls to the Tailscale API
+//
+// "body" replaces the JSON error body ({"message": "<status text>"} by
+// default).
 type FaultsRequest struct {
 	// Latency, when set, replaces the latency added to every call.
 	Latency *faults.Duration `json:"latency,omitempty"`

@@ -211,3 +211,22 @@ func TestTailnetTopologyAndReset(t *testing.T) {
 		t.Fatalf("unknown admin route: %d", code)
 	}
 }
+
+func TestFaultAfterHandlerLosesTheAnswerOfAnAppliedCall(t *testing.T) {
+	w, c := start(t)
+	route := "POST /qovery/organization/{organizationId}/annotationsGroups"
+	code, body := c.do("POST", "/_sandbox/faults", "", json.RawMessage(`{"rules":[{"route":"`+route+`","status":502,"after_handler":true}]}`))
+	var pending struct{ Pending []faults.Rule }
+	if err := json.Unmarshal(body, &pending); code != 200 || err != nil || len(pending.Pending) != 1 || !pending.Pending[0].AfterHandler {
+		t.Fatalf("faults: %d %s %v", code, body, err)
+	}
+	org := w.Seed().OrganizationID
+	group := map[string]any{"name": "lost-answer", "annotations": []any{}, "scopes": []string{"SERVICES"}}
+	if code, body := c.do("POST", "/qovery/organization/"+org+"/annotationsGroups", qoveryAuth, group); code != 502 {
+		t.Fatalf("create: %d %s, want the injected 502", code, body)
+	}
+	code, body = c.do("GET", "/qovery/organization/"+org+"/annotationsGroups", qoveryAuth, nil)
+	if code != 200 || !bytes.Contains(body, []byte(`"name":"lost-answer"`)) {
+		t.Fatalf("the create was not applied: %d %s", code, body)
+	}
+}

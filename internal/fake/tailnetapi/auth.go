@@ -93,7 +93,7 @@ func (s *Server) authenticate(r *http.Request) (principal, string) {
 	if !ok {
 		return principal{}, "API token invalid"
 	}
-	if !time.Now().Before(t.expires) {
+	if !s.now().Before(t.expires) {
 		delete(s.tokens, cred)
 		return principal{}, "API token expired"
 	}
@@ -173,7 +173,7 @@ func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) {
 	}
 	tok := "tskey-oauth-" + randomString(40)
 	secs := int64((s.opts.TokenTTL + time.Second - 1) / time.Second)
-	s.tokens[tok] = &accessToken{clientID: c.ID, scopes: scopes, expires: time.Now().Add(time.Duration(secs) * time.Second)}
+	s.tokens[tok] = &accessToken{clientID: c.ID, scopes: scopes, expires: s.now().Add(time.Duration(secs) * time.Second)}
 	w.Header().Set("Cache-Control", "no-store")
 	writeJSON(w, http.StatusOK, map[string]any{
 		"access_token": tok,
@@ -218,15 +218,17 @@ func (s *Server) SeedOAuthClient(id, secret string, scopes, tags []string) (stri
 	if secret == "" {
 		secret = "tskey-client-" + id + "-" + randomString(32)
 	}
-	now := time.Now().UTC().Truncate(time.Second)
+	now := s.now().UTC().Truncate(time.Second)
 	k := &key{
 		ID:          id,
 		KeyType:     keyTypeClient,
 		Secret:      secret,
 		Description: "seeded",
 		Created:     now,
-		Scopes:      append([]string(nil), scopes...),
-		Tags:        append([]string(nil), tags...),
+		// Made by a person in the admin console.
+		UserID: apiKeyUserID,
+		Scopes: append([]string(nil), scopes...),
+		Tags:   append([]string(nil), tags...),
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -83,7 +83,7 @@ func (s *Server) AddDevice(spec DeviceSpec) Device {
 func (s *Server) addDeviceLocked(spec DeviceSpec, topoKey string) *Device {
 	s.deviceSeq++
 	n := s.deviceSeq
-	now := time.Now().UTC().Truncate(time.Second)
+	now := s.now().UTC().Truncate(time.Second)
 	label := s.freeLabelLocked(dnsLabel(spec.Hostname))
 	if topoKey == "" {
 		topoKey = label
@@ -482,12 +482,17 @@ func (s *Server) handleListDevices(w http.ResponseWriter, r *http.Request, p pri
 	writeJSON(w, http.StatusOK, map[string][]deviceJSON{"devices": out})
 }
 
+// errNoDevice is the real API's message for a device id it does not know
+// (or that the caller may not manage), with status 404, as quoted in
+// tailscale/terraform-provider-tailscale issues #526 and #585.
+const errNoDevice = "no manageable device matching this ID found"
+
 // deviceLocked finds the device of the {id} path segment, answering 404
 // when there is none.
 func (s *Server) deviceLocked(w http.ResponseWriter, r *http.Request) *Device {
 	i := s.deviceIndexLocked(r.PathValue("id"))
 	if i < 0 {
-		writeError(w, http.StatusNotFound, "device not found")
+		writeError(w, http.StatusNotFound, errNoDevice)
 		return nil
 	}
 	return s.devices[i]
@@ -520,7 +525,7 @@ func (s *Server) handleDeleteDevice(w http.ResponseWriter, r *http.Request, p pr
 	defer s.mu.Unlock()
 	i := s.deviceIndexLocked(r.PathValue("id"))
 	if i < 0 {
-		writeError(w, http.StatusNotFound, "device not found")
+		writeError(w, http.StatusNotFound, errNoDevice)
 		return
 	}
 	s.devices = slices.Delete(s.devices, i, i+1)

@@ -116,7 +116,7 @@ func TestDeviceGetDeleteRoutesTags(t *testing.T) {
 		t.Errorf("fields=all omitted routes: %v", m)
 	}
 	// An id with an escaped slash stays one path segment.
-	if msg := h.do("GET", "/api/v2/device/a%2Fb", "", nil).want(t, 404).message(t); msg != "device not found" {
+	if msg := h.do("GET", "/api/v2/device/a%2Fb", "", nil).want(t, 404).message(t); msg != "no manageable device matching this ID found" {
 		t.Errorf("message %q", msg)
 	}
 

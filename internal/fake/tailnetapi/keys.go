@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -25,12 +26,16 @@ type key struct {
 	Created     time.Time
 	Expires     time.Time // zero for OAuth clients
 	Revoked     time.Time // set by DELETE
-	Scopes      []string  // OAuth clients
-	Tags        []string  // OAuth client tags, or the tags of devices an auth key creates
-	Reusable    bool
-	Ephemeral   bool
-	Preauth     bool
-	ExpirySecs  int64
+	// UserID is the owner: the user of the API access token that created
+	// the key, or "" for a key of the tailnet itself (created with an
+	// OAuth access token).
+	UserID     string
+	Scopes     []string // OAuth clients
+	Tags       []string // OAuth client tags, or the tags of devices an auth key creates
+	Reusable   bool
+	Ephemeral  bool
+	Preauth    bool
+	ExpirySecs int64
 }
 
 // keyJSON is the wire shape of a key. Times are RFC 3339 or omitted, never
@@ -82,7 +87,7 @@ func (k *key) invalid(now time.Time) bool {
 	return !k.Revoked.IsZero() || (!k.Expires.IsZero() && !now.Before(k.Expires))
 }
 
-func (k *key) wire(withSecret bool) keyJSON {
+func (k *key) wire(withSecret bool, now time.Time) keyJSON {
 	out := keyJSON{
 		ID:          k.ID,
 		KeyType:     k.KeyType,
@@ -91,8 +96,9 @@ func (k *key) wire(withSecret bool) keyJSON {
 		Updated:     k.Created,
 		Expires:     k.Expires,
 		Revoked:     k.Revoked,
-		Invalid:     k.invalid(time.Now()),
+		Invalid:     k.invalid(now),
 		Tags:        slices.Clone(k.Tags),
+		UserID:      k.UserID,
 	}
 	if !k.Revoked.IsZero() {
 		out.Updated = k.Revoked
@@ -218,8 +224,11 @@ func (s *Server) handleCreateKey(w http.ResponseWriter, r *http.Request, p princ
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := time.Now().UTC().Truncate(time.Second)
+	now := s.now().UTC().Truncate(time.Second)
 	k := &key{ID: newKeyID(), KeyType: req.KeyType, Description: req.Description, Created: now}
+	if p.apiKey {
+		k.UserID = apiKeyUserID
+	}
 	if req.KeyType == keyTypeClient {
 		if msg := s.validateOAuthClientLocked(req); msg != "" {
 			writeError(w, http.StatusBadRequest, msg)
@@ -253,7 +262,7 @@ func (s *Server) handleCreateKey(w http.ResponseWriter, r *http.Request, p princ
 	}
 	s.keys[k.ID] = k
 	s.keyOrder = append(s.keyOrder, k.ID)
-	writeJSON(w, http.StatusOK, k.wire(true))
+	writeJSON(w, http.StatusOK, k.wire(true, now))
 }
 
 // validateOAuthClientLocked checks an OAuth client creation request.
@@ -322,22 +331,44 @@ func canAccessKey(p principal, keyType string, write bool) bool {
 	return p.allows(scope)
 }
 
-// handleListKeys is GET /tailnet/{tailnet}/keys: metadata of the keys that
-// are not revoked.
-func (s *Server) handleListKeys(w http.ResponseWriter, _ *http.Request, p principal) {
+// apiKeyUserID is the user who owns the API access token of
+// Options.APIKey, and so the keys created with it.
+const apiKeyUserID = "uAPIKEYOWNERCNTRL"
+
+// handleListKeys is GET /tailnet/{tailnet}/keys[?all=true]: metadata of
+// the keys that are not revoked, among those the caller's scopes cover.
+// Without all=true the list depends on the caller, as on the real API: an
+// API access token sees the keys its user owns, an OAuth access token the
+// keys the tailnet owns (those created with OAuth access tokens). With
+// all=true every key of the tailnet is listed.
+func (s *Server) handleListKeys(w http.ResponseWriter, r *http.Request, p principal) {
+	all := false
+	if v := r.URL.Query().Get("all"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("invalid value %q for all: use true or false", v))
+			return
+		}
+		all = b
+	}
 	if !canAccessKey(p, keyTypeAuth, false) && !canAccessKey(p, keyTypeClient, false) {
 		permissionDenied(w)
 		return
 	}
+	owner := ""
+	if p.apiKey {
+		owner = apiKeyUserID
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	now := s.now()
 	out := []keyJSON{}
 	for _, id := range s.keyOrder {
 		k := s.keys[id]
-		if k == nil || !k.Revoked.IsZero() || !canAccessKey(p, k.KeyType, false) {
+		if k == nil || !k.Revoked.IsZero() || !canAccessKey(p, k.KeyType, false) || (!all && k.UserID != owner) {
 			continue
 		}
-		out = append(out, k.wire(false))
+		out = append(out, k.wire(false, now))
 	}
 	writeJSON(w, http.StatusOK, map[string][]keyJSON{"keys": out})
 }
@@ -360,7 +391,7 @@ func (s *Server) handleGetKey(w http.ResponseWriter, r *http.Request, p principa
 		permissionDenied(w)
 		return
 	}
-	writeJSON(w, http.StatusOK, k.wire(false))
+	writeJSON(w, http.StatusOK, k.wire(false, s.now()))
 }
 
 // handleDeleteKey is DELETE /tailnet/{tailnet}/keys/{id}. The key is
@@ -382,7 +413,7 @@ func (s *Server) handleDeleteKey(w http.ResponseWriter, r *http.Request, p princ
 		permissionDenied(w)
 		return
 	}
-	k.Revoked = time.Now().UTC().Truncate(time.Second)
+	k.Revoked = s.now().UTC().Truncate(time.Second)
 	for tok, t := range s.tokens {
 		if t.clientID == k.ID {
 			delete(s.tokens, tok)

@@ -4,7 +4,9 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/url"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -201,5 +203,84 @@ func TestTokenExpiry(t *testing.T) {
 	h.srv.mu.Unlock()
 	if msg := h.do("GET", aclPath, "", map[string]string{"Authorization": "Bearer " + tok}).want(t, 401).message(t); msg != "API token expired" {
 		t.Errorf("message %q", msg)
+	}
+}
+
+// TestListKeysByOwner: without all=true the list depends on the caller: an
+// API access token sees its user's keys, an OAuth access token the
+// tailnet's own; all=true lists every key the caller may read.
+func TestListKeysByOwner(t *testing.T) {
+	h := newHarness(t, Options{InitialPolicy: []byte(operatorPolicy)})
+	ids := func(r reply) []string {
+		var body struct {
+			Keys []struct {
+				ID     string `json:"id"`
+				UserID string `json:"userId"`
+				Key    string `json:"key"`
+			} `json:"keys"`
+		}
+		if err := json.Unmarshal(r.body, &body); err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, k := range body.Keys {
+			if k.Key != "" {
+				t.Errorf("a list shows the secret of %s", k.ID)
+			}
+			out = append(out, k.ID+"/"+k.UserID)
+		}
+		return out
+	}
+	create := func(body string, hdr map[string]string) string {
+		m := h.do("POST", keysPath, body, hdr).want(t, 200).json(t)
+		id, _ := m["id"].(string)
+		return id
+	}
+	userKey := create(`{"capabilities":{"devices":{"create":{"tags":["tag:k8s"]}}},"description":"by a person"}`, nil)
+	clientID, clientSecret := h.srv.SeedOAuthClient("", "", []string{"auth_keys"}, []string{"tag:k8s-operator"})
+	r := token(t, h, url.Values{"grant_type": {"client_credentials"}}, clientID, clientSecret).want(t, 200)
+	tok, _ := r.json(t)["access_token"].(string)
+	bearer := map[string]string{"Authorization": "Bearer " + tok}
+	tailnetKey := create(`{"capabilities":{"devices":{"create":{"tags":["tag:k8s"]}}},"description":"by the operator"}`, bearer)
+
+	owner := apiKeyUserID
+	if got := ids(h.do("GET", keysPath, "", nil).want(t, 200)); !slices.Equal(got, []string{userKey + "/" + owner, clientID + "/" + owner}) {
+		t.Errorf("API key, own keys: %v", got)
+	}
+	if got := ids(h.do("GET", keysPath+"?all=true", "", nil).want(t, 200)); !slices.Equal(got, []string{userKey + "/" + owner, clientID + "/" + owner, tailnetKey + "/"}) {
+		t.Errorf("API key, all: %v", got)
+	}
+	// The OAuth token reads auth keys only (auth_keys), not OAuth clients.
+	if got := ids(h.do("GET", keysPath, "", bearer).want(t, 200)); !slices.Equal(got, []string{tailnetKey + "/"}) {
+		t.Errorf("OAuth token, own keys: %v", got)
+	}
+	if got := ids(h.do("GET", keysPath+"?all=1", "", bearer).want(t, 200)); !slices.Equal(got, []string{userKey + "/" + owner, tailnetKey + "/"}) {
+		t.Errorf("OAuth token, all: %v", got)
+	}
+	if msg := h.do("GET", keysPath+"?all=yes", "", nil).want(t, 400).message(t); !strings.Contains(msg, "all") {
+		t.Errorf("bad all: %q", msg)
+	}
+	// A single key reads back with its owner.
+	if m := h.do("GET", keysPath+"/"+tailnetKey, "", nil).want(t, 200).json(t); m["userId"] != "" {
+		t.Errorf("tailnet key owner %v", m["userId"])
+	}
+}
+
+// TestKeysFollowTheServerClock: keys are stamped, and expire, by
+// Options.Now.
+func TestKeysFollowTheServerClock(t *testing.T) {
+	at := time.Date(2030, 1, 2, 3, 4, 5, 600, time.UTC)
+	var now atomic.Pointer[time.Time]
+	now.Store(&at)
+	h := newHarness(t, Options{InitialPolicy: []byte(operatorPolicy), Now: func() time.Time { return *now.Load() }})
+	m := h.do("POST", keysPath, `{"capabilities":{"devices":{"create":{"tags":["tag:k8s"]}}},"expirySeconds":60}`, nil).want(t, 200).json(t)
+	if m["created"] != "2030-01-02T03:04:05Z" || m["expires"] != "2030-01-02T03:05:05Z" || m["invalid"] != false {
+		t.Fatalf("key %v", m)
+	}
+	later := at.Add(2 * time.Minute)
+	now.Store(&later)
+	id, _ := m["id"].(string)
+	if m := h.do("GET", keysPath+"/"+id, "", nil).want(t, 200).json(t); m["invalid"] != true {
+		t.Errorf("expired key %v", m)
 	}
 }

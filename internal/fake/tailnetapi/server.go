@@ -56,6 +56,9 @@ type Options struct {
 	// issues. Default one hour, as on the real service; rounded up to
 	// whole seconds.
 	TokenTTL time.Duration
+	// Now is the server's clock: it stamps keys, devices and access
+	// tokens. Default time.Now.
+	Now func() time.Time
 }
 
 // Server is the fake Tailscale API. It is an http.Handler. All methods are
@@ -97,6 +100,14 @@ func New(opts Options) *Server {
 	s.routes()
 	s.Reset()
 	return s
+}
+
+// now reads the server's clock.
+func (s *Server) now() time.Time {
+	if s.opts.Now != nil {
+		return s.opts.Now()
+	}
+	return time.Now()
 }
 
 // Handler returns the handler that serves /api/v2/....

@@ -25,7 +25,7 @@ func TestErrorBodiesAreJSON(t *testing.T) {
 		{"bad API key", "GET", aclPath, map[string]string{"Authorization": "Basic dG9rZW46"}, 401, "API token invalid"},
 		{"bad bearer", "GET", aclPath, map[string]string{"Authorization": "Bearer nope"}, 401, "API token invalid"},
 		{"unknown tailnet", "GET", "/api/v2/tailnet/other.org/acl", nil, 404, "tailnet not found"},
-		{"unknown device", "GET", "/api/v2/device/nope", nil, 404, "device not found"},
+		{"unknown device", "GET", "/api/v2/device/nope", nil, 404, "no manageable device matching this ID found"},
 		{"bad key body", "POST", keysPath, nil, 400, "invalid request body"},
 	}
 	for _, c := range cases {
