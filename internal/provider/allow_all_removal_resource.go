@@ -84,16 +84,17 @@ func (r *allowAllRemovalResource) ModifyPlan(ctx context.Context, req resource.M
 	switch {
 	case err == nil:
 	case errors.As(err, &unchecked) && !policy.IsRejected(err):
-		resp.Diagnostics.AddWarning("Could not validate the policy change",
+		resp.Diagnostics.AddWarning("Policy Change Not Validated",
 			fmt.Sprintf("qtail could not ask Tailscale to validate the policy file without the allow-all rule at plan time; "+
-				"Tailscale checks it again when it is written.\n\n%v", unchecked.err))
+				"Tailscale checks it again when it is written, so nothing needs to be done unless the apply fails.\n\n%v", unchecked.err))
 	case policy.IsRejected(err):
-		resp.Diagnostics.AddError("Tailscale rejects the policy file without the allow-all rule",
+		resp.Diagnostics.AddError("Tailscale Rejects the Policy File Without the Allow-All Rule",
 			fmt.Sprintf("Without the allow-all rule, Tailscale refuses the policy file:\n\n%v\n\n"+
 				"A test of the policy file relies on the rule: add the grants that give that access first "+
 				"(and make them dependencies of this resource), or change the test.", err))
 	default:
-		resp.Diagnostics.AddError("Invalid policy change", fmt.Sprintf("qtail cannot remove the allow-all rule: %v", err))
+		resp.Diagnostics.AddError("Invalid Policy Change", fmt.Sprintf("qtail cannot remove the allow-all rule: %v. "+
+			"Fix the policy file, then plan again.", err))
 	}
 }
 
@@ -120,9 +121,9 @@ func (r *allowAllRemovalResource) Read(ctx context.Context, _ resource.ReadReque
 		return
 	}
 	if f.Found {
-		resp.Diagnostics.AddWarning("The allow-all rule is back in the policy file",
+		resp.Diagnostics.AddWarning("Allow-All Rule Back in the Policy File",
 			"Someone put the default allow-all rule back in the tailnet policy file: every device reaches every proxy again. "+
-				"The plan removes it again.")
+				"The plan removes it again: apply it.")
 		resp.State.RemoveResource(ctx)
 		return
 	}
@@ -141,8 +142,7 @@ func (r *allowAllRemovalResource) Delete(context.Context, resource.DeleteRequest
 
 func (r *allowAllRemovalResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	if req.ID != allowAllRemovalID {
-		resp.Diagnostics.AddError("Invalid import ID",
-			fmt.Sprintf("qtail_allow_all_removal is imported with the ID %q (a tailnet has one policy file), got %q.", allowAllRemovalID, req.ID))
+		invalidImportID(&resp.Diagnostics, req.ID, fmt.Sprintf("%q, the only ID of qtail_allow_all_removal (a tailnet has one policy file)", allowAllRemovalID))
 		return
 	}
 	store, diags := r.data.Policy()
@@ -155,7 +155,7 @@ func (r *allowAllRemovalResource) ImportState(ctx context.Context, req resource.
 		return
 	}
 	if f.Found {
-		resp.Diagnostics.AddError("The allow-all rule is in the policy file",
+		resp.Diagnostics.AddError("Allow-All Rule Still in the Policy File",
 			"There is nothing to import: the policy file still has the default allow-all rule. Apply the configuration to remove it.")
 		return
 	}

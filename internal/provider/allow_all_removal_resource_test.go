@@ -148,7 +148,7 @@ resource "qtail_allow_all_removal" "this" {
   depends_on = [qtail_policy_test.carol_reaches_alice]
 }
 `,
-				ExpectError: acctest.ErrorRE("Tailscale rejects the policy file without the allow-all rule"),
+				ExpectError: acctest.ErrorRE("Tailscale Rejects the Policy File Without the Allow-All Rule"),
 			},
 			{
 				PreConfig: func() {

@@ -140,11 +140,11 @@ func (r *autoApproverResource) ValidateConfig(ctx context.Context, req resource.
 	exitNode := cfg.ExitNode.ValueBool()
 	switch {
 	case exitNode && !cfg.Route.IsNull():
-		resp.Diagnostics.AddAttributeError(path.Root("route"), "Conflicting attributes",
+		resp.Diagnostics.AddAttributeError(path.Root("route"), "Conflicting Attributes",
 			"Set either route (the approvers of one route) or exit_node = true (the approvers of exit nodes), not both. "+
 				"Exit nodes can also be approved as the routes 0.0.0.0/0 and ::/0.")
 	case !exitNode && cfg.Route.IsNull():
-		resp.Diagnostics.AddAttributeError(path.Root("route"), "Missing route",
+		resp.Diagnostics.AddAttributeError(path.Root("route"), "Missing Route",
 			"Set route to the CIDR whose approvers this is, or exit_node = true for the approvers of exit nodes.")
 	}
 }
@@ -157,11 +157,11 @@ func (r *autoApproverResource) ImportState(ctx context.Context, req resource.Imp
 	}
 	cidr, ok := strings.CutPrefix(req.ID, policy.RoutePrefix)
 	if !ok {
-		resp.Diagnostics.AddError("Invalid import ID", fmt.Sprintf("Expected route:CIDR (such as route:10.20.0.0/16) or exitNode, got %q.", req.ID))
+		invalidImportID(&resp.Diagnostics, req.ID, "route:CIDR (such as route:10.20.0.0/16) or exitNode")
 		return
 	}
 	if err := checkCanonicalCIDR(cidr); err != nil {
-		resp.Diagnostics.AddError("Invalid import ID", fmt.Sprintf("Expected route:CIDR (such as route:10.20.0.0/16) or exitNode, got %q: %v.", req.ID, err))
+		invalidImportID(&resp.Diagnostics, req.ID, fmt.Sprintf("route:CIDR (such as route:10.20.0.0/16) or exitNode (%v)", err))
 		return
 	}
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("route"), cidr)...)

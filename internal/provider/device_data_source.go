@@ -10,6 +10,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/qtail/terraform-provider-qtail/internal/tailnet"
 )
 
 var (
@@ -82,10 +84,6 @@ func (d *deviceDataSource) Read(ctx context.Context, req datasource.ReadRequest,
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if d.data == nil {
-		resp.Diagnostics.AddError("Provider not configured", "The qtail provider was not configured before qtail_device was read.")
-		return
-	}
 	t, diags := d.data.Tailnet()
 	if resp.Diagnostics.Append(diags...); resp.Diagnostics.HasError() {
 		return
@@ -97,12 +95,13 @@ func (d *deviceDataSource) Read(ctx context.Context, req datasource.ReadRequest,
 		return
 	}
 	if dev == nil {
-		resp.Diagnostics.AddAttributeError(path.Root("hostname"), "Device not found",
-			fmt.Sprintf("The tailnet has no device with the hostname %q.", hostname))
+		resp.Diagnostics.AddAttributeError(path.Root("hostname"), "Device Not Found",
+			fmt.Sprintf("The tailnet has no device with the hostname %q. Check the hostname (the machine name, not the MagicDNS name), "+
+				"or make this data source depend on the resource that brings the device up.", hostname))
 		return
 	}
-	m.ID = types.StringValue(exposureDeviceID(dev))
-	m.FQDN = types.StringValue(strings.TrimSuffix(dev.Name, "."))
+	m.ID = types.StringValue(deviceID(dev))
+	m.FQDN = types.StringValue(deviceFQDN(dev))
 	addrs, diags := types.ListValueFrom(ctx, types.StringType, dev.Addresses)
 	resp.Diagnostics.Append(diags...)
 	tags := dev.Tags
@@ -114,4 +113,18 @@ func (d *deviceDataSource) Read(ctx context.Context, req datasource.ReadRequest,
 	m.Addresses, m.Tags = addrs, tagSet
 	m.Connected = types.BoolValue(dev.ConnectedToControl)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+// deviceID is the ID qtail keeps for a device: its node ID, which the API
+// prefers, or the legacy numeric ID when the API sent no node ID.
+func deviceID(d *tailnet.Device) string {
+	if d.NodeID != "" {
+		return d.NodeID
+	}
+	return d.ID
+}
+
+// deviceFQDN is the MagicDNS name of a device, without a trailing dot.
+func deviceFQDN(d *tailnet.Device) string {
+	return strings.TrimSuffix(d.Name, ".")
 }

@@ -2,9 +2,7 @@ package provider
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -29,12 +27,12 @@ func (r *exposedServiceResource) ValidateConfig(ctx context.Context, req resourc
 		return
 	}
 	if !cfg.Redeploy.IsUnknown() && !cfg.Redeploy.IsNull() && !cfg.Redeploy.ValueBool() {
-		resp.Diagnostics.AddAttributeError(path.Root("wait_for_device"), "Nothing would create the proxy device",
+		resp.Diagnostics.AddAttributeError(path.Root("wait_for_device"), "Nothing Would Create the Proxy Device",
 			"With redeploy = false qtail does not redeploy the application, and Qovery applies annotations only at a deployment: "+
 				"no proxy device would appear while qtail waits for it. Set wait_for_device = false, or let qtail redeploy.")
 	}
 	if !cfg.ProxyGroup.IsUnknown() && !cfg.ProxyGroup.IsNull() {
-		resp.Diagnostics.AddAttributeError(path.Root("wait_for_device"), "A ProxyGroup exposure has no device of its own",
+		resp.Diagnostics.AddAttributeError(path.Root("wait_for_device"), "A ProxyGroup Exposure Has No Device of Its Own",
 			fmt.Sprintf("With proxy_group = %q the application is served as a Tailscale Service by the devices of the ProxyGroup, "+
 				"so there is no proxy device to wait for. Set wait_for_device = false.", cfg.ProxyGroup.ValueString()))
 	}
@@ -103,15 +101,27 @@ func (r *exposedServiceResource) ModifyPlan(ctx context.Context, req resource.Mo
 			r.data.exposures.release(state.AnnotationsGroupID.ValueString(), state.DeviceID.ValueString())
 		}
 		if !plan.Tags.Equal(state.Tags) && plan.ApplicationID.Equal(state.ApplicationID) {
-			resp.Diagnostics.AddAttributeWarning(path.Root("tags"), "Changing tags replaces the exposure",
+			resp.Diagnostics.AddAttributeWarning(path.Root("tags"), "Changing Tags Replaces the Exposure",
 				"Tailscale fixes a device's tags when its auth key is created, so the proxy cannot change tags in place. qtail "+
 					"removes this exposure (detach, redeploy, the proxy device leaves the tailnet) and creates it again: a new "+
 					"device, with new tailnet IPs, carries the new tags.")
 		}
 	}
 
-	if r.configured() && r.data.qovery != nil {
-		r.checkPlan(ctx, &plan, &state, creating || replacing, &resp.Diagnostics)
+	if r.configured() {
+		// Both APIs are needed: a missing credential fails the plan, not
+		// the apply.
+		switch {
+		case r.data.qovery != nil:
+			r.checkPlan(ctx, &plan, &state, creating || replacing, &resp.Diagnostics)
+		case !r.data.qoveryUnknown:
+			_, diags := r.data.Qovery()
+			resp.Diagnostics.Append(diags...)
+		}
+		if r.data.tailnet == nil && !r.data.tailnetUnknown {
+			_, diags := r.data.Tailnet()
+			resp.Diagnostics.Append(diags...)
+		}
 	}
 	if resp.Diagnostics.HasError() {
 		return
@@ -129,16 +139,18 @@ func (r *exposedServiceResource) checkPlan(ctx context.Context, plan, state *exp
 	appID := plan.ApplicationID.ValueString()
 	app, err := q.GetApplication(ctx, appID)
 	if qovery.IsNotFound(err) {
-		diags.AddAttributeError(path.Root("application_id"), "Application not found",
-			fmt.Sprintf("Qovery has no application %s visible to this API token.", appID))
+		diags.AddAttributeError(path.Root("application_id"), "Application Not Found",
+			fmt.Sprintf("Qovery has no application %s visible to this API token. Check application_id, and that the token "+
+				"belongs to the application's organization.", appID))
 		return
 	}
 	if err != nil {
-		diags.AddWarning("Could not check the application", "qtail could not read application "+appID+" to plan its ports: "+err.Error())
+		diags.AddWarning("Application Not Checked", "qtail could not read application "+appID+" to plan its ports: "+err.Error()+
+			". The apply reads it again; look at the ports it records before you grant access to them.")
 		return
 	}
 	if len(app.Ports) == 0 {
-		diags.AddAttributeError(path.Root("application_id"), "Application declares no port", exposureNoPortDetail(app))
+		diags.AddAttributeError(path.Root("application_id"), "Application Declares No Port", exposureNoPortDetail(app))
 		return
 	}
 	ports, d := exposedPorts(ctx, app.Ports)
@@ -160,7 +172,7 @@ func (r *exposedServiceResource) checkPlan(ctx context.Context, plan, state *exp
 			exposureLeftoverWarning(diags, &g, appID)
 			continue
 		}
-		diags.AddAttributeError(path.Root("application_id"), "Application already exposed",
+		diags.AddAttributeError(path.Root("application_id"), "Application Already Exposed",
 			fmt.Sprintf("Application %s (%s) already has the annotations group %q (%s) attached, which exposes it on the tailnet as %q. "+
 				"The operator reads one set of annotations per Service: detach that group, or import it with\n\n"+
 				"  terraform import <address> %s/%s",
@@ -173,7 +185,7 @@ func (r *exposedServiceResource) checkPlan(ctx context.Context, plan, state *exp
 	}
 	hostname := plan.Hostname.ValueString()
 	if other, conflict := reg.claim(hostname, appID); conflict {
-		diags.AddAttributeError(path.Root("hostname"), "Hostname planned twice",
+		diags.AddAttributeError(path.Root("hostname"), "Hostname Planned Twice",
 			fmt.Sprintf("Another qtail_exposed_service of this configuration exposes application %s at the hostname %q. "+
 				"A hostname names one device on the tailnet: give each exposure its own.", other, hostname))
 		return
@@ -186,7 +198,8 @@ func (r *exposedServiceResource) checkPlan(ctx context.Context, plan, state *exp
 	// organization objects) and the cluster (its operator).
 	env, err := q.GetEnvironment(ctx, app.Environment.ID)
 	if err != nil {
-		diags.AddWarning("Could not check the exposure", "qtail could not read the environment of application "+appID+": "+err.Error())
+		diags.AddWarning("Exposure Not Checked", "qtail could not read the environment of application "+appID+": "+err.Error()+
+			". The hostname and the tags are not checked at plan time; the apply fails if the proxy device does not appear.")
 		return
 	}
 	ops := &exposureOperatorLookup{q: q, env: env}
@@ -228,7 +241,7 @@ func exposureLeftover(g *qovery.AnnotationsGroup, plan *exposedServiceModel) boo
 }
 
 func exposureLeftoverWarning(diags *diag.Diagnostics, g *qovery.AnnotationsGroup, appID string) {
-	diags.AddWarning("Existing annotations group "+g.Name,
+	diags.AddWarning("Existing Annotations Group Taken Over",
 		fmt.Sprintf("The annotations group %q (%s) already exposes this hostname, with the name this exposure gives its group. "+
 			"It is taken as this exposure's own earlier group (an exposure being replaced after a failed creation) and is not "+
 			"reported as a conflict. If it belongs to something else, import it instead:\n\n  terraform import <address> %s/%s",
@@ -255,7 +268,8 @@ func (r *exposedServiceResource) checkHostname(ctx context.Context, plan *expose
 	orgID := ops.env.Organization.ID
 	groups, err := q.ListAnnotationsGroups(ctx, orgID)
 	if err != nil {
-		diags.AddWarning("Could not check the hostname", "qtail could not list the annotations groups of organization "+orgID+": "+err.Error())
+		diags.AddWarning("Hostname Not Checked", "qtail could not list the annotations groups of organization "+orgID+": "+err.Error()+
+			". Make sure that no other exposure uses the hostname "+hostname+".")
 	}
 	for _, g := range groups {
 		if g.ID == ownGroup || reg.isReleased(g.ID) || exposureAnnotationValue(g.Annotations, exposeAnnotation) != "true" ||
@@ -266,7 +280,7 @@ func (r *exposedServiceResource) checkHostname(ctx context.Context, plan *expose
 			exposureLeftoverWarning(diags, &g, appID)
 			continue
 		}
-		diags.AddAttributeError(path.Root("hostname"), "Hostname already used by another exposure",
+		diags.AddAttributeError(path.Root("hostname"), "Hostname Already Used by Another Exposure",
 			fmt.Sprintf("The annotations group %q (%s) of the organization already exposes a Service at the hostname %q. "+
 				"A hostname names one device on the tailnet: choose another one, or, if that group is this application's exposure, "+
 				"import it with\n\n  terraform import <address> %s/%s", g.Name, g.ID, hostname, appID, g.ID))
@@ -279,10 +293,11 @@ func (r *exposedServiceResource) checkHostname(ctx context.Context, plan *expose
 	}
 	dev, err := t.FindDeviceByHostname(ctx, hostname)
 	if err != nil {
-		diags.AddWarning("Could not check the hostname", "qtail could not look up the tailnet's devices: "+err.Error())
+		diags.AddWarning("Hostname Not Checked", "qtail could not look up the tailnet's devices: "+err.Error()+
+			". Make sure that no other device of the tailnet is named "+hostname+".")
 		return
 	}
-	if dev == nil || exposureDeviceID(dev) == state.DeviceID.ValueString() || reg.isReleased(exposureDeviceID(dev)) {
+	if dev == nil || deviceID(dev) == state.DeviceID.ValueString() || reg.isReleased(deviceID(dev)) {
 		return
 	}
 	// A device that this application's operator could have created (each
@@ -296,10 +311,10 @@ func (r *exposedServiceResource) checkHostname(ctx context.Context, plan *expose
 	if len(dev.Tags) == 0 {
 		owner = "owned by " + dev.User
 	}
-	diags.AddAttributeError(path.Root("hostname"), "Hostname already used on the tailnet",
+	diags.AddAttributeError(path.Root("hostname"), "Hostname Already Used on the Tailnet",
 		fmt.Sprintf("The tailnet already has a device named %q (%s, %s). The proxy would get a suffixed MagicDNS name "+
 			"(%s-1) and the exposure could not be found by its name: choose another hostname, or rename or remove that device.",
-			hostname, exposureDeviceID(dev), owner, hostname))
+			hostname, deviceID(dev), owner, hostname))
 }
 
 // operatorCouldOwn reports whether every tag is one of the operator's tags
@@ -315,35 +330,11 @@ func (r *exposedServiceResource) operatorCouldOwn(ctx context.Context, ops *expo
 		return false
 	}
 	for _, tag := range tags {
-		if ok, _, _ := exposureTagOwned(doc, tag, op.tags); !ok {
+		if ok, _, _ := tagOwnedBy(doc, tag, op.tags); !ok {
 			return false
 		}
 	}
 	return true
-}
-
-// exposureTagOwned reports whether one of the operator's tags is tag itself
-// or owns it directly in tagOwners, with the owners found (nil when the tag
-// is not declared).
-func exposureTagOwned(doc *policy.Document, tag string, operatorTags []string) (owned, declared bool, owners []string) {
-	for _, o := range operatorTags {
-		if strings.EqualFold(o, tag) {
-			return true, true, nil
-		}
-	}
-	f := doc.Get(policy.Key{Kind: policy.KindTagOwner, Name: tag})
-	if !f.Found {
-		return false, false, nil
-	}
-	if err := json.Unmarshal(f.Value, &owners); err != nil {
-		return false, true, nil
-	}
-	for _, o := range operatorTags {
-		if slices.ContainsFunc(owners, func(s string) bool { return strings.EqualFold(s, o) }) {
-			return true, true, owners
-		}
-	}
-	return false, true, owners
 }
 
 // checkTags refuses a tag that the operator's tags do not own in the
@@ -357,23 +348,23 @@ func (r *exposedServiceResource) checkTags(ctx context.Context, plan *exposedSer
 	env := ops.env
 	op, err := ops.get(ctx)
 	if err != nil {
-		diags.AddWarning("Could not find the operator", "qtail could not look for the Tailscale operator of cluster "+env.ClusterID+
-			", and checks the tags against the default operator tag "+exposureDefaultOperatorTag+": "+err.Error())
+		diags.AddWarning("Operator Lookup Failed", "qtail could not look for the Tailscale operator of cluster "+env.ClusterID+
+			", and checks the tags against the default operator tag "+chartDefaultOperatorTag+": "+err.Error())
 	}
 	body, pd := r.data.plannedPolicy(ctx)
 	if pd.HasError() {
 		for _, e := range pd.Errors() {
-			diags.AddWarning("Could not check the tags: "+e.Summary(), e.Detail())
+			diags.AddWarning("Tags Not Checked", "qtail could not check that the operator owns the tags: "+e.Summary()+". "+e.Detail())
 		}
 		return
 	}
 	doc, err := policy.Parse(body)
 	if err != nil {
-		diags.AddWarning("Could not check the tags", "qtail could not parse the tailnet policy: "+err.Error())
+		diags.AddWarning("Tags Not Checked", "qtail could not parse the tailnet policy: "+err.Error())
 		return
 	}
 	for _, tag := range tags {
-		owned, declared, owners := exposureTagOwned(doc, tag, op.tags)
+		owned, declared, owners := tagOwnedBy(doc, tag, op.tags)
 		if owned {
 			continue
 		}
@@ -382,21 +373,15 @@ func (r *exposedServiceResource) checkTags(ctx context.Context, plan *exposedSer
 		if declared {
 			problem = fmt.Sprintf("%s is owned by [%s] in tagOwners, not by the operator's tag %s", tag, strings.Join(owners, ", "), opTags)
 		}
-		diags.AddAttributeError(path.Root("tags"), "Tag not owned by the operator",
+		diags.AddAttributeError(path.Root("tags"), "Tag Not Owned by the Operator",
 			fmt.Sprintf("%s (%s). The operator mints the proxy's auth key with its own credentials, so it can only apply "+
 				"tags that its tag owns: no proxy device would appear.\n\n"+
 				"Declare the tag with a qtail_tag_owner, and reference it from tags so that it is planned before this exposure:\n\n"+
 				"  resource \"qtail_tag_owner\" %q {\n    tag    = %q\n    owners = [%q]\n  }\n\n"+
 				"  tags = [qtail_tag_owner.%s.tag]",
-				problem, op.describe(env), exposureTagResourceName(tag), tag, op.tags[0],
-				exposureTagResourceName(tag)))
+				problem, op.describe(env), tagOwnerResourceName(tag), tag, op.tags[0],
+				tagOwnerResourceName(tag)))
 	}
-}
-
-// exposureTagResourceName suggests a resource name for a tag:
-// tag:k8s-billing gives k8s_billing.
-func exposureTagResourceName(tag string) string {
-	return strings.ReplaceAll(strings.TrimPrefix(tag, "tag:"), "-", "_")
 }
 
 // exposureOperator is the Tailscale operator of a cluster as qtail finds it.
@@ -419,7 +404,7 @@ func (o exposureOperator) describe(env *qovery.Environment) string {
 // file sets them. When there is none (yet: it may be created by the same
 // apply), the chart's default tag:k8s-operator is returned.
 func exposureFindOperator(ctx context.Context, q *qovery.Client, env *qovery.Environment) (exposureOperator, error) {
-	op := exposureOperator{tags: []string{exposureDefaultOperatorTag}}
+	op := exposureOperator{tags: []string{chartDefaultOperatorTag}}
 	projects, err := q.ListProjects(ctx, env.Organization.ID)
 	if err != nil {
 		return op, err
@@ -438,7 +423,7 @@ func exposureFindOperator(ctx context.Context, q *qovery.Client, env *qovery.Env
 				return op, err
 			}
 			for _, h := range helms {
-				if h.Source.Repository == nil || h.Source.Repository.ChartName != exposureOperatorChart {
+				if h.Source.Repository == nil || h.Source.Repository.ChartName != operatorChart {
 					continue
 				}
 				op.helmID, op.name = h.ID, h.Name

@@ -18,11 +18,11 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/setplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/qtail/terraform-provider-qtail/internal/policy"
 	"github.com/qtail/terraform-provider-qtail/internal/qovery"
 	"github.com/qtail/terraform-provider-qtail/internal/tailnet"
 )
@@ -34,11 +34,6 @@ const (
 	exposeTagsAnnotation       = "tailscale.com/tags"
 	exposeProxyGroupAnnotation = "tailscale.com/proxy-group"
 	exposeProxyClassAnnotation = "tailscale.com/proxy-class"
-
-	exposureOperatorChart      = "tailscale-operator"
-	exposureDefaultOperatorTag = "tag:k8s-operator"
-
-	exposureDefaultTimeout = 20 * time.Minute
 )
 
 var (
@@ -99,28 +94,9 @@ func (r *exposedServiceResource) Metadata(_ context.Context, req resource.Metada
 	resp.TypeName = req.ProviderTypeName + "_exposed_service"
 }
 
-// exposureHostnameRE is a DNS label in lower case: 1 to 63 letters, digits
-// and dashes, a letter or digit at both ends.
-var exposureHostnameRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
-
 // exposureKubernetesNameRE is a Kubernetes object name (an RFC 1123
 // subdomain).
 var exposureKubernetesNameRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
-
-func exposureHostnameValidator() validator.String {
-	return stringCheck{
-		description: "must be a DNS label of 1 to 63 lower-case letters, digits and dashes, starting and ending with a letter or digit",
-		check: func(s string) error {
-			if exposureHostnameRE.MatchString(s) {
-				return nil
-			}
-			if exposureHostnameRE.MatchString(strings.ToLower(s)) {
-				return fmt.Errorf("use lower case (%q): MagicDNS names are lower case, so the name in the configuration is the name on the tailnet", strings.ToLower(s))
-			}
-			return fmt.Errorf("must be a DNS label of 1 to 63 lower-case letters, digits and dashes, starting and ending with a letter or digit")
-		},
-	}
-}
 
 func exposureKubernetesNameValidator(kind string) validator.String {
 	return stringCheck{
@@ -133,29 +109,6 @@ func exposureKubernetesNameValidator(kind string) validator.String {
 				"starting and ending with a letter or digit", kind)
 		},
 	}
-}
-
-func exposureTagValidator() validator.String {
-	return stringCheck{description: "must be a tailnet tag such as tag:k8s-billing", check: policy.ValidTag}
-}
-
-// exposureTagsReplaceModifier plans a replacement when the tags change: Tailscale
-// fixes a device's tags when its auth key is created.
-type exposureTagsReplaceModifier struct{}
-
-func (exposureTagsReplaceModifier) Description(context.Context) string {
-	return "Changing the tags replaces the exposure: the proxy's tags are fixed when its auth key is created."
-}
-
-func (m exposureTagsReplaceModifier) MarkdownDescription(ctx context.Context) string {
-	return m.Description(ctx)
-}
-
-func (exposureTagsReplaceModifier) PlanModifySet(_ context.Context, req planmodifier.SetRequest, resp *planmodifier.SetResponse) {
-	if req.State.Raw.IsNull() || req.Plan.Raw.IsNull() || req.PlanValue.Equal(req.StateValue) {
-		return
-	}
-	resp.RequiresReplace = true
 }
 
 func (r *exposedServiceResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
@@ -187,7 +140,7 @@ func (r *exposedServiceResource) Schema(ctx context.Context, _ resource.SchemaRe
 				MarkdownDescription: "Name of the proxy on the tailnet (`tailscale.com/hostname`): the application answers at " +
 					"`HOSTNAME.TAILNET.ts.net`. A DNS label of 1 to 63 lower-case letters, digits and dashes, unique on the tailnet. " +
 					"Include the region when the same application runs in several clusters, e.g. `billing-api-us-east-1`.",
-				Validators: []validator.String{exposureHostnameValidator()},
+				Validators: []validator.String{deviceHostnameValidator()},
 			},
 			"tags": schema.SetAttribute{
 				ElementType: types.StringType,
@@ -199,9 +152,11 @@ func (r *exposedServiceResource) Schema(ctx context.Context, _ resource.SchemaRe
 					"so changing them replaces the exposure (a new device).",
 				Validators: []validator.Set{
 					setvalidator.SizeAtLeast(1),
-					setvalidator.ValueStringsAre(exposureTagValidator()),
+					setvalidator.ValueStringsAre(tagValidator()),
 				},
-				PlanModifiers: []planmodifier.Set{exposureTagsReplaceModifier{}},
+				// Tailscale fixes a device's tags when its auth key is
+				// created: new tags need a new proxy.
+				PlanModifiers: []planmodifier.Set{setplanmodifier.RequiresReplace()},
 			},
 			"proxy_group": schema.StringAttribute{
 				Optional: true,
@@ -236,7 +191,7 @@ func (r *exposedServiceResource) Schema(ctx context.Context, _ resource.SchemaRe
 				MarkdownDescription: "Wait until the proxy device has joined the tailnet with the expected tags, and until it has left " +
 					"when the exposure is destroyed. Default `true`.",
 			},
-			"timeouts": timeoutsAttribute(ctx, exposureDefaultTimeout,
+			"timeouts": timeoutsAttribute(ctx,
 				"Time to create the annotations group, attach it, redeploy the application and wait for the proxy device.",
 				"Time to update the annotations group, redeploy the application and wait for the proxy device.",
 				"Time to detach the group, redeploy the application, delete the group and wait for the proxy device to leave."),
@@ -343,8 +298,8 @@ func (m *exposedServiceModel) desiredAnnotations(ctx context.Context) (map[strin
 func (m *exposedServiceModel) groupRequest(ctx context.Context) (*qovery.AnnotationsGroupRequest, diag.Diagnostics) {
 	ann, known, diags := m.desiredAnnotations(ctx)
 	if !known || m.AnnotationsGroupName.IsUnknown() {
-		diags.AddError("Unknown values at apply time", "The hostname, tags, proxy group, proxy class and annotations group name of "+
-			"the exposure must be known when it is applied. Please report this issue to the qtail developers.")
+		diags.AddError("Unknown Values at Apply Time", "The hostname, tags, proxy group, proxy class or annotations group name of "+
+			"the exposure was still unknown when it was applied, which Terraform does not allow. Please report this issue to the qtail developers.")
 		return nil, diags
 	}
 	keys := make([]string, 0, len(ann))
@@ -435,20 +390,11 @@ func (m *exposedServiceModel) fillDevice(ctx context.Context, d *tailnet.Device)
 		m.TailnetIPs = types.ListNull(types.StringType)
 		return nil
 	}
-	m.DeviceID = types.StringValue(exposureDeviceID(d))
-	m.TailnetFQDN = types.StringValue(strings.TrimSuffix(d.Name, "."))
+	m.DeviceID = types.StringValue(deviceID(d))
+	m.TailnetFQDN = types.StringValue(deviceFQDN(d))
 	ips, diags := types.ListValueFrom(ctx, types.StringType, d.Addresses)
 	m.TailnetIPs = ips
 	return diags
-}
-
-// exposureDeviceID is the id qtail keeps for a device: its node id, or the
-// legacy id when the API sent no node id.
-func exposureDeviceID(d *tailnet.Device) string {
-	if d.NodeID != "" {
-		return d.NodeID
-	}
-	return d.ID
 }
 
 // settle replaces the unknown values of m by nulls, for a state saved after
@@ -489,11 +435,6 @@ func exposureApplicationContext(ctx context.Context, q *qovery.Client, appID str
 }
 
 func (r *exposedServiceResource) clients(diags *diag.Diagnostics) (*qovery.Client, *tailnet.Client) {
-	if !r.configured() {
-		diags.AddError("Provider not configured", "The qtail provider was not configured before this exposure was used. "+
-			"Please report this issue to the qtail developers.")
-		return nil, nil
-	}
 	q, d := r.data.Qovery()
 	diags.Append(d...)
 	t, d := r.data.Tailnet()
@@ -507,12 +448,11 @@ func (r *exposedServiceResource) Create(ctx context.Context, req resource.Create
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	timeout, diags := plan.Timeouts.Create(ctx, exposureDefaultTimeout)
-	if resp.Diagnostics.Append(diags...); resp.Diagnostics.HasError() {
+	ctx, cancel, timeout := withTimeout(ctx, plan.Timeouts.Create, &resp.Diagnostics)
+	defer cancel()
+	if resp.Diagnostics.HasError() {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
 	q, t := r.clients(&resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
@@ -528,7 +468,7 @@ func (r *exposedServiceResource) Create(ctx context.Context, req resource.Create
 		return
 	}
 	if len(app.Ports) == 0 {
-		resp.Diagnostics.AddAttributeError(path.Root("application_id"), "Application declares no port", exposureNoPortDetail(app))
+		resp.Diagnostics.AddAttributeError(path.Root("application_id"), "Application Declares No Port", exposureNoPortDetail(app))
 		return
 	}
 	orgID := env.Organization.ID
@@ -553,7 +493,7 @@ func (r *exposedServiceResource) Create(ctx context.Context, req resource.Create
 	fail := func(step string, err error) {
 		plan.settle()
 		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-		resp.Diagnostics.AddError("Unable to expose the application",
+		resp.Diagnostics.AddError("Unable to Expose the Application",
 			fmt.Sprintf("qtail created the annotations group %s (%s) but could not %s. The exposure is saved as tainted: "+
 				"the next apply removes it and tries again.\n\n%s", group.Name, group.ID, step, err))
 	}
@@ -597,7 +537,7 @@ func (r *exposedServiceResource) settleDevice(ctx context.Context, t *tailnet.Cl
 	}
 	d, err := t.FindDeviceByHostname(ctx, hostname)
 	if err != nil {
-		diags.AddWarning("Could not look up the proxy device", fmt.Sprintf("qtail could not look up the device %s; the next "+
+		diags.AddWarning("Proxy Device Not Looked Up", fmt.Sprintf("qtail could not look up the device %s; the next "+
 			"refresh records it.\n\n%s", hostname, err))
 		return nil, nil
 	}
@@ -628,10 +568,6 @@ func (r *exposedServiceResource) Read(ctx context.Context, req resource.ReadRequ
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if !r.configured() {
-		resp.Diagnostics.AddError("Provider not configured", "The qtail provider was not configured before this exposure was read.")
-		return
-	}
 	q, diags := r.data.Qovery()
 	if resp.Diagnostics.Append(diags...); resp.Diagnostics.HasError() {
 		return
@@ -639,8 +575,9 @@ func (r *exposedServiceResource) Read(ctx context.Context, req resource.ReadRequ
 	appID, groupID := state.ApplicationID.ValueString(), state.AnnotationsGroupID.ValueString()
 	app, err := q.GetApplication(ctx, appID)
 	if qovery.IsNotFound(err) {
-		resp.Diagnostics.AddWarning("Exposed application deleted",
-			fmt.Sprintf("Qovery has no application %s any more: the exposure is removed from the state.", appID))
+		resp.Diagnostics.AddWarning("Exposed Application Deleted",
+			fmt.Sprintf("Qovery has no application %s any more: the exposure is removed from the state. Remove the resource from "+
+				"the configuration, or set application_id to the application that replaces it.", appID))
 		resp.State.RemoveResource(ctx)
 		return
 	}
@@ -658,7 +595,7 @@ func (r *exposedServiceResource) Read(ctx context.Context, req resource.ReadRequ
 	}
 	group, err := q.GetAnnotationsGroup(ctx, state.OrganizationID.ValueString(), groupID)
 	if qovery.IsNotFound(err) {
-		resp.Diagnostics.AddWarning("Annotations group deleted",
+		resp.Diagnostics.AddWarning("Annotations Group Deleted",
 			fmt.Sprintf("The annotations group %s of the exposure of application %s was deleted outside Terraform: "+
 				"the exposure is planned for creation again.", groupID, appID))
 		resp.State.RemoveResource(ctx)
@@ -673,7 +610,7 @@ func (r *exposedServiceResource) Read(ctx context.Context, req resource.ReadRequ
 	attached := slices.Contains(app.AnnotationsGroupIDs(), groupID)
 	state.Attached = types.BoolValue(attached)
 	if !attached {
-		resp.Diagnostics.AddWarning("Annotations group detached",
+		resp.Diagnostics.AddWarning("Annotations Group Detached",
 			fmt.Sprintf("The annotations group %s (%s) is no longer attached to application %s (%s): the Service is not exposed "+
 				"after the application's next deployment. The next apply attaches it again and redeploys the application.",
 				group.Name, groupID, app.Name, appID))
@@ -706,7 +643,7 @@ func (r *exposedServiceResource) Read(ctx context.Context, req resource.ReadRequ
 		resp.Diagnostics.Append(state.fillDevice(ctx, dev)...)
 		if dev == nil {
 			if state.expectDevice() && attached {
-				resp.Diagnostics.AddWarning("Proxy device missing",
+				resp.Diagnostics.AddWarning("Proxy Device Missing",
 					fmt.Sprintf("The tailnet has no device %q tagged as the exposure of application %s expects: it was removed, "+
 						"or the proxy lost its registration. The next apply redeploys the application so that the operator creates it again.",
 						state.Hostname.ValueString(), appID))
@@ -773,12 +710,16 @@ func (r *exposedServiceResource) Update(ctx context.Context, req resource.Update
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	timeout, diags := plan.Timeouts.Update(ctx, exposureDefaultTimeout)
-	if resp.Diagnostics.Append(diags...); resp.Diagnostics.HasError() {
+	if onlyTimeoutsChange(req) {
+		// New waits for the next operations: nothing to redeploy.
+		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel, timeout := withTimeout(ctx, plan.Timeouts.Update, &resp.Diagnostics)
 	defer cancel()
+	if resp.Diagnostics.HasError() {
+		return
+	}
 	q, t := r.clients(&resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
@@ -820,9 +761,10 @@ func (r *exposedServiceResource) Update(ctx context.Context, req resource.Update
 	redeployed := false
 	if plan.Redeploy.ValueBool() && (annotationsChanged || reattached || portsChanged || deviceUnknown) {
 		if err := r.redeploy(ctx, q, appID, timeout, "update"); err != nil {
-			resp.Diagnostics.AddError("Unable to update the exposure",
+			resp.Diagnostics.AddError("Unable to Update the Exposure",
 				fmt.Sprintf("qtail updated the annotations group %s but the redeployment of application %s failed: the change "+
-					"reaches the Service at the next successful deployment.\n\n%s", groupID, appID, err))
+					"reaches the Service at the next successful deployment. Fix the deployment (see its logs in the Qovery console), "+
+					"then apply again.\n\n%s", groupID, appID, err))
 			return
 		}
 		redeployed = true
@@ -830,7 +772,7 @@ func (r *exposedServiceResource) Update(ctx context.Context, req resource.Update
 	if deviceUnknown || plan.TailnetFQDN.IsUnknown() || plan.TailnetIPs.IsUnknown() {
 		dev, err := r.settleDevice(ctx, t, &plan, plan.expectDevice() && redeployed, timeout, "update", &resp.Diagnostics)
 		if err != nil {
-			resp.Diagnostics.AddError("Unable to update the exposure", fmt.Sprintf("qtail redeployed application %s but %s", appID, err))
+			resp.Diagnostics.AddError("Unable to Update the Exposure", fmt.Sprintf("qtail redeployed application %s but %s.", appID, err))
 			return
 		}
 		resp.Diagnostics.Append(plan.fillDevice(ctx, dev)...)
@@ -847,12 +789,11 @@ func (r *exposedServiceResource) Delete(ctx context.Context, req resource.Delete
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	timeout, diags := state.Timeouts.Delete(ctx, exposureDefaultTimeout)
-	if resp.Diagnostics.Append(diags...); resp.Diagnostics.HasError() {
+	ctx, cancel, timeout := withTimeout(ctx, state.Timeouts.Delete, &resp.Diagnostics)
+	defer cancel()
+	if resp.Diagnostics.HasError() {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
 	q, t := r.clients(&resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
@@ -878,9 +819,9 @@ func (r *exposedServiceResource) Delete(ctx context.Context, req resource.Delete
 		}
 		if redeploy {
 			if err := r.redeploy(ctx, q, appID, timeout, "delete"); err != nil {
-				resp.Diagnostics.AddError("Unable to remove the exposure",
+				resp.Diagnostics.AddError("Unable to Remove the Exposure",
 					fmt.Sprintf("qtail detached the annotations group %s from application %s, but the redeployment that removes "+
-						"the proxy failed.\n\n%s", groupID, appID, err))
+						"the proxy failed. Fix the deployment (see its logs in the Qovery console), then run the destroy again.\n\n%s", groupID, appID, err))
 				return
 			}
 		}
@@ -891,7 +832,7 @@ func (r *exposedServiceResource) Delete(ctx context.Context, req resource.Delete
 	}
 	if !redeploy {
 		if app != nil && state.DeviceID.ValueString() != "" {
-			resp.Diagnostics.AddWarning("Proxy device left in place",
+			resp.Diagnostics.AddWarning("Proxy Device Left in Place",
 				fmt.Sprintf("redeploy is false, so application %s was not redeployed: its proxy device %s stays on the tailnet "+
 					"until the application's next deployment.", appID, state.Hostname.ValueString()))
 		}
@@ -899,7 +840,7 @@ func (r *exposedServiceResource) Delete(ctx context.Context, req resource.Delete
 	}
 	if state.WaitForDevice.IsNull() || state.WaitForDevice.ValueBool() {
 		if err := r.waitForDeviceGone(ctx, t, &state, timeout); err != nil {
-			resp.Diagnostics.AddError("Proxy device still on the tailnet", err.Error())
+			resp.Diagnostics.AddError("Proxy Device Still on the Tailnet", err.Error())
 		}
 	}
 }

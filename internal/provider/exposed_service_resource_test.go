@@ -214,6 +214,11 @@ func TestExposedService_lifecycle(t *testing.T) {
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(exposureAddr, plancheck.ResourceActionUpdate),
 					plancheck.ExpectKnownValue(exposureAddr, tfjsonpath.New("device_id"), knownvalue.NotNull()),
+					// The proxy keeps its name and addresses: the plan says so
+					// instead of "(known after apply)".
+					plancheck.ExpectKnownValue(exposureAddr, tfjsonpath.New("tailnet_fqdn"), knownvalue.StringExact(hostname+"."+sandbox.MagicDNSSuffix)),
+					plancheck.ExpectKnownValue(exposureAddr, tfjsonpath.New("tailnet_ips"), knownvalue.ListSizeExact(2)),
+					plancheck.ExpectKnownValue(exposureAddr, tfjsonpath.New("ports"), exposureBillingPorts),
 				}},
 				Check: resource.ComposeTestCheckFunc(
 					resource.TestCheckResourceAttrPtr(exposureAddr, "annotations_group_id", &groupID),
@@ -235,6 +240,44 @@ func TestExposedService_lifecycle(t *testing.T) {
 				ImportState:       true,
 				ImportStateVerify: true,
 				ImportStateIdFunc: func(*terraform.State) (string, error) { return appID + "/" + groupID, nil },
+			},
+		},
+	})
+}
+
+// New timeouts are an update that only saves them: no redeployment.
+func TestExposedService_timeoutsChangeRedeploysNothing(t *testing.T) {
+	t.Parallel()
+	env, appID := exposureEnv(t)
+	hostname := "billing-api-us-east-1"
+	var redeploys int
+	resource.UnitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: env.Factories(),
+		Steps: []resource.TestStep{
+			{
+				Config: exposureConfig(appID, hostname, `tags = ["tag:k8s-billing"]`),
+				Check: func(*terraform.State) error {
+					redeploys = env.Calls(acctest.RouteRedeployApplication)
+					return nil
+				},
+			},
+			{
+				Config: exposureConfig(appID, hostname, `tags = ["tag:k8s-billing"]
+  timeouts = { create = "30m", update = "30m" }`),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(exposureAddr, plancheck.ResourceActionUpdate),
+					plancheck.ExpectKnownValue(exposureAddr, tfjsonpath.New("device_id"), knownvalue.NotNull()),
+					plancheck.ExpectKnownValue(exposureAddr, tfjsonpath.New("tailnet_ips"), knownvalue.ListSizeExact(2)),
+				}},
+				Check: resource.ComposeTestCheckFunc(
+					exposureCheckDevice(env, hostname, "tag:k8s-billing"),
+					func(*terraform.State) error {
+						if n := env.Calls(acctest.RouteRedeployApplication); n != redeploys {
+							return fmt.Errorf("new timeouts redeployed the application: %d redeployments, %d before", n, redeploys)
+						}
+						return nil
+					},
+				),
 			},
 		},
 	})
@@ -289,6 +332,9 @@ type exposureDriftCase struct {
 	action plancheck.ResourceActionType
 	plan   []plancheck.PlanCheck
 	check  func(env *acctest.Env, appID, oldGroupID string) resource.TestCheckFunc
+	// noRedeploy is set for a repair that changes nothing the
+	// application's Service sees: it must not redeploy.
+	noRedeploy bool
 }
 
 func TestExposedService_drift(t *testing.T) {
@@ -411,6 +457,26 @@ func TestExposedService_drift(t *testing.T) {
 			},
 		},
 		{
+			name: "group renamed in the console",
+			drift: func(_ *testing.T, env *acctest.Env, _, groupID string) {
+				env.Qovery.Do(func(st *qoveryapi.State) { st.AnnotationsGroups[groupID].Name = "renamed-by-hand" })
+			},
+			action:     plancheck.ResourceActionUpdate,
+			noRedeploy: true,
+			plan: []plancheck.PlanCheck{
+				plancheck.ExpectKnownValue(exposureAddr, tfjsonpath.New("annotations_group_name"), knownvalue.StringExact("tailscale-"+hostname)),
+				plancheck.ExpectKnownValue(exposureAddr, tfjsonpath.New("device_id"), knownvalue.NotNull()),
+			},
+			check: func(env *acctest.Env, _, groupID string) resource.TestCheckFunc {
+				return func(*terraform.State) error {
+					if g, _ := env.Qovery.AnnotationsGroup(groupID); g.Name != "tailscale-"+hostname {
+						return fmt.Errorf("group name not repaired: %q", g.Name)
+					}
+					return nil
+				}
+			},
+		},
+		{
 			name: "proxy device removed from the tailnet",
 			drift: func(t *testing.T, env *acctest.Env, _, _ string) {
 				if n := env.Tailnet.RemoveDevicesByHostname(hostname); n != 1 {
@@ -429,7 +495,15 @@ func TestExposedService_drift(t *testing.T) {
 			var groupID string
 			var redeploys int
 			checks := []resource.TestCheckFunc{exposureCheckDevice(env, hostname, "tag:k8s-billing"), attached(env, appID)}
-			if tc.action == plancheck.ResourceActionUpdate {
+			switch {
+			case tc.noRedeploy:
+				checks = append(checks, func(*terraform.State) error {
+					if n := env.Calls(acctest.RouteRedeployApplication); n != redeploys {
+						return fmt.Errorf("the repair redeployed the application: redeployments went from %d to %d", redeploys, n)
+					}
+					return nil
+				})
+			case tc.action == plancheck.ResourceActionUpdate:
 				checks = append(checks, redeployed(env, &redeploys))
 			}
 			resource.UnitTest(t, resource.TestCase{
@@ -510,7 +584,7 @@ func TestExposedService_refusedAtPlan(t *testing.T) {
 		want   string
 	}{
 		{"no port", exposureConfig(worker, "worker", ""), "declares no port"},
-		{"unknown application", exposureConfig("00000000-0000-4000-8000-000000000000", "ghost", ""), "Application not found"},
+		{"unknown application", exposureConfig("00000000-0000-4000-8000-000000000000", "ghost", ""), "Application Not Found"},
 		{"hostname of a person's device", exposureConfig(billing, "alice-billing", ""), `already has a device named "alice-billing"`},
 		{"hostname of another tagged device", exposureConfig(billing, "build-server", ""), `already has a device named "build-server"`},
 		{"hostname of another exposure of the organization", exposureConfig(billing, "legacy-billing", ""), `annotations group "tailscale-legacy"`},
@@ -525,8 +599,8 @@ resource "qtail_exposed_service" "web" {
 			`tag:k8s-unknown is not declared in tagOwners, so the operator's tag tag:k8s-operator does not own it`},
 		{"tag owned by someone else", exposureConfig(billing, "billing-api-us-east-1", `tags = ["tag:ops-only"]`),
 			`tag:ops-only is owned by [group:platform-ops] in tagOwners`},
-		{"wait without redeploy", exposureConfig(billing, "billing-api-us-east-1", `redeploy = false`), "Nothing would create the proxy device"},
-		{"proxy group and wait", exposureConfig(billing, "billing-api-us-east-1", `proxy_group = "ingress"`), "has no device of its own"},
+		{"wait without redeploy", exposureConfig(billing, "billing-api-us-east-1", `redeploy = false`), "Nothing Would Create the Proxy Device"},
+		{"proxy group and wait", exposureConfig(billing, "billing-api-us-east-1", `proxy_group = "ingress"`), "Has No Device of Its Own"},
 		{"upper-case hostname", exposureConfig(billing, "Billing-API", ""), `use lower case ("billing-api")`},
 		{"hostname not a label", exposureConfig(billing, "-billing", ""), "must be a DNS label"},
 		{"hostname too long", exposureConfig(billing, strings.Repeat("a", 64), ""), "must be a DNS label"},

@@ -75,7 +75,7 @@ func (r *exposedServiceResource) waitForDevice(ctx context.Context, t *tailnet.C
 			}
 			last = d
 		}
-		if err := exposureSleep(ctx, r.data.pollInterval); err != nil {
+		if err := sleep(ctx, r.data.pollInterval); err != nil {
 			want := "tagged (the operator's default proxy tags)"
 			if len(tags) > 0 {
 				want = "tagged " + strings.Join(tags, ", ")
@@ -83,7 +83,7 @@ func (r *exposedServiceResource) waitForDevice(ctx context.Context, t *tailnet.C
 			if last != nil {
 				return nil, fmt.Errorf("the device %s (%s) on the tailnet is tagged [%s], not %s, after the %s timeout (timeouts.%s). "+
 					"A proxy keeps the tags of its first auth key: remove the device from the tailnet (or the old proxy), then apply again",
-					hostname, exposureDeviceID(last), strings.Join(last.Tags, ", "), want, timeout, op)
+					hostname, deviceID(last), strings.Join(last.Tags, ", "), want, timeout, op)
 			}
 			return nil, fmt.Errorf("no device %s %s joined the tailnet within the %s timeout (timeouts.%s). The operator creates it once "+
 				"the application's Service carries the annotations. Check that a Tailscale operator runs on the application's cluster "+
@@ -120,21 +120,10 @@ func (r *exposedServiceResource) waitForDeviceGone(ctx context.Context, t *tailn
 		if err != nil && ctx.Err() == nil {
 			return fmt.Errorf("looking up the proxy device %s: %w", hostname, err)
 		}
-		if err := exposureSleep(ctx, r.data.pollInterval); err != nil {
+		if err := sleep(ctx, r.data.pollInterval); err != nil {
 			return fmt.Errorf("the proxy device %s (%s) was still on the tailnet at the end of the %s timeout (timeouts.delete), "+
 				"although the application was redeployed without the annotations group. The operator removes it with the proxy; "+
 				"check the operator's logs, or remove the device from the tailnet by hand", hostname, id, timeout)
 		}
-	}
-}
-
-func exposureSleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
 	}
 }

@@ -87,7 +87,7 @@ func (m *grantModel) setEntry(key policy.Key, value json.RawMessage) diag.Diagno
 	var diags diag.Diagnostics
 	f, err := parseEntryFields(key, value)
 	if err != nil {
-		diags.AddError("Unexpected policy entry", err.Error())
+		diags.AddError("Unexpected Policy Entry", err.Error()+". Correct it in the policy file.")
 		return diags
 	}
 	m.Name = types.StringValue(key.Name)
@@ -198,15 +198,15 @@ func (r *grantResource) ValidateConfig(ctx context.Context, req resource.Validat
 		return
 	}
 	if (cfg.IP.IsNull() || len(cfg.IP.Elements()) == 0) && cfg.App.IsNull() {
-		resp.Diagnostics.AddAttributeError(path.Root("ip"), "Missing access",
-			"A grant needs at least one of ip and app: Tailscale refuses a grant whose ip and app are both empty.")
+		resp.Diagnostics.AddAttributeError(path.Root("ip"), "Missing Access",
+			"A grant needs at least one of ip and app: Tailscale refuses a grant whose ip and app are both empty. "+
+				"Set ip (for example [\"tcp:443\"]) or app.")
 	}
 }
 
 func (r *grantResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	if !fragmentNameRE.MatchString(req.ID) {
-		resp.Diagnostics.AddError("Invalid import ID",
-			fmt.Sprintf("Expected the name of the grant (the NAME of its marker // qtail:grant:NAME), got %q.", req.ID))
+		invalidImportID(&resp.Diagnostics, req.ID, "the name of a grant (the NAME of its marker // qtail:grant:NAME)")
 		return
 	}
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
@@ -335,7 +335,7 @@ func (v appJSON) StringSemanticEquals(_ context.Context, newValuable basetypes.S
 	var diags diag.Diagnostics
 	other, ok := newValuable.(appJSON)
 	if !ok {
-		diags.AddError("Semantic equality check error", fmt.Sprintf("Expected an app JSON value, got %T. Please report this issue to the qtail developers.", newValuable))
+		diags.AddError("Semantic Equality Check Error", fmt.Sprintf("qtail compared the app JSON of a grant with a %T. Please report this issue to the qtail developers.", newValuable))
 		return false, diags
 	}
 	return sameJSON(json.RawMessage(v.ValueString()), json.RawMessage(other.ValueString())), diags

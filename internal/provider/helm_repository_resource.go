@@ -119,16 +119,24 @@ func (r *helmRepositoryResource) ValidateConfig(ctx context.Context, req resourc
 		return
 	}
 	if isUnstableChannel(cfg.URL.ValueString()) && !cfg.AllowUnstable.ValueBool() {
-		resp.Diagnostics.AddAttributeError(path.Root("url"), "Unstable Tailscale channel",
+		resp.Diagnostics.AddAttributeError(path.Root("url"), "Unstable Tailscale Channel",
 			fmt.Sprintf("%s is Tailscale's unstable chart channel: its charts are pre-releases. Use the stable channel %s, "+
 				"or set allow_unstable = true to accept it knowingly.", cfg.URL.ValueString(), TailscaleStableChartsURL))
 	}
 }
 
 // ModifyPlan refuses, before anything is created, a name that another
-// repository of the organization already has.
+// repository of the organization already has, and a missing Qovery
+// credential.
 func (r *helmRepositoryResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if req.Plan.Raw.IsNull() || !r.configured() || r.data.qovery == nil {
+	if req.Plan.Raw.IsNull() || !r.configured() {
+		return
+	}
+	if r.data.qovery == nil {
+		if !r.data.qoveryUnknown {
+			_, diags := r.data.Qovery()
+			resp.Diagnostics.Append(diags...)
+		}
 		return
 	}
 	var plan, state helmRepositoryModel
@@ -147,16 +155,19 @@ func (r *helmRepositoryResource) ModifyPlan(ctx context.Context, req resource.Mo
 	repos, err := r.data.qovery.ListHelmRepositories(ctx, plan.OrganizationID.ValueString())
 	if err != nil {
 		if qovery.IsNotFound(err) {
-			resp.Diagnostics.AddAttributeError(path.Root("organization_id"), "Organization not found",
-				fmt.Sprintf("Qovery has no organization %s visible to this API token.", plan.OrganizationID.ValueString()))
+			resp.Diagnostics.AddAttributeError(path.Root("organization_id"), "Organization Not Found",
+				fmt.Sprintf("Qovery has no organization %s visible to this API token. Check organization_id, and that the token "+
+					"belongs to that organization.", plan.OrganizationID.ValueString()))
 			return
 		}
-		resp.Diagnostics.AddWarning("Could not check the repository name", err.Error())
+		resp.Diagnostics.AddWarning("Repository Name Not Checked", fmt.Sprintf("qtail could not list the Helm repositories of the "+
+			"organization to check that the name is free: %v. Nothing needs to be done: Qovery refuses a name that is taken when "+
+			"the repository is created.", err))
 		return
 	}
 	for _, repo := range repos {
 		if strings.EqualFold(repo.Name, plan.Name.ValueString()) && repo.ID != state.ID.ValueString() {
-			resp.Diagnostics.AddAttributeError(path.Root("name"), "Helm repository name already taken",
+			resp.Diagnostics.AddAttributeError(path.Root("name"), "Helm Repository Name Already Taken",
 				fmt.Sprintf("The organization already has a Helm repository named %q (ID %s). Choose another name, or adopt it with:\n\n"+
 					"  terraform import <address> %s/%s", repo.Name, repo.ID, plan.OrganizationID.ValueString(), repo.ID))
 			return

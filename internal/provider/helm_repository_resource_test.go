@@ -162,6 +162,52 @@ func TestHelmRepository_driftURLChangedInConsole(t *testing.T) {
 	})
 }
 
+func TestHelmRepository_driftNameAndTLSChangedInConsole(t *testing.T) {
+	t.Parallel()
+	env := acctest.New(t)
+	org := env.Seed().OrganizationID
+	var id string
+	resource.UnitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: env.Factories(),
+		Steps: []resource.TestStep{
+			{
+				Config: helmRepoConfig(org, "tailscale", ""),
+				Check:  acctest.Capture(helmRepoAddr, "id", &id),
+			},
+			{
+				PreConfig: func() {
+					err := env.Qovery.UpdateHelmRepository(id, func(r *qoveryapi.HelmRepository) {
+						r.Name = "tailscale-renamed"
+						r.SkipTLSVerification = true
+					})
+					if err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: helmRepoConfig(org, "tailscale", ""),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(helmRepoAddr, plancheck.ResourceActionUpdate),
+					plancheck.ExpectKnownValue(helmRepoAddr, tfjsonpath.New("name"), knownvalue.StringExact("tailscale")),
+					plancheck.ExpectKnownValue(helmRepoAddr, tfjsonpath.New("skip_tls_verification"), knownvalue.Bool(false)),
+					plancheck.ExpectKnownValue(helmRepoAddr, tfjsonpath.New("id"), knownvalue.StringFunc(func(v string) error {
+						if v != id {
+							return fmt.Errorf("the repair plans id %s, want the repository's own %s", v, id)
+						}
+						return nil
+					})),
+				}},
+				Check: func(*terraform.State) error {
+					repo, _ := env.Qovery.HelmRepository(id)
+					if repo.Name != "tailscale" || repo.SkipTLSVerification {
+						return fmt.Errorf("console edits not repaired: %+v", repo)
+					}
+					return nil
+				},
+			},
+		},
+	})
+}
+
 func TestHelmRepository_planTimeValidation(t *testing.T) {
 	t.Parallel()
 	env := acctest.New(t)
@@ -176,7 +222,7 @@ func TestHelmRepository_planTimeValidation(t *testing.T) {
 		{"oci url", helmRepoConfig(org, "ts", `url = "oci://registry.example.com/charts"`), `needs an https:// URL`},
 		{"bad organization id", helmRepoConfig("acme", "ts", ""), `must be a Qovery ID`},
 		{"blank name", helmRepoConfig(org, "  ", ""), `must not be empty or blank`},
-		{"unknown organization", helmRepoConfig("00000000-0000-4000-8000-000000000000", "ts", ""), `Organization not found`},
+		{"unknown organization", helmRepoConfig("00000000-0000-4000-8000-000000000000", "ts", ""), `Organization Not Found`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/qtail/terraform-provider-qtail/internal/policy"
 )
@@ -48,9 +49,9 @@ func TestChartVersionValidator(t *testing.T) {
 	}
 }
 
-func TestOperatorHostnameValidator(t *testing.T) {
+func TestDeviceHostnameValidator(t *testing.T) {
 	t.Parallel()
-	check := validatorCheck(t, operatorHostnameValidator())
+	check := validatorCheck(t, deviceHostnameValidator())
 	for _, ok := range []string{"tailscale-operator", "a", "op-1", strings.Repeat("a", 63)} {
 		if err := check(ok); err != nil {
 			t.Errorf("%q refused: %v", ok, err)
@@ -121,5 +122,32 @@ func TestTagOwnerGaps(t *testing.T) {
 	}
 	if gaps := tagOwnerGaps(doc, []string{"tag:other"}, []string{"tag:k8s-billing"}); len(gaps) != 2 {
 		t.Fatalf("want the undeclared operator tag and the unowned proxy tag, got %+v", gaps)
+	}
+}
+
+// Moving from a created OAuth client to one given by hand revokes the
+// created client, unless the configuration now names that very client.
+func TestPlanCredentialsRevokesOnlyAClientLeftBehind(t *testing.T) {
+	t.Parallel()
+	state := &operatorModel{
+		CreateOAuthClient:           types.BoolValue(true),
+		OAuthClientID:               types.StringValue("kCreatedCNTRL"),
+		OAuthClientSecretVariableID: types.StringValue("var-1"),
+		OAuthClientSecretWOVersion:  types.Int64Null(),
+		DefaultTags:                 stringList([]string{"tag:k8s-operator"}),
+	}
+	explicit := func(id string) *operatorModel {
+		return &operatorModel{
+			CreateOAuthClient:          types.BoolValue(false),
+			OAuthClientID:              types.StringValue(id),
+			OAuthClientSecretWOVersion: types.Int64Value(1),
+			DefaultTags:                stringList([]string{"tag:k8s-operator"}),
+		}
+	}
+	if cp := planCredentials(explicit("kOtherCNTRL"), state); !cp.writeSecret || cp.revoke != "kCreatedCNTRL" {
+		t.Errorf("another client: %+v, want the secret written and kCreatedCNTRL revoked", cp)
+	}
+	if cp := planCredentials(explicit("kCreatedCNTRL"), state); !cp.writeSecret || cp.revoke != "" {
+		t.Errorf("the same client: %+v, want the secret written and nothing revoked", cp)
 	}
 }

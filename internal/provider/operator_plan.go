@@ -39,7 +39,7 @@ func (r *operatorResource) ValidateConfig(ctx context.Context, req resource.Vali
 			set  bool
 		}{{"oauth_client_id", hasID}, {"oauth_client_secret_wo", hasSecret}, {"oauth_client_secret_wo_version", hasVersion}} {
 			if a.set {
-				resp.Diagnostics.AddAttributeError(path.Root(a.name), "Conflicting OAuth client settings",
+				resp.Diagnostics.AddAttributeError(path.Root(a.name), "Conflicting OAuth Client Settings",
 					fmt.Sprintf("%s cannot be set with create_oauth_client = true: qtail then creates the OAuth client itself. "+
 						"Use either create_oauth_client = true, or oauth_client_id with oauth_client_secret_wo and oauth_client_secret_wo_version.", a.name))
 			}
@@ -47,17 +47,17 @@ func (r *operatorResource) ValidateConfig(ctx context.Context, req resource.Vali
 		return
 	}
 	if !hasID {
-		resp.Diagnostics.AddAttributeError(path.Root("oauth_client_id"), "Missing OAuth client",
+		resp.Diagnostics.AddAttributeError(path.Root("oauth_client_id"), "Missing OAuth Client",
 			"The operator needs an OAuth client: set oauth_client_id with oauth_client_secret_wo and oauth_client_secret_wo_version, "+
 				"or create_oauth_client = true to let qtail create one for this cluster.")
 		return
 	}
 	if !hasSecret {
-		resp.Diagnostics.AddAttributeError(path.Root("oauth_client_secret_wo"), "Missing OAuth client secret",
+		resp.Diagnostics.AddAttributeError(path.Root("oauth_client_secret_wo"), "Missing OAuth Client Secret",
 			"oauth_client_id needs its secret in oauth_client_secret_wo (write-only: it never reaches the plan or the state).")
 	}
 	if !hasVersion {
-		resp.Diagnostics.AddAttributeError(path.Root("oauth_client_secret_wo_version"), "Missing OAuth client secret version",
+		resp.Diagnostics.AddAttributeError(path.Root("oauth_client_secret_wo_version"), "Missing OAuth Client Secret Version",
 			"oauth_client_secret_wo is write-only, so Terraform cannot see it change: set oauth_client_secret_wo_version (for example 1) "+
 				"and change it whenever the secret changes.")
 	}
@@ -234,8 +234,9 @@ func (r *operatorResource) checkQovery(ctx context.Context, plan, state *operato
 	envID := plan.EnvironmentID.ValueString()
 	env, err := q.GetEnvironment(ctx, envID)
 	if qovery.IsNotFound(err) {
-		diags.AddAttributeError(path.Root("environment_id"), "Environment not found",
-			fmt.Sprintf("Qovery has no environment %s visible to this API token.", envID))
+		diags.AddAttributeError(path.Root("environment_id"), "Environment Not Found",
+			fmt.Sprintf("Qovery has no environment %s visible to this API token. Check environment_id, and that the token belongs to "+
+				"the environment's organization.", envID))
 		return
 	}
 	if err != nil {
@@ -254,13 +255,13 @@ func (r *operatorResource) checkQovery(ctx context.Context, plan, state *operato
 				continue
 			}
 			if strings.EqualFold(h.Name, plan.Hostname.ValueString()) {
-				diags.AddAttributeError(path.Root("hostname"), "Helm service name already taken",
+				diags.AddAttributeError(path.Root("hostname"), "Helm Service Name Already Taken",
 					fmt.Sprintf("The environment %s already has a Helm service named %q (ID %s), and the operator's Helm service is named after "+
 						"its hostname. Choose another hostname, or adopt that service with:\n\n  terraform import <address> %s", env.Name, h.Name, h.ID, h.ID))
 				return
 			}
 			if creating && h.Source.Repository != nil && h.Source.Repository.ChartName == operatorChart {
-				diags.AddAttributeError(path.Root("environment_id"), "Operator already installed",
+				diags.AddAttributeError(path.Root("environment_id"), "Operator Already Installed",
 					fmt.Sprintf("The environment %s already runs the Tailscale operator: Helm service %q (ID %s). A cluster runs one operator; "+
 						"adopt that one with:\n\n  terraform import <address> %s", env.Name, h.Name, h.ID, h.ID))
 				return
@@ -283,12 +284,14 @@ func (r *operatorResource) checkChartVersion(ctx context.Context, orgID, repoID,
 	q := r.data.qovery
 	charts, err := q.ListHelmCharts(ctx, orgID, repoID, operatorChart)
 	if qovery.IsNotFound(err) {
-		diags.AddAttributeError(path.Root("helm_repository_id"), "Helm repository not found",
-			fmt.Sprintf("The organization %s has no Helm repository %s.", orgID, repoID))
+		diags.AddAttributeError(path.Root("helm_repository_id"), "Helm Repository Not Found",
+			fmt.Sprintf("The organization %s has no Helm repository %s. Check helm_repository_id, for example "+
+				"qtail_helm_repository.tailscale.id.", orgID, repoID))
 		return
 	}
 	if err != nil {
-		diags.AddWarning("Could not check the chart version", fmt.Sprintf("Listing the charts of the Helm repository %s: %v", repoID, err))
+		diags.AddWarning("Chart Version Not Checked", fmt.Sprintf("qtail could not list the charts of the Helm repository %s: %v. "+
+			"Nothing needs to be done: a version that the repository does not publish makes the deployment fail instead.", repoID, err))
 		return
 	}
 	var versions []string
@@ -309,15 +312,17 @@ func (r *operatorResource) checkChartVersion(ctx context.Context, orgID, repoID,
 		for _, c := range all {
 			names = append(names, c.ChartName)
 		}
-		diags.AddAttributeError(path.Root("helm_repository_id"), "Operator chart not in the repository",
-			fmt.Sprintf("The Helm repository %s has no chart %s; it publishes: %s.", repoID, operatorChart, strings.Join(names, ", ")))
+		diags.AddAttributeError(path.Root("helm_repository_id"), "Operator Chart Not in the Repository",
+			fmt.Sprintf("The Helm repository %s has no chart %s; it publishes: %s. Point helm_repository_id at a repository that "+
+				"serves the chart, such as Tailscale's %s.", repoID, operatorChart, strings.Join(names, ", "), TailscaleStableChartsURL))
 		return
 	}
 	if slices.Contains(versions, version) {
 		return
 	}
-	diags.AddAttributeError(path.Root("chart_version"), "Chart version not published",
-		fmt.Sprintf("The Helm repository %s does not publish %s version %s. The nearest published versions are: %s.",
+	diags.AddAttributeError(path.Root("chart_version"), "Chart Version Not Published",
+		fmt.Sprintf("The Helm repository %s does not publish %s version %s. The nearest published versions are: %s. "+
+			"Pin one of the published versions in chart_version.",
 			repoID, operatorChart, version, strings.Join(nearestChartVersions(version, versions, 5), ", ")))
 }
 
@@ -340,17 +345,20 @@ func (r *operatorResource) checkTailnet(ctx context.Context, plan, state *operat
 		// A credential without the policy_file scope, say: the operator
 		// reports missing tag owners at deployment instead.
 		for _, d := range dd.Errors() {
-			diags.AddWarning("Could not check the operator's tag owners", d.Summary()+": "+d.Detail())
+			diags.AddWarning("Operator's Tag Owners Not Checked", "qtail could not read the tailnet policy file to check the tag owners "+
+				"the operator needs ("+d.Summary()+": "+d.Detail()+"). The operator reports missing tag owners when it starts instead; "+
+				"give the provider's Tailscale credential the policy_file scope to have them checked at plan time.")
 		}
 		return
 	}
 	doc, err := policy.Parse(body)
 	if err != nil {
-		diags.AddWarning("Could not check the operator's tag owners", "qtail could not parse the tailnet policy file: "+err.Error())
+		diags.AddWarning("Operator's Tag Owners Not Checked", "qtail could not parse the tailnet policy file: "+err.Error()+
+			". The operator reports missing tag owners when it starts instead.")
 		return
 	}
 	if gaps := tagOwnerGaps(doc, tags, proxyTags); len(gaps) > 0 {
-		diags.AddAttributeError(path.Root("default_tags"), "Missing tag owners for the operator", tagOwnerGapsMessage(gaps, tags))
+		diags.AddAttributeError(path.Root("default_tags"), "Missing Tag Owners for the Operator", tagOwnerGapsMessage(gaps, tags))
 		return
 	}
 
@@ -366,11 +374,12 @@ func (r *operatorResource) checkTailnet(ctx context.Context, plan, state *operat
 			apiError(diags, "look for devices named "+hostname, err)
 			return
 		}
-		if dev != nil && !own.has(r, operatorDeviceID(dev)) && !own.has(r, dev.ID) {
-			diags.AddAttributeError(path.Root("hostname"), "Hostname already used on the tailnet",
+		if dev != nil && !own.has(r, deviceID(dev)) && !own.has(r, dev.ID) {
+			diags.AddAttributeError(path.Root("hostname"), "Hostname Already Used on the Tailnet",
 				fmt.Sprintf("The device %s (%s, tagged %s) already uses the hostname %s. Each operator needs a hostname of its own, unique "+
-					"per cluster, such as tailscale-operator-us-east-1: the operator's device would otherwise get a suffixed MagicDNS name.",
-					dev.Name, operatorDeviceID(dev), operatorTagList(dev.Tags), hostname))
+					"per cluster, such as tailscale-operator-us-east-1: the operator's device would otherwise get a suffixed MagicDNS name. "+
+					"Choose another hostname, or remove that device from the tailnet.",
+					dev.Name, deviceID(dev), operatorTagList(dev.Tags), hostname))
 		}
 	}
 }
@@ -395,21 +404,15 @@ func tagOwnerGaps(doc *policy.Document, tags, proxyTags []string) []tagOwnerGap 
 		}
 	}
 	for _, p := range proxyTags {
-		if slices.Contains(tags, p) {
-			continue
-		}
-		f := doc.Get(policy.Key{Kind: policy.KindTagOwner, Name: p})
-		if !f.Found {
+		owned, declared, owners := tagOwnedBy(doc, p, tags)
+		switch {
+		case owned:
+		case !declared:
 			gaps = append(gaps, tagOwnerGap{tag: p, owners: []string{tags[0]}, reason: "the operator tags its proxies with it, so one of its tags must own it"})
-			continue
+		default:
+			gaps = append(gaps, tagOwnerGap{tag: p, declared: true, owners: append(owners, tags[0]),
+				reason: fmt.Sprintf("the operator tags its proxies with it, but its owners %s include none of the operator's tags", operatorTagList(owners))})
 		}
-		var owners []string
-		_ = json.Unmarshal(f.Value, &owners)
-		if slices.ContainsFunc(owners, func(o string) bool { return slices.Contains(tags, o) }) {
-			continue
-		}
-		gaps = append(gaps, tagOwnerGap{tag: p, declared: true, owners: append(owners, tags[0]),
-			reason: fmt.Sprintf("the operator tags its proxies with it, but its owners %s include none of the operator's tags", operatorTagList(owners))})
 	}
 	return gaps
 }
@@ -459,18 +462,21 @@ func checkOAuthClient(ctx context.Context, tn *tailnet.Client, doc *policy.Docum
 	k, err := tn.GetKey(ctx, id)
 	switch {
 	case tailnet.IsNotFound(err):
-		diags.AddAttributeError(attr, "OAuth client not found", fmt.Sprintf("The tailnet has no OAuth client %s.", id))
+		diags.AddAttributeError(attr, "OAuth Client Not Found", fmt.Sprintf("The tailnet has no OAuth client %s. Check oauth_client_id, "+
+			"or set create_oauth_client = true to let qtail create a client for this cluster.", id))
 		return
 	case err != nil:
 		tflog.Debug(ctx, "could not read the OAuth client; not checked", map[string]any{"oauth_client_id": id, "error": err.Error()})
 		return
 	}
 	if k.KeyType != "" && k.KeyType != "client" {
-		diags.AddAttributeError(attr, "Not an OAuth client", fmt.Sprintf("%s is a key of type %q, not an OAuth client.", id, k.KeyType))
+		diags.AddAttributeError(attr, "Not an OAuth Client", fmt.Sprintf("%s is a key of type %q, not an OAuth client. "+
+			"Set oauth_client_id to the ID of an OAuth client.", id, k.KeyType))
 		return
 	}
 	if k.Invalid || !k.Revoked.IsZero() {
-		diags.AddAttributeError(attr, "OAuth client revoked", fmt.Sprintf("The OAuth client %s is revoked: the operator could not authenticate with it.", id))
+		diags.AddAttributeError(attr, "OAuth Client Revoked", fmt.Sprintf("The OAuth client %s is revoked: the operator could not authenticate with it. "+
+			"Create a new OAuth client, then set oauth_client_id, oauth_client_secret_wo and a new oauth_client_secret_wo_version.", id))
 		return
 	}
 	var missing []string
@@ -480,21 +486,18 @@ func checkOAuthClient(ctx context.Context, tn *tailnet.Client, doc *policy.Docum
 		}
 	}
 	if len(missing) > 0 {
-		diags.AddAttributeError(attr, "OAuth client lacks scopes",
-			fmt.Sprintf("The OAuth client %s has the scopes %s; the operator needs %s with write access (and services for ProxyGroup ingress).",
+		diags.AddAttributeError(attr, "OAuth Client Lacks Scopes",
+			fmt.Sprintf("The OAuth client %s has the scopes %s; the operator needs %s with write access (and services for ProxyGroup ingress). "+
+				"Use an OAuth client that has them.",
 				id, operatorTagList(k.Scopes), operatorTagList(missing)))
 		return
 	}
 	for _, t := range tags {
-		if slices.Contains(k.Tags, t) {
-			continue
-		}
-		var owners []string
-		_ = json.Unmarshal(doc.Get(policy.Key{Kind: policy.KindTagOwner, Name: t}).Value, &owners)
-		if !slices.ContainsFunc(owners, func(o string) bool { return slices.Contains(k.Tags, o) }) {
-			diags.AddAttributeError(attr, "OAuth client cannot tag the operator",
-				fmt.Sprintf("The OAuth client %s is tagged %s: it can create devices tagged %s only if one of its tags is %s or owns it in tagOwners.",
-					id, operatorTagList(k.Tags), t, t))
+		if owned, _, _ := tagOwnedBy(doc, t, k.Tags); !owned {
+			diags.AddAttributeError(attr, "OAuth Client Cannot Tag the Operator",
+				fmt.Sprintf("The OAuth client %s is tagged %s: it can create devices tagged %s only if one of its tags is %s or owns it in tagOwners. "+
+					"Use a client tagged %s, or let one of its tags own %s with a qtail_tag_owner.",
+					id, operatorTagList(k.Tags), t, t, t, t))
 			return
 		}
 	}

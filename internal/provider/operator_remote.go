@@ -279,15 +279,6 @@ func operatorDeadline(ctx context.Context, err error, lastState string) error {
 	return fmt.Errorf("%w waiting for the deployment to end (last state seen: %s)", errOperatorTimeout, lastState)
 }
 
-// operatorDeviceID is the ID qtail reports for a device: the node ID, which the API
-// prefers, or the legacy numeric ID.
-func operatorDeviceID(d *tailnet.Device) string {
-	if d.NodeID != "" {
-		return d.NodeID
-	}
-	return d.ID
-}
-
 // operatorHasTags reports whether have holds every tag of want.
 func operatorHasTags(have, want []string) bool {
 	for _, w := range want {
@@ -309,7 +300,7 @@ func findOperatorDevice(ctx context.Context, tn *tailnet.Client, hostname string
 		return nil, fmt.Sprintf("no device named %s", hostname), nil
 	}
 	if !operatorHasTags(d.Tags, tags) {
-		return nil, fmt.Sprintf("device %s (%s) is tagged %s, not %s", hostname, operatorDeviceID(d), operatorTagList(d.Tags), operatorTagList(tags)), nil
+		return nil, fmt.Sprintf("device %s (%s) is tagged %s, not %s", hostname, deviceID(d), operatorTagList(d.Tags), operatorTagList(tags)), nil
 	}
 	return d, "", nil
 }
@@ -329,13 +320,9 @@ func waitForOperatorDevice(ctx context.Context, tn *tailnet.Client, hostname str
 		if err == nil {
 			last = seen
 		}
-		t := time.NewTimer(poll)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if sleep(ctx, poll) != nil {
 			return nil, fmt.Errorf("%w waiting for the operator device %s tagged %s to join the tailnet (last seen: %s)",
 				errOperatorTimeout, hostname, operatorTagList(tags), last)
-		case <-t.C:
 		}
 	}
 }
@@ -363,6 +350,10 @@ func removeOperatorDevice(ctx context.Context, tn *tailnet.Client, id string) er
 	return nil
 }
 
+// oauthClientDescriptionPrefix starts the description of every OAuth
+// client qtail creates for an operator.
+const oauthClientDescriptionPrefix = "qtail operator "
+
 // oauthClientDescription names the cluster in at most 50 letters, digits,
 // spaces, dashes and underscores, as the keys API requires.
 func oauthClientDescription(clusterName, hostname string) string {
@@ -371,7 +362,7 @@ func oauthClientDescription(clusterName, hostname string) string {
 		name = hostname
 	}
 	var b strings.Builder
-	b.WriteString("qtail operator ")
+	b.WriteString(oauthClientDescriptionPrefix)
 	for _, c := range name {
 		switch {
 		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '-', c == '_', c == ' ':

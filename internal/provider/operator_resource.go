@@ -29,13 +29,6 @@ import (
 	"github.com/qtail/terraform-provider-qtail/internal/tailnet"
 )
 
-// Default waits of qtail_operator.
-const (
-	operatorCreateTimeout = 20 * time.Minute
-	operatorUpdateTimeout = 20 * time.Minute
-	operatorDeleteTimeout = 20 * time.Minute
-)
-
 // Private state keys of qtail_operator.
 const (
 	// privateRevokeClients holds the IDs of OAuth clients qtail created
@@ -94,17 +87,8 @@ func (r *operatorResource) Metadata(_ context.Context, req resource.MetadataRequ
 	resp.TypeName = req.ProviderTypeName + "_operator"
 }
 
-func operatorStringList(values ...string) types.List {
-	elems := make([]types.String, len(values))
-	for i, v := range values {
-		elems[i] = types.StringValue(v)
-	}
-	l, _ := types.ListValueFrom(context.Background(), types.StringType, elems)
-	return l
-}
-
 func (r *operatorResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
-	tagElems := []validator.String{operatorTagValidator()}
+	tagElems := []validator.String{tagValidator()}
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "The Tailscale Kubernetes operator of one cluster, installed as a Qovery Helm service and checked on the tailnet.\n\n" +
 			"qtail creates a Helm service named after `hostname` in the environment, from the `" + operatorChart + "` chart of a Helm " +
@@ -152,13 +136,13 @@ func (r *operatorResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 				Required: true,
 				MarkdownDescription: "Name of the operator's device on the tailnet, and of the Helm service. It must be unique per " +
 					"cluster (for example `tailscale-operator-us-east-1`) and be a DNS label: 1 to 63 lower-case letters, digits and dashes.",
-				Validators: []validator.String{operatorHostnameValidator()},
+				Validators: []validator.String{deviceHostnameValidator()},
 			},
 			"default_tags": schema.ListAttribute{
 				ElementType: types.StringType,
 				Optional:    true,
 				Computed:    true,
-				Default:     listdefault.StaticValue(operatorStringList(chartDefaultOperatorTag)),
+				Default:     listdefault.StaticValue(stringList([]string{chartDefaultOperatorTag})),
 				MarkdownDescription: "Tags of the operator's own device (`operatorConfig.defaultTags`). `tagOwners` must declare them, " +
 					"and a created OAuth client carries them. Default `[\"" + chartDefaultOperatorTag + "\"]`.",
 				Validators: []validator.List{
@@ -171,7 +155,7 @@ func (r *operatorResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 				ElementType: types.StringType,
 				Optional:    true,
 				Computed:    true,
-				Default:     listdefault.StaticValue(operatorStringList(chartDefaultProxyTag)),
+				Default:     listdefault.StaticValue(stringList([]string{chartDefaultProxyTag})),
 				MarkdownDescription: "Tags of the proxies the operator creates (`proxyConfig.defaultTags`). `tagOwners` must let one of " +
 					"`default_tags` own each of them. Default `[\"" + chartDefaultProxyTag + "\"]`.",
 				Validators: []validator.List{
@@ -212,6 +196,7 @@ func (r *operatorResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 				MarkdownDescription: "Secret of the OAuth client `oauth_client_id`, written into the Helm service's secret variable `" +
 					manifest.OAuthClientSecretVariable + "`. Write-only (Terraform 1.11 or later): it is never stored in the plan or the " +
 					"state, so a change is applied only when `oauth_client_secret_wo_version` changes.",
+				Validators: []validator.String{nonBlankValidator()},
 			},
 			"oauth_client_secret_wo_version": schema.Int64Attribute{
 				Optional: true,
@@ -266,7 +251,7 @@ func (r *operatorResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 				Computed:            true,
 				MarkdownDescription: "MagicDNS name of the operator's device, such as `tailscale-operator-us-east-1.tail4f2a.ts.net`.",
 			},
-			"timeouts": timeoutsAttribute(ctx, operatorCreateTimeout,
+			"timeouts": timeoutsAttribute(ctx,
 				"Time to create the Helm service and its variables, deploy the operator and wait for its device on the tailnet.",
 				"Time to update the Helm service, redeploy it and wait for the device.",
 				"Time to delete the Helm service, wait until it is gone, revoke a created OAuth client and wait for the device to leave."),
@@ -299,7 +284,7 @@ func (m *operatorModel) operatorValues(ctx context.Context) (manifest.OperatorVa
 	diags.Append(d...)
 	extra, err := manifest.ParseExtraValues(m.ExtraValues.ValueString())
 	if err != nil {
-		diags.AddAttributeError(path.Root("extra_values"), "Invalid extra values", err.Error())
+		diags.AddAttributeError(path.Root("extra_values"), "Invalid Extra Values", err.Error()+". Correct extra_values.")
 	}
 	v := manifest.OperatorValues{
 		Hostname:         m.Hostname.ValueString(),
@@ -324,7 +309,7 @@ func (m *operatorModel) renderValues(ctx context.Context) (string, diag.Diagnost
 	}
 	out, err := manifest.RenderOperatorValues(v, extra)
 	if err != nil {
-		diags.AddError("Unable to render the operator's values file", err.Error())
+		diags.AddError("Unable to Render the Operator's Values File", err.Error()+". Please report this issue to the qtail developers.")
 	}
 	return out, diags
 }
@@ -352,18 +337,7 @@ func (m *operatorModel) setDevice(d *tailnet.Device) {
 		m.DeviceID, m.TailnetFQDN = types.StringNull(), types.StringNull()
 		return
 	}
-	m.DeviceID, m.TailnetFQDN = types.StringValue(operatorDeviceID(d)), types.StringValue(d.Name)
-}
-
-// operatorTimeout bounds ctx by a timeout attribute.
-func operatorTimeout(ctx context.Context, get func(context.Context, time.Duration) (time.Duration, diag.Diagnostics), def time.Duration, diags *diag.Diagnostics) (context.Context, context.CancelFunc, time.Duration) {
-	d, dd := get(ctx, def)
-	diags.Append(dd...)
-	if d <= 0 {
-		d = def
-	}
-	c, cancel := context.WithTimeout(ctx, d)
-	return c, cancel, d
+	m.DeviceID, m.TailnetFQDN = types.StringValue(deviceID(d)), types.StringValue(deviceFQDN(d))
 }
 
 // pendingRevocations reads the OAuth clients still to be revoked.
@@ -372,7 +346,8 @@ func pendingRevocations(ctx context.Context, get func(context.Context, string) (
 	var ids []string
 	if len(raw) > 0 {
 		if err := json.Unmarshal(raw, &ids); err != nil {
-			diags.AddWarning("Unreadable private state", "qtail could not read the list of OAuth clients to revoke: "+err.Error())
+			diags.AddWarning("Unreadable Private State", "qtail could not read the list of replaced OAuth clients it still has to revoke: "+
+				err.Error()+". Revoke the operator's replaced OAuth clients in the Tailscale admin console.")
 		}
 	}
 	return ids, diags
@@ -395,12 +370,13 @@ func operatorDeployFailed(diags *diag.Diagnostics, what, op, helmID string, err 
 		if reason == "" {
 			reason = "Qovery gave no reason; see the deployment logs of the Helm service in the Qovery console"
 		}
-		diags.AddError("Operator deployment failed",
+		diags.AddError("Operator Deployment Failed",
 			fmt.Sprintf("The deployment of the Helm service %s ended in %s:\n\n%s\n\nqtail saved what it created in the state; fix the "+
 				"cause and apply again.", helmID, de.State, reason))
 	case errors.Is(err, errOperatorTimeout):
-		diags.AddError("Timed out "+what,
-			fmt.Sprintf("qtail waited %s (timeouts.%s) for the Helm service %s: %s.", timeout, op, helmID, err))
+		diags.AddError("Timed Out "+titleCase(what),
+			fmt.Sprintf("qtail waited %s (timeouts.%s) for the Helm service %s: %s. qtail saved what it did in the state. "+
+				"Look at the deployment in the Qovery console, raise timeouts.%s if it is only slow, then apply again.", timeout, op, helmID, err, op))
 	default:
 		apiError(diags, what, err)
 	}
@@ -413,7 +389,7 @@ func (r *operatorResource) Create(ctx context.Context, req resource.CreateReques
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	ctx, cancel, timeout := operatorTimeout(ctx, plan.Timeouts.Create, operatorCreateTimeout, &resp.Diagnostics)
+	ctx, cancel, timeout := withTimeout(ctx, plan.Timeouts.Create, &resp.Diagnostics)
 	defer cancel()
 	q, diags := r.data.Qovery()
 	resp.Diagnostics.Append(diags...)
@@ -451,8 +427,9 @@ func (r *operatorResource) Create(ctx context.Context, req resource.CreateReques
 		creds = oauthCredentials{clientID: id, secret: secret}
 	}
 	if creds.secret == "" {
-		resp.Diagnostics.AddAttributeError(path.Root("oauth_client_secret_wo"), "Missing OAuth client secret",
-			"oauth_client_secret_wo is empty: the operator cannot authenticate without its OAuth client's secret.")
+		resp.Diagnostics.AddAttributeError(path.Root("oauth_client_secret_wo"), "Missing OAuth Client Secret",
+			"oauth_client_secret_wo is empty: the operator cannot authenticate without its OAuth client's secret. "+
+				"Set oauth_client_secret_wo to the secret of the OAuth client oauth_client_id.")
 		return
 	}
 
@@ -463,7 +440,7 @@ func (r *operatorResource) Create(ctx context.Context, req resource.CreateReques
 		apiError(&resp.Diagnostics, "create the operator's Helm service", err)
 		if created {
 			if rerr := revokeOperatorClient(ctx, tn, creds.clientID); rerr != nil {
-				resp.Diagnostics.AddWarning("OAuth client left behind",
+				resp.Diagnostics.AddWarning("OAuth Client Left Behind",
 					fmt.Sprintf("qtail could not revoke the OAuth client %s it had just created: %v. Revoke it in the Tailscale admin console.", creds.clientID, rerr))
 			}
 		}
@@ -536,13 +513,24 @@ func (r *operatorResource) Read(ctx context.Context, req resource.ReadRequest, r
 		apiError(&resp.Diagnostics, "read the operator's Helm service", err)
 		return
 	}
-	if state.CreateOAuthClient.IsNull() || state.CreateOAuthClient.IsUnknown() {
-		// Imported: the client cannot be told apart from one made by hand.
+	imported := state.CreateOAuthClient.IsNull() || state.CreateOAuthClient.IsUnknown()
+	if imported {
+		// Read the client ID from its variable, as for a client given
+		// by hand; one that qtail created is recognized below.
 		state.CreateOAuthClient = types.BoolValue(false)
 	}
 	state.fillFromQovery(obs, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
+	}
+	if imported && r.data.tailnet != nil && !state.OAuthClientID.IsNull() {
+		// An OAuth client that qtail created carries its description: it
+		// stays qtail's to replace and revoke, instead of being left
+		// behind when the configuration says create_oauth_client = true.
+		k, err := r.data.tailnet.GetKey(ctx, state.OAuthClientID.ValueString())
+		if err == nil && k.KeyType == "client" && strings.HasPrefix(k.Description, oauthClientDescriptionPrefix) {
+			state.CreateOAuthClient = types.BoolValue(true)
+		}
 	}
 
 	if r.data.tailnet != nil && !state.Hostname.IsNull() {
@@ -554,7 +542,7 @@ func (r *operatorResource) Read(ctx context.Context, req resource.ReadRequest, r
 			return
 		}
 		if dev == nil && !state.DeviceID.IsNull() {
-			resp.Diagnostics.AddWarning("Operator device gone from the tailnet",
+			resp.Diagnostics.AddWarning("Operator Device Gone From the Tailnet",
 				fmt.Sprintf("The operator device %s (%s) is no longer on the tailnet (%s). qtail plans to redeploy the operator so that it joins again.",
 					state.Hostname.ValueString(), state.DeviceID.ValueString(), seen))
 		}
@@ -576,7 +564,7 @@ func (r *operatorResource) readGone(ctx context.Context, state *operatorModel, r
 		resp.State.RemoveResource(ctx)
 		return
 	}
-	resp.Diagnostics.AddWarning("Operator Helm service gone",
+	resp.Diagnostics.AddWarning("Operator Helm Service Gone",
 		fmt.Sprintf("The Helm service %s of the operator %s no longer exists in Qovery. qtail plans to replace the operator: the "+
 			"OAuth client %s that it created for it is revoked, and a new operator is installed with a new client.",
 			state.ID.ValueString(), state.Hostname.ValueString(), state.OAuthClientID.ValueString()))
@@ -599,12 +587,12 @@ func (m *operatorModel) fillFromQovery(obs *operatorObservation, diags *diag.Dia
 		m.ChartVersion = types.StringValue(src.ChartVersion)
 	} else {
 		m.HelmRepositoryID, m.ChartVersion = types.StringNull(), types.StringNull()
-		diags.AddWarning("Operator chart changed in Qovery",
+		diags.AddWarning("Operator Chart Changed in Qovery",
 			fmt.Sprintf("The Helm service %s no longer installs the %s chart from a Helm repository. qtail plans to set it back.", h.ID, operatorChart))
 	}
 	m.ClusterWideResourcesAllowed = types.BoolValue(h.AllowClusterWideResources)
 	if !h.AllowClusterWideResources {
-		diags.AddWarning("Cluster-wide resources turned off",
+		diags.AddWarning("Cluster-Wide Resources Turned Off",
 			fmt.Sprintf("The Helm service %s may no longer install cluster-wide resources, which the operator chart needs (CRDs, "+
 				"ClusterRoles, an IngressClass). qtail plans to allow them again and redeploy.", h.ID))
 	}
@@ -616,10 +604,10 @@ func (m *operatorModel) fillFromQovery(obs *operatorObservation, diags *diag.Dia
 	m.Values = types.StringValue(reported)
 	switch {
 	case !obs.fileFound:
-		diags.AddWarning("Operator values file missing",
+		diags.AddWarning("Operator Values File Missing",
 			fmt.Sprintf("The Helm service %s has no values file %s. qtail plans to write it again and redeploy.", h.ID, manifest.ValuesFileName))
 	case len(obs.others) > 0:
-		diags.AddWarning("Values added outside qtail",
+		diags.AddWarning("Values Added Outside qtail",
 			fmt.Sprintf("The values override of the Helm service %s holds more than qtail's values file (%s). qtail owns the whole "+
 				"override and plans to remove them; move such values to extra_values.", h.ID, strings.Join(obs.others, "; ")))
 	}
@@ -636,10 +624,10 @@ func (m *operatorModel) fillFromQovery(obs *operatorObservation, diags *diag.Dia
 		if reason == "" {
 			reason = "no reason given; see the deployment logs in the Qovery console"
 		}
-		diags.AddWarning("Operator deployment failed",
+		diags.AddWarning("Operator Deployment Failed",
 			fmt.Sprintf("The last deployment of the Helm service %s ended in %s (%s). qtail plans to deploy it again.", h.ID, st.State, reason))
 	case st.State == qovery.StateDeployed && st.ServiceDeploymentStatus != qovery.UpToDate:
-		diags.AddWarning("Operator configuration not deployed",
+		diags.AddWarning("Operator Configuration Not Deployed",
 			fmt.Sprintf("The Helm service %s is %s: its configuration changed since its last deployment. qtail plans to deploy it.", h.ID, st.ServiceDeploymentStatus))
 	}
 }
@@ -647,13 +635,13 @@ func (m *operatorModel) fillFromQovery(obs *operatorObservation, diags *diag.Dia
 // fillFromValues reads the attributes that the values file carries.
 func (m *operatorModel) fillFromValues(file, helmID string, diags *diag.Diagnostics) {
 	if !manifest.OAuthReferences(file) {
-		diags.AddWarning("Values file no longer reads the OAuth variables",
+		diags.AddWarning("Values File No Longer Reads the OAuth Variables",
 			fmt.Sprintf("The values file of the Helm service %s no longer sets oauth.clientId: %s and oauth.clientSecret: %s. qtail plans to write it again and redeploy.",
 				helmID, manifest.OAuthClientIDRef, manifest.OAuthClientSecretRef))
 	}
 	v, extra, err := manifest.ReadOperatorValues(file)
 	if err != nil {
-		diags.AddWarning("Unreadable values file", fmt.Sprintf("The values file of the Helm service %s: %v. qtail plans to write it again.", helmID, err))
+		diags.AddWarning("Unreadable Values File", fmt.Sprintf("The values file of the Helm service %s: %v. qtail plans to write it again.", helmID, err))
 		return
 	}
 	orDefault := func(s, def string) string {
@@ -669,12 +657,12 @@ func (m *operatorModel) fillFromValues(file, helmID string, diags *diag.Diagnost
 	if len(v.ProxyDefaultTags) == 0 {
 		v.ProxyDefaultTags = []string{chartDefaultProxyTag}
 	}
-	m.DefaultTags = operatorStringList(v.DefaultTags...)
-	m.ProxyDefaultTags = operatorStringList(v.ProxyDefaultTags...)
+	m.DefaultTags = stringList(v.DefaultTags)
+	m.ProxyDefaultTags = stringList(v.ProxyDefaultTags)
 	m.APIServerProxy = types.StringValue(orDefault(v.APIServerProxy, chartDefaultAPIServerProxy))
 	canonical, err := manifest.CanonicalYAML(extra)
 	if err != nil {
-		diags.AddWarning("Unreadable extra values", err.Error())
+		diags.AddWarning("Unreadable Extra Values", fmt.Sprintf("The values file of the Helm service %s: %v. qtail plans to write it again.", helmID, err))
 		return
 	}
 	cur := m.ExtraValues
@@ -695,12 +683,12 @@ func (m *operatorModel) fillFromVariables(obs *operatorObservation, diags *diag.
 	switch {
 	case sv == nil:
 		m.OAuthClientSecretVariableID = types.StringNull()
-		diags.AddWarning("OAuth secret variable missing",
+		diags.AddWarning("OAuth Secret Variable Missing",
 			fmt.Sprintf("The Helm service %s has no variable %s, so the operator cannot authenticate at its next deployment. %s",
 				helmID, manifest.OAuthClientSecretVariable, m.secretRepair()))
 	case !sv.IsSecret:
 		m.OAuthClientSecretVariableID = types.StringNull()
-		diags.AddWarning("OAuth secret variable is not a secret",
+		diags.AddWarning("OAuth Secret Variable Is Not a Secret",
 			fmt.Sprintf("The variable %s of the Helm service %s is a plain variable, readable in the console. %s",
 				manifest.OAuthClientSecretVariable, helmID, m.secretRepair()))
 	default:
@@ -712,17 +700,17 @@ func (m *operatorModel) fillFromVariables(obs *operatorObservation, diags *diag.
 	switch {
 	case iv == nil:
 		m.OAuthClientIDVariableID = types.StringNull()
-		diags.AddWarning("OAuth client ID variable missing",
+		diags.AddWarning("OAuth Client ID Variable Missing",
 			fmt.Sprintf("The Helm service %s has no variable %s. qtail plans to write it again and redeploy.", helmID, manifest.OAuthClientIDVariable))
 	case iv.IsSecret || iv.Value == nil:
 		m.OAuthClientIDVariableID = types.StringNull()
-		diags.AddWarning("OAuth client ID variable is a secret",
+		diags.AddWarning("OAuth Client ID Variable Is a Secret",
 			fmt.Sprintf("The variable %s of the Helm service %s is a secret, so qtail cannot read which client the operator uses. "+
 				"qtail plans to write it again as a plain variable (a client ID is not a secret).", manifest.OAuthClientIDVariable, helmID))
 	case created && !m.OAuthClientID.IsNull() && *iv.Value != m.OAuthClientID.ValueString():
 		m.OAuthClientIDVariableID = types.StringNull()
 		m.OAuthClientSecretVariableID = types.StringNull()
-		diags.AddWarning("Operator moved to another OAuth client",
+		diags.AddWarning("Operator Moved to Another OAuth Client",
 			fmt.Sprintf("The variable %s of the Helm service %s names the OAuth client %s, not the client %s that qtail created. "+
 				"qtail plans to create a new client, store it, and revoke %s.", manifest.OAuthClientIDVariable, helmID, *iv.Value,
 				m.OAuthClientID.ValueString(), m.OAuthClientID.ValueString()))
@@ -762,7 +750,8 @@ func planCredentials(plan, state *operatorModel) credentialPlan {
 	}
 	cp.writeSecret = wasCreated || state.OAuthClientSecretVariableID.IsNull() ||
 		!plan.OAuthClientID.Equal(state.OAuthClientID) || !plan.OAuthClientSecretWOVersion.Equal(state.OAuthClientSecretWOVersion)
-	if wasCreated && !state.OAuthClientID.IsNull() {
+	// A created client that the configuration now names itself stays.
+	if wasCreated && !state.OAuthClientID.IsNull() && !plan.OAuthClientID.Equal(state.OAuthClientID) {
 		cp.revoke = state.OAuthClientID.ValueString()
 	}
 	return cp
@@ -776,7 +765,12 @@ func (r *operatorResource) Update(ctx context.Context, req resource.UpdateReques
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	ctx, cancel, timeout := operatorTimeout(ctx, plan.Timeouts.Update, operatorUpdateTimeout, &resp.Diagnostics)
+	if onlyTimeoutsChange(req) {
+		// New waits for the next operations: nothing to deploy.
+		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+		return
+	}
+	ctx, cancel, timeout := withTimeout(ctx, plan.Timeouts.Update, &resp.Diagnostics)
 	defer cancel()
 	q, diags := r.data.Qovery()
 	resp.Diagnostics.Append(diags...)
@@ -829,8 +823,9 @@ func (r *operatorResource) Update(ctx context.Context, req resource.UpdateReques
 	case cp.writeSecret:
 		creds.secret = config.OAuthClientSecretWO.ValueString()
 		if creds.secret == "" {
-			resp.Diagnostics.AddAttributeError(path.Root("oauth_client_secret_wo"), "Missing OAuth client secret",
-				"qtail must write the OAuth client's secret into Qovery, but oauth_client_secret_wo is empty.")
+			resp.Diagnostics.AddAttributeError(path.Root("oauth_client_secret_wo"), "Missing OAuth Client Secret",
+				"qtail must write the OAuth client's secret into Qovery, but oauth_client_secret_wo is empty. "+
+					"Set oauth_client_secret_wo to the secret of the OAuth client oauth_client_id.")
 			save()
 			return
 		}
@@ -893,7 +888,7 @@ func (r *operatorResource) Update(ctx context.Context, req resource.UpdateReques
 	var left []string
 	for _, id := range pending {
 		if err := revokeOperatorClient(ctx, tn, id); err != nil {
-			resp.Diagnostics.AddWarning("OAuth client not revoked",
+			resp.Diagnostics.AddWarning("OAuth Client Not Revoked",
 				fmt.Sprintf("qtail could not revoke the replaced OAuth client %s: %v. It tries again at the next apply; you can also revoke it in the Tailscale admin console.", id, err))
 			left = append(left, id)
 		}
@@ -921,7 +916,7 @@ func (r *operatorResource) dropNewClient(ctx context.Context, tn *tailnet.Client
 		return
 	}
 	if err := revokeOperatorClient(ctx, tn, creds.clientID); err != nil {
-		diags.AddWarning("OAuth client left behind",
+		diags.AddWarning("OAuth Client Left Behind",
 			fmt.Sprintf("qtail could not revoke the OAuth client %s it had just created: %v. Revoke it in the Tailscale admin console.", creds.clientID, err))
 	}
 }
@@ -932,7 +927,7 @@ func (r *operatorResource) Delete(ctx context.Context, req resource.DeleteReques
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	ctx, cancel, timeout := operatorTimeout(ctx, state.Timeouts.Delete, operatorDeleteTimeout, &resp.Diagnostics)
+	ctx, cancel, timeout := withTimeout(ctx, state.Timeouts.Delete, &resp.Diagnostics)
 	defer cancel()
 	q, diags := r.data.Qovery()
 	if resp.Diagnostics.Append(diags...); resp.Diagnostics.HasError() {
@@ -988,7 +983,7 @@ func (r *operatorResource) Delete(ctx context.Context, req resource.DeleteReques
 
 func (r *operatorResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	if !uuidRE.MatchString(req.ID) {
-		resp.Diagnostics.AddError("Invalid import ID", fmt.Sprintf("Expected the ID of the operator's Helm service (a UUID), got %q.", req.ID))
+		invalidImportID(&resp.Diagnostics, req.ID, "the ID of the operator's Helm service (a UUID)")
 		return
 	}
 	resource.ImportStatePassthroughID(ctx, path.Root("id"), req, resp)

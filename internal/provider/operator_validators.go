@@ -10,7 +10,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 
 	"github.com/qtail/terraform-provider-qtail/internal/manifest"
-	"github.com/qtail/terraform-provider-qtail/internal/policy"
 )
 
 // chartVersionRE is an exact semantic version, optionally with a
@@ -39,26 +38,6 @@ func chartVersionValidator() validator.String {
 		}
 		return nil
 	}}
-}
-
-// operatorHostnameRE is a DNS label in lower case, as a tailnet device name.
-var operatorHostnameRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
-
-// operatorHostnameValidator accepts a DNS label: 1 to 63 lower-case letters,
-// digits and dashes, starting and ending with a letter or a digit.
-func operatorHostnameValidator() validator.String {
-	return stringCheck{description: "must be a DNS label: 1 to 63 lower-case letters, digits and dashes", check: func(s string) error {
-		if !operatorHostnameRE.MatchString(s) {
-			return fmt.Errorf("a device hostname must be a DNS label: 1 to 63 lower-case letters, digits and dashes, " +
-				"starting and ending with a letter or a digit (for example tailscale-operator-us-east-1)")
-		}
-		return nil
-	}}
-}
-
-// operatorTagValidator accepts a Tailscale tag such as tag:k8s-operator.
-func operatorTagValidator() validator.String {
-	return stringCheck{description: "must be a Tailscale tag such as tag:k8s", check: policy.ValidTag}
 }
 
 // extraValuesValidator accepts YAML that does not set a key qtail owns.

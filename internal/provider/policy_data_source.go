@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
@@ -99,10 +100,6 @@ func (d *policyDataSource) Schema(_ context.Context, _ datasource.SchemaRequest,
 }
 
 func (d *policyDataSource) Read(ctx context.Context, _ datasource.ReadRequest, resp *datasource.ReadResponse) {
-	if d.data == nil {
-		resp.Diagnostics.AddError("Provider not configured", "The qtail provider was not configured before qtail_policy was read. Please report this issue to the qtail developers.")
-		return
-	}
 	store, diags := d.data.Policy()
 	if resp.Diagnostics.Append(diags...); resp.Diagnostics.HasError() {
 		return
@@ -114,7 +111,8 @@ func (d *policyDataSource) Read(ctx context.Context, _ datasource.ReadRequest, r
 	}
 	doc, err := policy.Parse(snap.HuJSON)
 	if err != nil {
-		resp.Diagnostics.AddError("Unreadable policy file", err.Error())
+		resp.Diagnostics.AddError("Unreadable Policy File", fmt.Sprintf("qtail could not parse the tailnet policy file: %v. "+
+			"Correct the policy file in the Tailscale admin console.", err))
 		return
 	}
 	objType := types.ObjectType{AttrTypes: policyFragmentAttrTypes}

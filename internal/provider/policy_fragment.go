@@ -89,10 +89,6 @@ func setComputed(m fragmentModel, key policy.Key, marked bool) {
 }
 
 func (r *fragmentResource[M, P]) policyStore(diags *diag.Diagnostics) *policy.Store {
-	if !r.configured() {
-		diags.AddError("Provider not configured", "The qtail provider was not configured before this "+r.what+" was used. Please report this issue to the qtail developers.")
-		return nil
-	}
 	store, d := r.data.Policy()
 	diags.Append(d...)
 	return store
@@ -108,7 +104,8 @@ func (r *fragmentResource[M, P]) change(plan P, verb string, diags *diag.Diagnos
 	key, ok := plan.fragmentKey()
 	value, known := plan.entry()
 	if !ok || !known {
-		diags.AddError("Unknown values at apply time", "Every attribute of the "+r.what+" must be known when it is "+verb+". Please report this issue to the qtail developers.")
+		diags.AddError("Unknown Values at Apply Time", "An attribute of the "+r.what+" was still unknown when it was "+verb+
+			", which Terraform does not allow. Please report this issue to the qtail developers.")
 		return nil, policy.Key{}, nil, false
 	}
 	return store, key, value, true
@@ -144,7 +141,8 @@ func (r *fragmentResource[M, P]) Read(ctx context.Context, req resource.ReadRequ
 	}
 	key, ok := state.fragmentKey()
 	if !ok {
-		resp.Diagnostics.AddError("Invalid state", "The state of this "+r.what+" does not name its policy entry. Remove it from the state and import it again.")
+		resp.Diagnostics.AddError("Invalid State", "The state of this "+r.what+" does not name its policy entry. "+
+			"Remove it from the state with terraform state rm, then import it again.")
 		return
 	}
 	// A state without the entry's values comes from an import.
@@ -159,7 +157,7 @@ func (r *fragmentResource[M, P]) Read(ctx context.Context, req resource.ReadRequ
 	}
 	if !f.Found {
 		if !complete {
-			resp.Diagnostics.AddError("Cannot import "+key.String(),
+			resp.Diagnostics.AddError("Nothing to Import",
 				fmt.Sprintf("The policy file has no %s %s. %s", r.what, describeKey(key), r.importHint))
 			return
 		}
@@ -170,9 +168,10 @@ func (r *fragmentResource[M, P]) Read(ctx context.Context, req resource.ReadRequ
 		return
 	}
 	if unmanaged := unmanagedMembers(f.Value, r.members); len(unmanaged) > 0 {
-		resp.Diagnostics.AddWarning("Unmanaged members in "+key.String(),
+		resp.Diagnostics.AddWarning("Unmanaged Members in a Policy Entry",
 			fmt.Sprintf("The %s %s in the policy file has members that qtail does not manage: %s. "+
-				"They stay as they are until qtail next writes this %s, which replaces the whole entry with the configuration.",
+				"They stay as they are until qtail next writes this %s, which replaces the whole entry with the configuration. "+
+				"Remove them from the policy file, or keep them out of this resource's entry.",
 				r.what, describeKey(key), strings.Join(unmanaged, ", "), r.what))
 	}
 	setComputed(state, key, f.Marked)
@@ -288,8 +287,8 @@ func (r *fragmentResource[M, P]) ModifyPlan(ctx context.Context, req resource.Mo
 		return
 	}
 	checks := r.data.policyChecks()
-	if present, err := checks.allowAllPresent(ctx); err == nil && present {
-		resp.Diagnostics.AddWarning("The default allow-all rule is still in the policy file", allowAllWarning)
+	if checks.warnAllowAll(ctx) {
+		resp.Diagnostics.AddWarning("Default Allow-All Rule Still in the Policy File", allowAllWarning)
 	}
 	if !keyKnown || !valueKnown {
 		return
@@ -301,7 +300,7 @@ func (r *fragmentResource[M, P]) ModifyPlan(ctx context.Context, req resource.Mo
 			muts = append([]policy.Mutation{{Key: oldKey, Delete: true}}, muts...)
 		}
 		if msg := checks.ownedElsewhere(ctx, key, value); msg != "" {
-			resp.Diagnostics.AddError(key.String()+" already exists", msg)
+			resp.Diagnostics.AddError("Policy Entry Already Owned", msg)
 			return
 		}
 	}
@@ -311,16 +310,18 @@ func (r *fragmentResource[M, P]) ModifyPlan(ctx context.Context, req resource.Mo
 	switch {
 	case err == nil:
 	case errors.As(err, &conflict):
-		resp.Diagnostics.AddError(key.String()+" exists without qtail's marker", conflict.Error()+".")
+		resp.Diagnostics.AddError("Entry Exists Without qtail's Marker", conflict.Error()+".")
 	case errors.As(err, &unchecked) && !policy.IsRejected(err):
-		resp.Diagnostics.AddWarning("Could not validate the policy change",
+		resp.Diagnostics.AddWarning("Policy Change Not Validated",
 			fmt.Sprintf("qtail could not ask Tailscale to validate the policy file with %s at plan time; "+
-				"Tailscale checks it again when it is written.\n\n%v", key, unchecked.err))
+				"Tailscale checks it again when it is written, so nothing needs to be done unless the apply fails.\n\n%v", key, unchecked.err))
 	case policy.IsRejected(err):
-		resp.Diagnostics.AddError("Tailscale rejects the policy change",
-			fmt.Sprintf("Tailscale refuses the policy file as it would be with %s:\n\n%v%s", key, err, rejectionHint(err)))
+		resp.Diagnostics.AddError("Tailscale Rejects the Policy Change",
+			fmt.Sprintf("Tailscale refuses the policy file as it would be with %s:\n\n%v\n\nChange the configuration so that the entry is valid.%s",
+				key, err, rejectionHint(err)))
 	default:
-		resp.Diagnostics.AddError("Invalid policy change", fmt.Sprintf("qtail cannot apply %s to the policy file: %v", key, err))
+		resp.Diagnostics.AddError("Invalid Policy Change", fmt.Sprintf("qtail cannot apply %s to the policy file: %v. "+
+			"Fix the policy file or the configuration, then plan again.", key, err))
 	}
 }
 
@@ -343,8 +344,9 @@ const allowAllWarning = "The policy file still holds the rule that every new tai
 	"a grant with src [\"*\"], dst [\"*\"] and ip [\"*\"] (or the ACL with src [\"*\"] and dst [\"*:*\"]). " +
 	"It lets every device reach every other device, including every proxy qtail puts on the tailnet, " +
 	"so the grants of this configuration restrict nothing while it is there. " +
-	"Once your grants cover the access you need, delete that rule from the policy file in the Tailscale admin console " +
-	"(or from the configuration that owns the file). The qtail_policy data source reports it as findings.allow_all_present."
+	"Once your grants cover the access you need, remove the rule with a qtail_allow_all_removal resource that depends on them " +
+	"(if this configuration already has one, the apply removes the rule and this warning goes away), " +
+	"or delete it in the Tailscale admin console. The qtail_policy data source reports it as findings.allow_all_present."
 
 // rejectionHint adds advice to a rejection that names something missing.
 func rejectionHint(err error) string {
@@ -363,11 +365,12 @@ func fragmentWriteError(diags *diag.Diagnostics, action string, err error) {
 	var rejected *policy.RejectedError
 	switch {
 	case errors.As(err, &conflict):
-		diags.AddError("Entry exists without qtail's marker", fmt.Sprintf("qtail could not %s: %v.", action, conflict))
+		diags.AddError("Entry Exists Without qtail's Marker", fmt.Sprintf("qtail could not %s: %v.", action, conflict))
 	case errors.As(err, &contention):
-		diags.AddError("Policy file kept changing", fmt.Sprintf("qtail could not %s: %v.", action, contention))
+		diags.AddError("Policy File Kept Changing", fmt.Sprintf("qtail could not %s: %v.", action, contention))
 	case errors.As(err, &rejected):
-		diags.AddError("Tailscale rejected the policy file", fmt.Sprintf("qtail could not %s: Tailscale refused the policy file.\n\n%v", action, rejected.Err))
+		diags.AddError("Tailscale Rejected the Policy File", fmt.Sprintf("qtail could not %s: Tailscale refused the policy file.\n\n%v\n\n"+
+			"Nothing was written. Change the configuration (or the policy file) so that Tailscale accepts it, then apply again.", action, rejected.Err))
 	default:
 		apiError(diags, action, err)
 	}
@@ -532,7 +535,7 @@ func (f entryFields) list(diags *diag.Diagnostics, names ...string) types.List {
 	}
 	var ss []string
 	if err := json.Unmarshal(v, &ss); err != nil {
-		diags.AddError("Unexpected policy entry", fmt.Sprintf("%q in the policy file is not a list of strings: %s", name, v))
+		diags.AddError("Unexpected Policy Entry", fmt.Sprintf("%q in the policy file is not a list of strings: %s. Correct it in the policy file.", name, v))
 		return types.ListNull(types.StringType)
 	}
 	return stringList(ss)
@@ -546,7 +549,7 @@ func (f entryFields) str(diags *diag.Diagnostics, names ...string) types.String 
 	}
 	var s string
 	if err := json.Unmarshal(v, &s); err != nil {
-		diags.AddError("Unexpected policy entry", fmt.Sprintf("%q in the policy file is not a string: %s", name, v))
+		diags.AddError("Unexpected Policy Entry", fmt.Sprintf("%q in the policy file is not a string: %s. Correct it in the policy file.", name, v))
 		return types.StringNull()
 	}
 	return types.StringValue(s)
@@ -589,7 +592,8 @@ func unmanagedMembers(value json.RawMessage, known []string) []string {
 func readList(diags *diag.Diagnostics, key policy.Key, value json.RawMessage) types.List {
 	var ss []string
 	if err := json.Unmarshal(value, &ss); err != nil {
-		diags.AddError("Unexpected policy entry", fmt.Sprintf("The value of %s in the policy file is not a list of strings: %s", describeKey(key), value))
+		diags.AddError("Unexpected Policy Entry", fmt.Sprintf("The value of %s in the policy file is not a list of strings: %s. "+
+			"Correct it in the policy file.", describeKey(key), value))
 		return types.ListNull(types.StringType)
 	}
 	return stringList(ss)
@@ -628,6 +632,9 @@ type policyCoordinator struct {
 	lastArrival time.Time
 	running     bool
 	allowAll    map[string]bool // HasAllowAll by policy ETag
+	// allowAllWarned is set once the plan has warned about the allow-all
+	// rule: one warning per plan, not one per fragment.
+	allowAllWarned bool
 }
 
 // planCheck is one queued check and the channel its outcome goes to.
@@ -699,6 +706,28 @@ func (c *policyCoordinator) allowAllPresent(ctx context.Context) (bool, error) {
 	c.allowAll[snap.ETag] = present
 	c.mu.Unlock()
 	return present, nil
+}
+
+// warnAllowAll reports whether the plan should warn that the policy file
+// holds the default allow-all rule: it does, no removal of it is planned,
+// and the plan has not warned yet.
+func (c *policyCoordinator) warnAllowAll(ctx context.Context) bool {
+	c.mu.Lock()
+	done := c.allowAllWarned || slices.ContainsFunc(c.planned, func(m policy.Mutation) bool { return m.Key == policy.AllowAllKey() && m.Delete })
+	c.mu.Unlock()
+	if done {
+		return false
+	}
+	if present, err := c.allowAllPresent(ctx); err != nil || !present {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.allowAllWarned {
+		return false
+	}
+	c.allowAllWarned = true
+	return true
 }
 
 // ownedElsewhere returns why creating the fragment of key with value

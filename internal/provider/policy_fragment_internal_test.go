@@ -110,6 +110,30 @@ func TestFragmentModifyPlan_plansIDAndMarkerAndWarnsWhileAllowAllExists(t *testi
 	}
 }
 
+// One plan warns about the allow-all rule once, not once per fragment, and
+// not at all once it plans the rule's removal.
+func TestFragmentModifyPlan_warnsAboutAllowAllOncePerPlan(t *testing.T) {
+	t.Parallel()
+	d, _ := sandboxData(t, nil)
+	_, first := planGrant(t, d, newGrantModel("ops-to-phone", []string{"group:platform-ops"}, []string{"100.64.0.3"}, []string{"tcp:443"}))
+	_, second := planGrant(t, d, newGrantModel("ops-to-alice", []string{"group:platform-ops"}, []string{"100.64.0.1"}, []string{"tcp:22"}))
+	if first.HasError() || second.HasError() {
+		t.Fatalf("unexpected errors: %v %v", first, second)
+	}
+	if len(first.Warnings()) != 1 || len(second.Warnings()) != 0 {
+		t.Errorf("want one allow-all warning for the plan, got %q then %q", warnings(first), warnings(second))
+	}
+	if w := warnings(first); len(w) == 1 && !strings.Contains(w[0], "qtail_allow_all_removal") {
+		t.Errorf("the warning does not name the resource that removes the rule: %q", w[0])
+	}
+
+	d, _ = sandboxData(t, nil)
+	d.policyChecks().record(policy.Mutation{Key: policy.AllowAllKey(), Delete: true})
+	if _, diags := planGrant(t, d, newGrantModel("ops-to-phone", []string{"group:platform-ops"}, []string{"100.64.0.3"}, []string{"tcp:443"})); len(diags.Warnings()) != 0 {
+		t.Errorf("the plan removes the rule, yet warns: %q", warnings(diags))
+	}
+}
+
 func TestFragmentModifyPlan_noWarningOnceAllowAllIsGone(t *testing.T) {
 	t.Parallel()
 	start := strings.Replace(sandbox.DefaultPolicy, `{"src": ["*"], "dst": ["*"], "ip": ["*"]},`,
@@ -129,7 +153,7 @@ func TestFragmentModifyPlan_rejectionCarriesTheServerMessage(t *testing.T) {
 		t.Fatal("want an error")
 	}
 	e := diags.Errors()[0]
-	if e.Summary() != "Tailscale rejects the policy change" || !strings.Contains(e.Detail(), `src=tag not found: "tag:nope"`) {
+	if e.Summary() != "Tailscale Rejects the Policy Change" || !strings.Contains(e.Detail(), `src=tag not found: "tag:nope"`) {
 		t.Errorf("got %s: %s", e.Summary(), e.Detail())
 	}
 	if n := w.Faults.Count("POST /tailscale/api/v2/tailnet/{tailnet}/acl"); n != 0 {

@@ -74,7 +74,7 @@ func (m *policyTestModel) setEntry(key policy.Key, value json.RawMessage) diag.D
 	var diags diag.Diagnostics
 	f, err := parseEntryFields(key, value)
 	if err != nil {
-		diags.AddError("Unexpected policy entry", err.Error())
+		diags.AddError("Unexpected Policy Entry", err.Error()+". Correct it in the policy file.")
 		return diags
 	}
 	m.Name = types.StringValue(key.Name)
@@ -157,15 +157,15 @@ func (r *policyTestResource) ValidateConfig(ctx context.Context, req resource.Va
 		return
 	}
 	if len(cfg.Accept.Elements()) == 0 && len(cfg.Deny.Elements()) == 0 {
-		resp.Diagnostics.AddAttributeError(path.Root("accept"), "Missing destinations",
-			"A policy test needs at least one destination in accept or deny: Tailscale refuses a test with neither.")
+		resp.Diagnostics.AddAttributeError(path.Root("accept"), "Missing Destinations",
+			"A policy test needs at least one destination in accept or deny: Tailscale refuses a test with neither. "+
+				"Add a destination such as \"tag:web:443\" to accept or deny.")
 	}
 }
 
 func (r *policyTestResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	if !fragmentNameRE.MatchString(req.ID) {
-		resp.Diagnostics.AddError("Invalid import ID",
-			fmt.Sprintf("Expected the name of the policy test (the NAME of its marker // qtail:policy_test:NAME), got %q.", req.ID))
+		invalidImportID(&resp.Diagnostics, req.ID, "the name of a policy test (the NAME of its marker // qtail:policy_test:NAME)")
 		return
 	}
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)

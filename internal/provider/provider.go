@@ -195,7 +195,7 @@ func (p *qtailProvider) Configure(ctx context.Context, req provider.ConfigureReq
 		}
 	}
 	if !tKey.unknown && !tID.unknown && tKey.value != "" && (tID.value != "" || tSecret.value != "") {
-		resp.Diagnostics.AddAttributeError(path.Root("tailscale_api_key"), "Conflicting Tailscale credentials",
+		resp.Diagnostics.AddAttributeError(path.Root("tailscale_api_key"), "Conflicting Tailscale Credentials",
 			"Set either tailscale_api_key (TAILSCALE_API_KEY) or the OAuth client credentials tailscale_oauth_client_id "+
 				"and tailscale_oauth_client_secret (TAILSCALE_OAUTH_CLIENT_ID, TAILSCALE_OAUTH_CLIENT_SECRET), not both.")
 	}
@@ -204,7 +204,7 @@ func (p *qtailProvider) Configure(ctx context.Context, req provider.ConfigureReq
 		if tID.value == "" {
 			missing = tID
 		}
-		resp.Diagnostics.AddAttributeError(path.Root(missing.attr), "Incomplete Tailscale OAuth client credentials",
+		resp.Diagnostics.AddAttributeError(path.Root(missing.attr), "Incomplete Tailscale OAuth Client Credentials",
 			fmt.Sprintf("An OAuth client needs both its ID and its secret: set %q or the %s environment variable.", missing.attr, missing.env))
 	}
 	if resp.Diagnostics.HasError() {

@@ -104,7 +104,8 @@ func (t loggingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 func (d *providerData) configureQovery(token, apiURL setting) {
 	if token.unknown || apiURL.unknown {
 		d.qoveryUnknown = true
-		d.qoveryErr = "the Qovery settings of the provider are not known yet (they depend on a value computed during apply)"
+		d.qoveryErr = "the Qovery settings of the provider are not known yet (they depend on a value computed during apply): " +
+			"set them from values known at plan time, or apply the resources they depend on first with -target"
 		return
 	}
 	if token.value == "" {
@@ -123,7 +124,8 @@ func (d *providerData) configureTailnet(key, id, secret, tailnetName, baseURL se
 	for _, s := range []setting{key, id, secret, tailnetName, baseURL} {
 		if s.unknown {
 			d.tailnetUnknown = true
-			d.tailnetErr = "the Tailscale settings of the provider are not known yet (they depend on a value computed during apply)"
+			d.tailnetErr = "the Tailscale settings of the provider are not known yet (they depend on a value computed during apply): " +
+				"set them from values known at plan time, or apply the resources they depend on first with -target"
 			return
 		}
 	}
@@ -152,8 +154,11 @@ func (d *providerData) configureTailnet(key, id, secret, tailnetName, baseURL se
 // setting is missing.
 func (d *providerData) Qovery() (*qovery.Client, diag.Diagnostics) {
 	var diags diag.Diagnostics
+	if d == nil {
+		return nil, notConfigured()
+	}
 	if d.qovery == nil {
-		diags.AddError("Qovery API not configured", "This resource needs the Qovery API, but "+d.qoveryErr+".")
+		diags.AddError("Qovery API Not Configured", "This resource needs the Qovery API, but "+d.qoveryErr+".")
 	}
 	return d.qovery, diags
 }
@@ -162,10 +167,22 @@ func (d *providerData) Qovery() (*qovery.Client, diag.Diagnostics) {
 // which setting is missing.
 func (d *providerData) Tailnet() (*tailnet.Client, diag.Diagnostics) {
 	var diags diag.Diagnostics
+	if d == nil {
+		return nil, notConfigured()
+	}
 	if d.tailnet == nil {
-		diags.AddError("Tailscale API not configured", "This resource needs the Tailscale API, but "+d.tailnetErr+".")
+		diags.AddError("Tailscale API Not Configured", "This resource needs the Tailscale API, but "+d.tailnetErr+".")
 	}
 	return d.tailnet, diags
+}
+
+// notConfigured is the error of a resource or data source used before
+// Terraform configured the provider, which Terraform never does.
+func notConfigured() diag.Diagnostics {
+	var diags diag.Diagnostics
+	diags.AddError("Provider Not Configured", "Terraform used a qtail resource or data source before it configured the qtail provider. "+
+		"Please report this issue to the qtail developers.")
+	return diags
 }
 
 // Policy returns the policy store of this provider instance.
@@ -198,7 +215,7 @@ func (d *providerData) plannedPolicy(ctx context.Context) ([]byte, diag.Diagnost
 	}
 	body, err := store.Preview(ctx, d.checks.plannedChanges()...)
 	if err != nil {
-		diags.AddError("Unable to read the tailnet policy", err.Error())
+		apiError(&diags, "read the tailnet policy file", err)
 		return nil, diags
 	}
 	return body, diags

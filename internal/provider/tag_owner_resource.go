@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
@@ -109,7 +110,7 @@ func (r *tagOwnerResource) Schema(_ context.Context, _ resource.SchemaRequest, r
 
 func (r *tagOwnerResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	if err := policy.ValidTag(req.ID); err != nil {
-		resp.Diagnostics.AddError("Invalid import ID", fmt.Sprintf("Expected a tag such as tag:k8s, got %q: %v.", req.ID, err))
+		invalidImportID(&resp.Diagnostics, req.ID, fmt.Sprintf("a tag such as tag:k8s (%v)", err))
 		return
 	}
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
@@ -128,4 +129,28 @@ func checkOwner(s string) error {
 		return policy.ValidSelector(s, policy.GrantSrc)
 	}
 	return errors.New("owners and approvers are user emails, group:, autogroup: or tag: names")
+}
+
+// tagOwnedBy reports whether a device with one of the tags by may apply tag:
+// one of them is tag itself, or owns it in tagOwners of doc. declared says
+// whether tagOwners declares tag, and owners are its owners there.
+func tagOwnedBy(doc *policy.Document, tag string, by []string) (owned, declared bool, owners []string) {
+	for _, o := range by {
+		if strings.EqualFold(o, tag) {
+			return true, true, nil
+		}
+	}
+	f := doc.Get(policy.Key{Kind: policy.KindTagOwner, Name: tag})
+	if !f.Found {
+		return false, false, nil
+	}
+	if err := json.Unmarshal(f.Value, &owners); err != nil {
+		return false, true, nil
+	}
+	for _, o := range by {
+		if slices.ContainsFunc(owners, func(s string) bool { return strings.EqualFold(s, o) }) {
+			return true, true, owners
+		}
+	}
+	return false, true, owners
 }

@@ -9,6 +9,8 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+
+	"github.com/qtail/terraform-provider-qtail/internal/policy"
 )
 
 var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
@@ -33,8 +35,32 @@ func (v stringCheck) ValidateString(_ context.Context, req validator.StringReque
 		return
 	}
 	if err := v.check(req.ConfigValue.ValueString()); err != nil {
-		resp.Diagnostics.AddAttributeError(req.Path, "Invalid value", fmt.Sprintf("%q: %v.", req.ConfigValue.ValueString(), err))
+		resp.Diagnostics.AddAttributeError(req.Path, "Invalid Value", fmt.Sprintf("%q: %v.", req.ConfigValue.ValueString(), err))
 	}
+}
+
+// deviceHostnameRE is a DNS label in lower case, as a tailnet device name.
+var deviceHostnameRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+
+// deviceHostnameValidator accepts the hostname of a tailnet device that
+// qtail brings up: a DNS label of 1 to 63 lower-case letters, digits and
+// dashes, starting and ending with a letter or a digit.
+func deviceHostnameValidator() validator.String {
+	return stringCheck{description: "must be a DNS label: 1 to 63 lower-case letters, digits and dashes", check: func(s string) error {
+		if deviceHostnameRE.MatchString(s) {
+			return nil
+		}
+		if deviceHostnameRE.MatchString(strings.ToLower(s)) {
+			return fmt.Errorf("use lower case (%q): MagicDNS names are lower case, so the name in the configuration is the name on the tailnet", strings.ToLower(s))
+		}
+		return fmt.Errorf("a device hostname must be a DNS label: 1 to 63 lower-case letters, digits and dashes, " +
+			"starting and ending with a letter or a digit (for example billing-api-us-east-1)")
+	}}
+}
+
+// tagValidator accepts a Tailscale tag such as tag:k8s-operator.
+func tagValidator() validator.String {
+	return stringCheck{description: "must be a Tailscale tag such as tag:k8s", check: policy.ValidTag}
 }
 
 func nonBlankValidator() validator.String {

@@ -1,7 +1,8 @@
 data "qtail_policy" "current" {}
 
-# Fail the plan while the default allow-all rule of a new tailnet is still
-# in the policy file: it lets every device reach every proxy.
+# Warn in every plan while the default allow-all rule of a new tailnet is
+# still in the policy file: it lets every device reach every proxy. (A check
+# block reports a warning; qtail_allow_all_removal removes the rule.)
 check "no_allow_all_rule" {
   assert {
     condition     = !data.qtail_policy.current.findings.allow_all_present
