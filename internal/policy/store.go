@@ -271,12 +271,22 @@ func (s *Store) settle() {
 	if s.quiet < 0 {
 		return
 	}
+	WaitForQuiet(func() time.Time {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.lastArrival
+	}, s.quiet, s.maxWait)
+}
+
+// WaitForQuiet returns once nothing has arrived for quiet (lastArrival
+// tells when the latest arrival was), or once maxWait has passed since the
+// call. It is how a batch gathers the requests that Terraform starts
+// together but that reach the provider spread over a few milliseconds.
+func WaitForQuiet(lastArrival func() time.Time, quiet, maxWait time.Duration) {
 	start := time.Now()
 	for {
-		s.mu.Lock()
-		wait := s.quiet - time.Since(s.lastArrival)
-		s.mu.Unlock()
-		if left := s.maxWait - time.Since(start); left < wait {
+		wait := quiet - time.Since(lastArrival())
+		if left := maxWait - time.Since(start); left < wait {
 			wait = left
 		}
 		if wait <= 0 {

@@ -815,19 +815,11 @@ func (c *policyCoordinator) run(ctx context.Context) {
 // settle waits until no check has been queued for batchQuiet, or for
 // batchMaxWait.
 func (c *policyCoordinator) settle() {
-	start := time.Now()
-	for {
+	policy.WaitForQuiet(func() time.Time {
 		c.mu.Lock()
-		wait := batchQuiet - time.Since(c.lastArrival)
-		c.mu.Unlock()
-		if left := batchMaxWait - time.Since(start); left < wait {
-			wait = left
-		}
-		if wait <= 0 {
-			return
-		}
-		time.Sleep(wait)
-	}
+		defer c.mu.Unlock()
+		return c.lastArrival
+	}, batchQuiet, batchMaxWait)
 }
 
 func (c *policyCoordinator) checkBatch(ctx context.Context, base []policy.Mutation, batch []*planCheck) []error {
