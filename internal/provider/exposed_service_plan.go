@@ -156,6 +156,7 @@ func (r *exposedServiceResource) checkPlan(ctx context.Context, plan, state *exp
 	ports, d := exposedPorts(ctx, app.Ports)
 	diags.Append(d...)
 	plan.Ports = ports
+	r.checkProxyGroupType(ctx, plan, app, diags)
 
 	reg := r.data.exposures
 	ownGroup := ""
@@ -209,6 +210,51 @@ func (r *exposedServiceResource) checkPlan(ctx context.Context, plan, state *exp
 	}
 	if creating {
 		r.checkTags(ctx, plan, ops, diags)
+	}
+}
+
+// checkProxyGroupType refuses a proxy_group that a qtail_proxy_group of
+// this plan declares, on the application's cluster, with a type other than
+// ingress: the operator serves an exposed Service only through an ingress
+// ProxyGroup, and otherwise only records an event on the Service.
+func (r *exposedServiceResource) checkProxyGroupType(ctx context.Context, plan *exposedServiceModel, app *qovery.Application, diags *diag.Diagnostics) {
+	if plan.ProxyGroup.IsUnknown() || plan.ProxyGroup.ValueString() == "" {
+		return
+	}
+	name := plan.ProxyGroup.ValueString()
+	reg := r.data.proxyGroups
+	planned := reg.named(name)
+	if len(planned) == 0 {
+		return
+	}
+	q := r.data.qovery
+	read := func(ctx context.Context, envID string) (string, error) {
+		env, err := q.GetEnvironment(ctx, envID)
+		if err != nil {
+			return "", err
+		}
+		return env.ClusterID, nil
+	}
+	cluster, err := reg.cluster(ctx, app.Environment.ID, read)
+	if err != nil {
+		diags.AddWarning("ProxyGroup Not Checked", "qtail could not read the environment of application "+app.ID+": "+err.Error()+
+			". Make sure that the ProxyGroup "+name+" is of type "+manifest.ProxyGroupIngress+".")
+		return
+	}
+	for _, pg := range planned {
+		if pg.typ == manifest.ProxyGroupIngress {
+			continue
+		}
+		if c, err := reg.cluster(ctx, pg.environmentID, read); err != nil || c != cluster {
+			continue
+		}
+		diags.AddAttributeError(path.Root("proxy_group"), "ProxyGroup Not of Type Ingress",
+			fmt.Sprintf("A qtail_proxy_group of this configuration declares the ProxyGroup %q on cluster %s (environment %s) with "+
+				"type %q. The operator serves an exposed Service only through a ProxyGroup of type %q: this application would not "+
+				"be reachable. Name an ingress ProxyGroup in proxy_group, such as a qtail_proxy_group with type = %q, or remove "+
+				"proxy_group to give the application a proxy of its own.",
+				name, cluster, pg.environmentID, pg.typ, manifest.ProxyGroupIngress, manifest.ProxyGroupIngress))
+		return
 	}
 }
 
@@ -342,7 +388,20 @@ func (r *exposedServiceResource) operatorCouldOwn(ctx context.Context, ops *expo
 func (r *exposedServiceResource) checkTags(ctx context.Context, plan *exposedServiceModel, ops *exposureOperatorLookup, diags *diag.Diagnostics) {
 	tags, known, d := plan.planTags(ctx)
 	diags.Append(d...)
-	if !known || len(tags) == 0 || r.data.tailnet == nil {
+	if !known {
+		return
+	}
+	r.data.checkOperatorOwnsTags(ctx, ops, tags, path.Root("tags"), "the proxy's auth key", "no proxy device would appear", "this exposure", diags)
+}
+
+// checkOperatorOwnsTags refuses each tag that the operator's tags do not own
+// in the policy as it will be after this plan: the operator mints auth keys
+// with its own OAuth client, which can only apply tags its tag owns. key
+// names the keys it mints ("the proxy's auth key"), outcome what would
+// happen, and subject the resource being planned ("this exposure").
+func (d *providerData) checkOperatorOwnsTags(ctx context.Context, ops *exposureOperatorLookup, tags []string, at path.Path,
+	key, outcome, subject string, diags *diag.Diagnostics) {
+	if len(tags) == 0 || d.tailnet == nil {
 		return
 	}
 	env := ops.env
@@ -351,7 +410,7 @@ func (r *exposedServiceResource) checkTags(ctx context.Context, plan *exposedSer
 		diags.AddWarning("Operator Lookup Failed", "qtail could not look for the Tailscale operator of cluster "+env.ClusterID+
 			", and checks the tags against the default operator tag "+chartDefaultOperatorTag+": "+err.Error())
 	}
-	body, pd := r.data.plannedPolicy(ctx)
+	body, pd := d.plannedPolicy(ctx)
 	if pd.HasError() {
 		for _, e := range pd.Errors() {
 			diags.AddWarning("Tags Not Checked", "qtail could not check that the operator owns the tags: "+e.Summary()+". "+e.Detail())
@@ -373,13 +432,13 @@ func (r *exposedServiceResource) checkTags(ctx context.Context, plan *exposedSer
 		if declared {
 			problem = fmt.Sprintf("%s is owned by [%s] in tagOwners, not by the operator's tag %s", tag, strings.Join(owners, ", "), opTags)
 		}
-		diags.AddAttributeError(path.Root("tags"), "Tag Not Owned by the Operator",
-			fmt.Sprintf("%s (%s). The operator mints the proxy's auth key with its own credentials, so it can only apply "+
-				"tags that its tag owns: no proxy device would appear.\n\n"+
-				"Declare the tag with a qtail_tag_owner, and reference it from tags so that it is planned before this exposure:\n\n"+
+		diags.AddAttributeError(at, "Tag Not Owned by the Operator",
+			fmt.Sprintf("%s (%s). The operator mints %s with its own credentials, so it can only apply "+
+				"tags that its tag owns: %s.\n\n"+
+				"Declare the tag with a qtail_tag_owner, and reference it from tags so that it is planned before %s:\n\n"+
 				"  resource \"qtail_tag_owner\" %q {\n    tag    = %q\n    owners = [%q]\n  }\n\n"+
 				"  tags = [qtail_tag_owner.%s.tag]",
-				problem, op.describe(env), tagOwnerResourceName(tag), tag, op.tags[0],
+				problem, op.describe(env), key, outcome, subject, tagOwnerResourceName(tag), tag, op.tags[0],
 				tagOwnerResourceName(tag)))
 	}
 }

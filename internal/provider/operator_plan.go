@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -274,56 +273,9 @@ func (r *operatorResource) checkQovery(ctx context.Context, plan, state *operato
 	if plan.HelmRepositoryID.IsUnknown() || plan.ChartVersion.IsUnknown() || !versionChanged {
 		return
 	}
-	r.checkChartVersion(ctx, env.Organization.ID, plan.HelmRepositoryID.ValueString(), plan.ChartVersion.ValueString(), diags)
-}
-
-// checkChartVersion checks that the repository publishes the chart at this
-// version. A repository that lists no chart at all (its index is not
-// readable by Qovery) is not checked.
-func (r *operatorResource) checkChartVersion(ctx context.Context, orgID, repoID, version string, diags *diag.Diagnostics) {
-	q := r.data.qovery
-	charts, err := q.ListHelmCharts(ctx, orgID, repoID, operatorChart)
-	if qovery.IsNotFound(err) {
-		diags.AddAttributeError(path.Root("helm_repository_id"), "Helm Repository Not Found",
-			fmt.Sprintf("The organization %s has no Helm repository %s. Check helm_repository_id, for example "+
-				"qtail_helm_repository.tailscale.id.", orgID, repoID))
-		return
-	}
-	if err != nil {
-		diags.AddWarning("Chart Version Not Checked", fmt.Sprintf("qtail could not list the charts of the Helm repository %s: %v. "+
-			"Nothing needs to be done: a version that the repository does not publish makes the deployment fail instead.", repoID, err))
-		return
-	}
-	var versions []string
-	found := false
-	for _, c := range charts {
-		if c.ChartName == operatorChart {
-			found = true
-			versions = append(versions, c.Versions...)
-		}
-	}
-	if !found {
-		all, err := q.ListHelmCharts(ctx, orgID, repoID, "")
-		if err != nil || len(all) == 0 {
-			tflog.Debug(ctx, "the Helm repository lists no chart; the chart version is not checked", map[string]any{"helm_repository_id": repoID})
-			return
-		}
-		names := make([]string, 0, len(all))
-		for _, c := range all {
-			names = append(names, c.ChartName)
-		}
-		diags.AddAttributeError(path.Root("helm_repository_id"), "Operator Chart Not in the Repository",
-			fmt.Sprintf("The Helm repository %s has no chart %s; it publishes: %s. Point helm_repository_id at a repository that "+
-				"serves the chart, such as Tailscale's %s.", repoID, operatorChart, strings.Join(names, ", "), TailscaleStableChartsURL))
-		return
-	}
-	if slices.Contains(versions, version) {
-		return
-	}
-	diags.AddAttributeError(path.Root("chart_version"), "Chart Version Not Published",
-		fmt.Sprintf("The Helm repository %s does not publish %s version %s. The nearest published versions are: %s. "+
-			"Pin one of the published versions in chart_version.",
-			repoID, operatorChart, version, strings.Join(nearestChartVersions(version, versions, 5), ", ")))
+	r.data.checkChartPublished(ctx, chartCheck{orgID: env.Organization.ID, repoID: plan.HelmRepositoryID.ValueString(), chart: operatorChart,
+		version: plan.ChartVersion.ValueString(), repoAt: path.Root("helm_repository_id"), versionAt: path.Root("chart_version"),
+		serves: "such as Tailscale's " + TailscaleStableChartsURL}, diags)
 }
 
 // checkTailnet checks the tag owners, an OAuth client given by ID, and that

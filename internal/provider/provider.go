@@ -266,6 +266,9 @@ func (p *qtailProvider) Resources(_ context.Context) []func() resource.Resource 
 		NewAllowAllRemovalResource,
 		NewOperatorResource,
 		NewExposedServiceResource,
+		NewConnectorResource,
+		NewProxyGroupResource,
+		NewEgressServiceResource,
 	}
 }
 
@@ -273,5 +276,7 @@ func (p *qtailProvider) DataSources(_ context.Context) []func() datasource.DataS
 	return []func() datasource.DataSource{
 		NewPolicyDataSource,
 		NewDeviceDataSource,
+		NewRouteStatusDataSource,
+		NewEgressStatusDataSource,
 	}
 }

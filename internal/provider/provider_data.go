@@ -43,9 +43,11 @@ type providerData struct {
 	checks *policyCoordinator
 
 	// exposures and replacedOperators remember what the plan of this
-	// provider instance claims and gives up (see their types).
+	// provider instance claims and gives up, proxyGroups the ProxyGroups
+	// it declares (see their types).
 	exposures         *exposureRegistry
 	replacedOperators *operatorRegistry
+	proxyGroups       *proxyGroupRegistry
 }
 
 func newProviderData(version string, opts Options) *providerData {
@@ -55,6 +57,7 @@ func newProviderData(version string, opts Options) *providerData {
 		retryPolicy:       opts.Retry,
 		exposures:         newExposureRegistry(),
 		replacedOperators: newOperatorRegistry(),
+		proxyGroups:       newProxyGroupRegistry(),
 	}
 	if d.pollInterval <= 0 {
 		d.pollInterval = defaultPollInterval

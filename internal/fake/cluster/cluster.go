@@ -1,8 +1,10 @@
 // Package cluster simulates what the Tailscale Kubernetes operator does in
 // the clusters that Qovery deploys to, so that the fakes show the results
 // qtail promises: the operator device after a valid operator deployment, a
-// proxy device for each exposed Service, and the reasons a real operator pod
-// would fail.
+// proxy device for each exposed Service, the devices and routes of the
+// Connectors and ProxyGroups a Helm service renders, the checks of egress
+// Services, and the reasons a real operator pod, Helm or the Kubernetes API
+// server would fail.
 //
 // An Engine is the Deployer of the fake Qovery API: the fake calls it at the
 // end of every deployment and deletion, with the service as the deployment
@@ -12,6 +14,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -47,7 +50,11 @@ type Operator struct {
 	Tags        []string
 	ProxyTags   []string
 	OAuthClient string
-	DeviceID    string
+	// ClientTags are the tags of the OAuth client: the operator mints the
+	// auth keys of its proxies, connectors and ProxyGroup replicas with
+	// it, so they must own the tags those devices ask for.
+	ClientTags []string
+	DeviceID   string
 }
 
 // Proxy is an exposed Service's proxy.
@@ -66,22 +73,27 @@ type Engine struct {
 	mu        sync.Mutex
 	operators map[string]*Operator // by cluster ID
 	proxies   map[string]*Proxy    // by application ID
-	events    []string
+	// objects are the Kubernetes objects that Helm services rendered
+	// from their manifests values (see manifests.go).
+	objects map[objectKey]*ownedObject
+	events  []string
 }
 
 // New returns an engine that adds and removes devices on tailnet.
 func New(tailnet *tailnetapi.Server) *Engine {
-	return &Engine{tailnet: tailnet, operators: map[string]*Operator{}, proxies: map[string]*Proxy{}}
+	return &Engine{tailnet: tailnet, operators: map[string]*Operator{}, proxies: map[string]*Proxy{}, objects: map[objectKey]*ownedObject{}}
 }
 
 var _ qoveryapi.Deployer = (*Engine)(nil)
 
-// Reset forgets every operator and proxy (the devices are the tailnet's).
+// Reset forgets every operator, proxy and rendered object (the devices
+// are the tailnet's).
 func (e *Engine) Reset() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.operators = map[string]*Operator{}
 	e.proxies = map[string]*Proxy{}
+	e.objects = map[objectKey]*ownedObject{}
 	e.events = nil
 }
 
@@ -91,7 +103,9 @@ func (e *Engine) Operators() []Operator {
 	defer e.mu.Unlock()
 	out := make([]Operator, 0, len(e.operators))
 	for _, o := range e.operators {
-		out = append(out, *o)
+		c := *o
+		c.Tags, c.ProxyTags, c.ClientTags = slices.Clone(o.Tags), slices.Clone(o.ProxyTags), slices.Clone(o.ClientTags)
+		out = append(out, c)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ClusterID < out[j].ClusterID })
 	return out
@@ -128,7 +142,7 @@ func (e *Engine) Deploy(_ context.Context, svc qoveryapi.ServiceSnapshot) error 
 		if svc.ChartName == OperatorChart {
 			return e.deployOperator(svc)
 		}
-		return nil
+		return e.deployManifests(svc)
 	case "APPLICATION":
 		e.deployApplication(svc)
 		return nil
@@ -146,6 +160,7 @@ func (e *Engine) Delete(_ context.Context, svc qoveryapi.ServiceSnapshot) error 
 			e.tailnet.RemoveDevice(op.DeviceID)
 			delete(e.operators, svc.ClusterID)
 		}
+		e.deleteManifestsLocked(svc)
 	case "APPLICATION":
 		e.removeProxy(svc.ID)
 	}
@@ -294,6 +309,7 @@ func (e *Engine) deployOperator(svc qoveryapi.ServiceSnapshot) error {
 		if old.Hostname == hostname && sameSet(old.Tags, tags) && deviceExists(e.tailnet, old.DeviceID) {
 			old.ProxyTags = proxyTags
 			old.OAuthClient = vals.OAuth.ClientID
+			old.ClientTags = slices.Clone(clientTags)
 			old.HelmID = svc.ID
 			return nil
 		}
@@ -302,7 +318,7 @@ func (e *Engine) deployOperator(svc qoveryapi.ServiceSnapshot) error {
 	dev := e.tailnet.AddDevice(tailnetapi.DeviceSpec{Hostname: hostname, Tags: tags, OS: "linux"})
 	e.operators[svc.ClusterID] = &Operator{
 		HelmID: svc.ID, ClusterID: svc.ClusterID, Namespace: svc.Namespace, Hostname: hostname,
-		Tags: tags, ProxyTags: proxyTags, OAuthClient: vals.OAuth.ClientID, DeviceID: dev.ID,
+		Tags: tags, ProxyTags: proxyTags, OAuthClient: vals.OAuth.ClientID, ClientTags: slices.Clone(clientTags), DeviceID: dev.ID,
 	}
 	// A running operator reconciles the Services it already knows.
 	return nil

@@ -19,7 +19,9 @@ import (
 //   - an invalid hostname or tag: the operator refuses the Service
 //     (INVALIDSERVICE) and removes a proxy it made before;
 //   - tailscale.com/proxy-group: the Service is served by the ProxyGroup's
-//     devices as a Tailscale Service, so it gets no device of its own;
+//     devices as a Tailscale Service, so it gets no device of its own; the
+//     ProxyGroup must exist on the cluster and be of type ingress, or the
+//     operator says why it cannot serve the Service;
 //   - otherwise one proxy device named by tailscale.com/hostname (default
 //     NAMESPACE-SERVICE) with the requested tags (default the operator's
 //     proxy tags), provided the operator's tags own each of them in
@@ -77,8 +79,17 @@ func (e *Engine) deployApplication(svc qoveryapi.ServiceSnapshot) {
 	}
 	if pg := ann[AnnotationProxyGroup]; pg != "" {
 		e.removeProxy(svc.ID)
-		e.logf("Service %s/%s: served by ProxyGroup %q as Tailscale Service svc:%s; no proxy device of its own",
-			svc.Namespace, svc.KubernetesName, pg, hostname)
+		switch group := e.proxyGroupLocked(svc.ClusterID, pg); {
+		case group == nil:
+			e.logf("Service %s/%s: cannot be served by ProxyGroup %q as Tailscale Service svc:%s: ProxyGroup %q does not exist on cluster %s",
+				svc.Namespace, svc.KubernetesName, pg, hostname, pg, svc.ClusterID)
+		case group.Type != ProxyGroupTypeIngress:
+			e.logf("Service %s/%s: cannot be served by ProxyGroup %q as Tailscale Service svc:%s: ProxyGroup %q is of type %q but must be of type %q",
+				svc.Namespace, svc.KubernetesName, pg, hostname, pg, group.Type, ProxyGroupTypeIngress)
+		default:
+			e.logf("Service %s/%s: served by ProxyGroup %q as Tailscale Service svc:%s; no proxy device of its own",
+				svc.Namespace, svc.KubernetesName, pg, hostname)
+		}
 		return
 	}
 	if p, ok := e.proxies[svc.ID]; ok && deviceExists(e.tailnet, p.DeviceID) {

@@ -48,6 +48,8 @@ type FaultsRequest struct {
 //	tailscale.set_policy          policy (HuJSON text)
 //	tailscale.remove_device       hostname
 //	tailscale.add_device          hostname, tags, user
+//	tailscale.set_routes          id or hostname (device), routes (the enabled routes: approve
+//	                              or revoke by hand; [] revokes all)
 //	qovery.set_chart_version      id (Helm service), value
 //	qovery.set_cluster_wide       id (Helm service), enabled
 //	qovery.set_values             id (Helm service), value (the whole raw values file)
@@ -72,6 +74,7 @@ type ConsoleAction struct {
 	Tags    []string `json:"tags,omitempty"`
 	User    string   `json:"user,omitempty"`
 	Ports   []int    `json:"ports,omitempty"`
+	Routes  []string `json:"routes,omitempty"`
 }
 
 func (w *World) adminRoutes(mux *http.ServeMux) {
@@ -182,6 +185,29 @@ func (w *World) Console(a ConsoleAction) error {
 		}
 		t.AddDevice(tailnetDevice(a))
 		return nil
+	case "tailscale.set_routes":
+		id := a.ID
+		if id == "" {
+			if a.Host == "" {
+				return fmt.Errorf("%s needs \"id\" or \"hostname\"", a.Action)
+			}
+			var ids []string
+			for _, d := range t.Devices() {
+				if d.Hostname == a.Host {
+					ids = append(ids, d.ID)
+				}
+			}
+			switch len(ids) {
+			case 0:
+				return fmt.Errorf("no device %q on the tailnet", a.Host)
+			case 1:
+				id = ids[0]
+			default:
+				return fmt.Errorf("%d devices have the hostname %q; give the device's \"id\"", len(ids), a.Host)
+			}
+		}
+		_, err := t.SetEnabledRoutes(id, a.Routes)
+		return err
 	case "qovery.set_chart_version":
 		if err := need("id"); err != nil {
 			return err

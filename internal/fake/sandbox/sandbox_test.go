@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/qtail/terraform-provider-qtail/internal/fake/faults"
+	"github.com/qtail/terraform-provider-qtail/internal/fake/tailnetapi"
 )
 
 type client struct {
@@ -228,5 +229,41 @@ func TestFaultAfterHandlerLosesTheAnswerOfAnAppliedCall(t *testing.T) {
 	code, body = c.do("GET", "/qovery/organization/"+org+"/annotationsGroups", qoveryAuth, nil)
 	if code != 200 || !bytes.Contains(body, []byte(`"name":"lost-answer"`)) {
 		t.Fatalf("the create was not applied: %d %s", code, body)
+	}
+}
+
+func TestConsoleSetRoutes(t *testing.T) {
+	w, c := start(t)
+	d := w.Tailnet.AddDevice(tailnetapi.DeviceSpec{Hostname: "homelab", Tags: []string{"tag:k8s"}, AdvertisedRoutes: []string{"10.244.0.0/16", "0.0.0.0/0", "::/0"}})
+
+	// Approve by hostname, then revoke all by id.
+	if code, body := c.do("POST", "/_sandbox/console", "", ConsoleAction{Action: "tailscale.set_routes", Host: "homelab", Routes: []string{"10.244.0.0/16"}}); code != 200 {
+		t.Fatalf("set routes by hostname: %d %s", code, body)
+	}
+	if got, _ := w.Tailnet.Device(d.ID); strings.Join(got.EnabledRoutes, ",") != "10.244.0.0/16" {
+		t.Fatalf("enabled routes %v", got.EnabledRoutes)
+	}
+	if code, body := c.do("POST", "/_sandbox/console", "", ConsoleAction{Action: "tailscale.set_routes", ID: d.NodeID}); code != 200 {
+		t.Fatalf("revoke by id: %d %s", code, body)
+	}
+	if got, _ := w.Tailnet.Device(d.ID); len(got.EnabledRoutes) != 0 {
+		t.Fatalf("enabled routes after revoking: %v", got.EnabledRoutes)
+	}
+
+	w.Tailnet.AddDevice(tailnetapi.DeviceSpec{Hostname: "homelab"})
+	for _, tc := range []struct {
+		a    ConsoleAction
+		want string
+	}{
+		{ConsoleAction{Action: "tailscale.set_routes", Routes: []string{"10.0.0.0/8"}}, `needs "id" or "hostname"`},
+		{ConsoleAction{Action: "tailscale.set_routes", Host: "nobody"}, `no device "nobody"`},
+		{ConsoleAction{Action: "tailscale.set_routes", Host: "homelab"}, `2 devices have the hostname "homelab"`},
+		{ConsoleAction{Action: "tailscale.set_routes", ID: d.ID, Routes: []string{"10.0.0.1/8"}}, "host bits are set"},
+	} {
+		code, body := c.do("POST", "/_sandbox/console", "", tc.a)
+		var e struct{ Message string }
+		if err := json.Unmarshal(body, &e); err != nil || code != 400 || !strings.Contains(e.Message, tc.want) {
+			t.Errorf("%+v: %d %s, want 400 saying %q", tc.a, code, body, tc.want)
+		}
 	}
 }

@@ -563,16 +563,9 @@ func (s *Server) handleSetRoutes(w http.ResponseWriter, r *http.Request, p princ
 		writeError(w, http.StatusBadRequest, "invalid request body: "+err.Error())
 		return
 	}
-	for _, rt := range req.Routes {
-		pfx, err := netip.ParsePrefix(rt)
-		if err != nil {
-			writeError(w, http.StatusBadRequest, fmt.Sprintf("invalid route %q: not a CIDR prefix", rt))
-			return
-		}
-		if pfx.Masked() != pfx {
-			writeError(w, http.StatusBadRequest, fmt.Sprintf("invalid route %q: host bits are set (did you mean %s?)", rt, pfx.Masked()))
-			return
-		}
+	if err := checkRoutes(req.Routes); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -1,0 +1,24 @@
+# The egress proxy's tag may reach the tailnet database on PostgreSQL.
+resource "qtail_grant" "egress_to_db" {
+  name = "k8s-egress-to-db"
+  src  = ["tag:k8s"]
+  dst  = ["tag:db"]
+  ip   = ["tcp:5432"]
+}
+
+# Whether the cluster's workloads can reach the database behind the egress
+# Service: the target is on the tailnet, and the policy lets the egress
+# proxy's tags reach it on every port of the Service. Tailscale itself
+# answers, through policy tests run against the current policy file (nothing
+# is changed). Read after the grant, so that it sees it.
+data "qtail_egress_status" "db" {
+  egress_service_id = qtail_egress_service.db.id
+  depends_on        = [qtail_grant.egress_to_db]
+}
+
+check "db_egress" {
+  assert {
+    condition     = data.qtail_egress_status.db.allowed
+    error_message = join("\n", data.qtail_egress_status.db.missing)
+  }
+}

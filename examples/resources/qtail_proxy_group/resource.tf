@@ -1,0 +1,81 @@
+# Production traffic of the us-east-1 cluster goes through ProxyGroups: two
+# ingress replicas serve the exposed applications as Tailscale Services,
+# and two egress replicas carry the workloads' calls to tailnet machines.
+
+resource "qtail_proxy_group" "ingress" {
+  environment_id = qtail_operator.us_east_1.environment_id
+  name           = "ingress"
+  type           = "ingress"
+
+  # The tailnet-manifests chart shipped in qtail's repository.
+  chart = {
+    git_repository = {
+      url       = "https://github.com/qtail/terraform-provider-qtail.git"
+      root_path = "/examples/charts/tailnet-manifests"
+    }
+  }
+
+  # Hostnames name devices on the whole tailnet: the devices are
+  # ingress-us-east-1-0 and ingress-us-east-1-1, and the eu-west-3 cluster
+  # gets its own prefix.
+  hostname_prefix = "ingress-us-east-1"
+  replicas        = 2
+
+  depends_on = [qtail_operator.us_east_1]
+}
+
+# The billing API served by the ingress replicas as the Tailscale Service
+# svc:billing-api-us-east-1. It has no device of its own, so there is none
+# to wait for. The operator creates the Tailscale Service through the API:
+# its OAuth client needs the services scope (the client qtail_operator
+# creates with create_oauth_client has it).
+resource "qtail_exposed_service" "billing_us_east_1" {
+  application_id  = var.billing_application_id
+  hostname        = "billing-api-us-east-1"
+  proxy_group     = qtail_proxy_group.ingress.name
+  wait_for_device = false
+}
+
+resource "qtail_proxy_group" "egress" {
+  environment_id = qtail_operator.us_east_1.environment_id
+  name           = "egress"
+  type           = "egress"
+
+  chart = {
+    git_repository = {
+      url       = "https://github.com/qtail/terraform-provider-qtail.git"
+      root_path = "/examples/charts/tailnet-manifests"
+    }
+  }
+
+  hostname_prefix = "egress-us-east-1"
+
+  depends_on = [qtail_operator.us_east_1]
+}
+
+# Workloads reach the metrics machine of the tailnet through the egress
+# replicas.
+resource "qtail_egress_service" "metrics" {
+  environment_id = qtail_proxy_group.egress.environment_id
+  name           = "metrics"
+
+  chart = {
+    git_repository = {
+      url       = "https://github.com/qtail/terraform-provider-qtail.git"
+      root_path = "/examples/charts/tailnet-manifests"
+    }
+  }
+
+  tailnet_ip  = "100.101.102.103"
+  proxy_group = qtail_proxy_group.egress.name
+  ports       = ["tcp:9090"]
+}
+
+variable "billing_application_id" {
+  type        = string
+  description = "ID of the Qovery application to expose."
+}
+
+output "ingress_devices" {
+  value = qtail_proxy_group.ingress.devices[*].tailnet_fqdn
+}

@@ -1,0 +1,486 @@
+package manifest
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net/netip"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// The Kubernetes objects qtail ships through the tailnet-manifests chart. The
+// chart applies each entry of the `manifests` list of its values as one
+// object; qtail writes that list into a raw values file of the Helm service.
+const (
+	// ManifestsFileName is the name of the raw values file that holds the
+	// manifests in a Helm service of a connector, a ProxyGroup or an egress
+	// Service.
+	ManifestsFileName = "qtail-manifests.yaml"
+	// ManifestsKey is the key of the values that the chart ranges over.
+	ManifestsKey = "manifests"
+
+	TailscaleAPIVersion = "tailscale.com/v1alpha1"
+	KindConnector       = "Connector"
+	KindProxyGroup      = "ProxyGroup"
+	KindService         = "Service"
+
+	// Annotations of an egress Service.
+	AnnotationTailnetFQDN = "tailscale.com/tailnet-fqdn"
+	AnnotationTailnetIP   = "tailscale.com/tailnet-ip"
+	AnnotationProxyGroup  = "tailscale.com/proxy-group"
+	// LegacyAnnotationTailnetIP is the older name of tailnet-ip, which the
+	// operator still reads.
+	LegacyAnnotationTailnetIP = "tailscale.com/ts-tailnet-target-ip"
+
+	// ExternalNamePlaceholder is the externalName of an egress Service
+	// before the operator points it at its egress proxy.
+	ExternalNamePlaceholder = "placeholder"
+
+	ProxyGroupIngress = "ingress"
+	ProxyGroupEgress  = "egress"
+)
+
+// ExitNodeRoutes are the routes an exit node advertises.
+var ExitNodeRoutes = []string{"0.0.0.0/0", "::/0"}
+
+// Connector is a tailscale.com/v1alpha1 Connector: a subnet router, an exit
+// node, or both, with one device per replica.
+type Connector struct {
+	Name string
+	// Hostname and HostnamePrefix are exclusive; neither gives the
+	// operator's default, NAME-connector.
+	Hostname       string
+	HostnamePrefix string
+	// Replicas nil leaves the CRD's default (1).
+	Replicas     *int64
+	SubnetRoutes []string
+	ExitNode     bool
+	// Tags nil leaves the CRD's default ([tag:k8s]).
+	Tags       []string
+	ProxyClass string
+}
+
+// DeviceHostnames are the hostnames of the devices the operator brings up
+// for the connector: the hostname (default NAME-connector) with one
+// replica, PREFIX-0 ... PREFIX-(N-1) otherwise (the prefix being the
+// hostname prefix, or the hostname when none is set).
+func (c Connector) DeviceHostnames() []string {
+	n := int64(1)
+	if c.Replicas != nil {
+		// A negative count (a hand-edited values file; the CRD refuses
+		// it) brings up no device.
+		n = max(*c.Replicas, 0)
+	}
+	base := c.Hostname
+	if base == "" {
+		base = c.Name + "-connector"
+	}
+	if c.HostnamePrefix == "" && n == 1 {
+		return []string{base}
+	}
+	prefix := c.HostnamePrefix
+	if prefix == "" {
+		prefix = base
+	}
+	out := make([]string, 0, n)
+	for i := range n {
+		out = append(out, prefix+"-"+strconv.FormatInt(i, 10))
+	}
+	return out
+}
+
+// AdvertisedRoutes are the routes the connector's devices advertise: the
+// subnet routes, then the exit node routes.
+func (c Connector) AdvertisedRoutes() []string {
+	out := slices.Clone(c.SubnetRoutes)
+	if c.ExitNode {
+		out = append(out, ExitNodeRoutes...)
+	}
+	return out
+}
+
+// ProxyGroup is a tailscale.com/v1alpha1 ProxyGroup: replicas of an ingress
+// or egress proxy.
+type ProxyGroup struct {
+	Name string
+	Type string
+	// Replicas nil leaves the CRD's default (2).
+	Replicas       *int64
+	HostnamePrefix string
+	Tags           []string
+	ProxyClass     string
+}
+
+// ProxyGroupDefaultReplicas is the CRD's default replica count.
+const ProxyGroupDefaultReplicas = 2
+
+// DeviceHostnames are the hostnames of the ProxyGroup's devices:
+// PREFIX-0 ... PREFIX-(N-1), the prefix defaulting to the name.
+func (p ProxyGroup) DeviceHostnames() []string {
+	n := int64(ProxyGroupDefaultReplicas)
+	if p.Replicas != nil {
+		n = max(*p.Replicas, 0)
+	}
+	prefix := p.HostnamePrefix
+	if prefix == "" {
+		prefix = p.Name
+	}
+	out := make([]string, 0, n)
+	for i := range n {
+		out = append(out, prefix+"-"+strconv.FormatInt(i, 10))
+	}
+	return out
+}
+
+// ServicePort is a port of an egress Service.
+type ServicePort struct {
+	Port     int64
+	Protocol string // TCP or UDP
+}
+
+// PortName is the Kubernetes name of the port, e.g. tcp-5432.
+func (p ServicePort) PortName() string {
+	return strings.ToLower(p.Protocol) + "-" + strconv.FormatInt(p.Port, 10)
+}
+
+// String is the port as "tcp:5432".
+func (p ServicePort) String() string {
+	return strings.ToLower(p.Protocol) + ":" + strconv.FormatInt(p.Port, 10)
+}
+
+// EgressService is a Service of type ExternalName that the operator turns
+// into an egress proxy to a tailnet machine.
+type EgressService struct {
+	Name string
+	// TailnetFQDN and TailnetIP are exclusive.
+	TailnetFQDN string
+	TailnetIP   string
+	Ports       []ServicePort
+	ProxyGroup  string
+}
+
+// RenderConnector renders the values file of a connector's Helm service.
+func RenderConnector(c Connector) (string, error) {
+	spec := map[string]any{}
+	if c.Hostname != "" {
+		spec["hostname"] = c.Hostname
+	}
+	if c.HostnamePrefix != "" {
+		spec["hostnamePrefix"] = c.HostnamePrefix
+	}
+	if c.Replicas != nil {
+		spec["replicas"] = *c.Replicas
+	}
+	if len(c.SubnetRoutes) > 0 {
+		spec["subnetRouter"] = map[string]any{"advertiseRoutes": toAny(c.SubnetRoutes)}
+	}
+	if c.ExitNode {
+		spec["exitNode"] = true
+	}
+	if len(c.Tags) > 0 {
+		spec["tags"] = toAny(c.Tags)
+	}
+	if c.ProxyClass != "" {
+		spec["proxyClass"] = c.ProxyClass
+	}
+	return renderObject(TailscaleAPIVersion, KindConnector, map[string]any{"name": c.Name}, spec)
+}
+
+// RenderProxyGroup renders the values file of a ProxyGroup's Helm service.
+func RenderProxyGroup(p ProxyGroup) (string, error) {
+	spec := map[string]any{"type": p.Type}
+	if p.Replicas != nil {
+		spec["replicas"] = *p.Replicas
+	}
+	if p.HostnamePrefix != "" {
+		spec["hostnamePrefix"] = p.HostnamePrefix
+	}
+	if len(p.Tags) > 0 {
+		spec["tags"] = toAny(p.Tags)
+	}
+	if p.ProxyClass != "" {
+		spec["proxyClass"] = p.ProxyClass
+	}
+	return renderObject(TailscaleAPIVersion, KindProxyGroup, map[string]any{"name": p.Name}, spec)
+}
+
+// RenderEgressService renders the values file of an egress Service's Helm
+// service.
+func RenderEgressService(e EgressService) (string, error) {
+	ann := map[string]any{}
+	if e.TailnetFQDN != "" {
+		ann[AnnotationTailnetFQDN] = e.TailnetFQDN
+	}
+	if e.TailnetIP != "" {
+		ann[AnnotationTailnetIP] = e.TailnetIP
+	}
+	if e.ProxyGroup != "" {
+		ann[AnnotationProxyGroup] = e.ProxyGroup
+	}
+	ports := make([]any, 0, len(e.Ports))
+	for _, p := range e.Ports {
+		ports = append(ports, map[string]any{"name": p.PortName(), "port": p.Port, "protocol": p.Protocol})
+	}
+	spec := map[string]any{"type": "ExternalName", "externalName": ExternalNamePlaceholder}
+	if len(ports) > 0 {
+		spec["ports"] = ports
+	}
+	return renderObject("v1", KindService, map[string]any{"name": e.Name, "annotations": ann}, spec)
+}
+
+func renderObject(apiVersion, kind string, metadata, spec map[string]any) (string, error) {
+	obj := map[string]any{"apiVersion": apiVersion, "kind": kind, "metadata": metadata, "spec": spec}
+	var buf bytes.Buffer
+	buf.WriteString("# Rendered by qtail. The tailnet-manifests chart applies each entry of manifests.\n")
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(map[string]any{ManifestsKey: []any{obj}}); err != nil {
+		return "", err
+	}
+	if err := enc.Close(); err != nil {
+		return "", err
+	}
+	return buf.String(), nil
+}
+
+// ErrNoManifest means the values hold no manifest of the expected kind.
+var ErrNoManifest = errors.New("no manifest of the expected kind")
+
+// object is a manifest read back from values.
+type object struct {
+	APIVersion string         `yaml:"apiVersion"`
+	Kind       string         `yaml:"kind"`
+	Metadata   objectMetadata `yaml:"metadata"`
+	Spec       map[string]any `yaml:"spec"`
+}
+
+type objectMetadata struct {
+	Name        string            `yaml:"name"`
+	Annotations map[string]string `yaml:"annotations"`
+}
+
+// readObject returns the single manifest of the given kind in doc. Other
+// manifests are an error: qtail's file holds one object.
+func readObject(doc, apiVersion, kind string) (object, error) {
+	var values struct {
+		Manifests []object `yaml:"manifests"`
+	}
+	if err := yaml.Unmarshal([]byte(doc), &values); err != nil {
+		return object{}, fmt.Errorf("the values are not valid YAML: %w", err)
+	}
+	var found []object
+	for _, o := range values.Manifests {
+		if o.Kind == kind && o.APIVersion == apiVersion {
+			found = append(found, o)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return object{}, fmt.Errorf("%w: the values list no %s %s", ErrNoManifest, apiVersion, kind)
+	case 1:
+		return found[0], nil
+	}
+	return object{}, fmt.Errorf("the values list %d %s objects where qtail writes one", len(found), kind)
+}
+
+// ReadConnector reads back the connector from a values file.
+func ReadConnector(doc string) (Connector, error) {
+	o, err := readObject(doc, TailscaleAPIVersion, KindConnector)
+	if err != nil {
+		return Connector{}, err
+	}
+	c := Connector{
+		Name:           o.Metadata.Name,
+		Hostname:       specString(o.Spec, "hostname"),
+		HostnamePrefix: specString(o.Spec, "hostnamePrefix"),
+		Replicas:       specInt(o.Spec, "replicas"),
+		Tags:           toStrings(o.Spec["tags"]),
+		ProxyClass:     specString(o.Spec, "proxyClass"),
+	}
+	if sr, ok := o.Spec["subnetRouter"].(map[string]any); ok {
+		c.SubnetRoutes = toStrings(sr["advertiseRoutes"])
+	}
+	if b, ok := o.Spec["exitNode"].(bool); ok {
+		c.ExitNode = b
+	}
+	return c, nil
+}
+
+// ReadProxyGroup reads back the ProxyGroup from a values file.
+func ReadProxyGroup(doc string) (ProxyGroup, error) {
+	o, err := readObject(doc, TailscaleAPIVersion, KindProxyGroup)
+	if err != nil {
+		return ProxyGroup{}, err
+	}
+	return ProxyGroup{
+		Name:           o.Metadata.Name,
+		Type:           specString(o.Spec, "type"),
+		Replicas:       specInt(o.Spec, "replicas"),
+		HostnamePrefix: specString(o.Spec, "hostnamePrefix"),
+		Tags:           toStrings(o.Spec["tags"]),
+		ProxyClass:     specString(o.Spec, "proxyClass"),
+	}, nil
+}
+
+// ReadEgressService reads back the egress Service from a values file.
+func ReadEgressService(doc string) (EgressService, error) {
+	o, err := readObject(doc, "v1", KindService)
+	if err != nil {
+		return EgressService{}, err
+	}
+	e := EgressService{
+		Name:        o.Metadata.Name,
+		TailnetFQDN: o.Metadata.Annotations[AnnotationTailnetFQDN],
+		TailnetIP:   o.Metadata.Annotations[AnnotationTailnetIP],
+		ProxyGroup:  o.Metadata.Annotations[AnnotationProxyGroup],
+	}
+	if e.TailnetIP == "" {
+		e.TailnetIP = o.Metadata.Annotations[LegacyAnnotationTailnetIP]
+	}
+	if ports, ok := o.Spec["ports"].([]any); ok {
+		for _, p := range ports {
+			m, ok := p.(map[string]any)
+			if !ok {
+				continue
+			}
+			sp := ServicePort{Protocol: "TCP"}
+			if n := specInt(m, "port"); n != nil {
+				sp.Port = *n
+			}
+			if s := specString(m, "protocol"); s != "" {
+				sp.Protocol = strings.ToUpper(s)
+			}
+			e.Ports = append(e.Ports, sp)
+		}
+	}
+	return e, nil
+}
+
+func specString(m map[string]any, key string) string {
+	switch v := m[key].(type) {
+	case string:
+		return v
+	case nil:
+		return ""
+	default:
+		return fmt.Sprint(v)
+	}
+}
+
+func specInt(m map[string]any, key string) *int64 {
+	switch v := m[key].(type) {
+	case int:
+		n := int64(v)
+		return &n
+	case int64:
+		return &v
+	case float64:
+		n := int64(v)
+		return &n
+	case string:
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+			return &n
+		}
+	}
+	return nil
+}
+
+// Names and hostnames as the CRDs and Kubernetes accept them.
+var (
+	// kubernetesNameRE is an RFC 1123 label: what the names of a Connector,
+	// a ProxyGroup and a Service must be.
+	kubernetesNameRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+	// serviceNameRE is an RFC 1035 label: a Service name starts with a letter.
+	serviceNameRE = regexp.MustCompile(`^[a-z]([-a-z0-9]*[a-z0-9])?$`)
+	// connectorHostnameRE is the Connector CRD's pattern for hostname.
+	connectorHostnameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,61}[a-z0-9]$`)
+	// hostnamePrefixRE is the CRDs' pattern for hostnamePrefix.
+	hostnamePrefixRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,61}$`)
+	// tagRE is the CRDs' pattern for a tag.
+	tagRE = regexp.MustCompile(`^tag:[a-zA-Z][a-zA-Z0-9-]*$`)
+)
+
+// CheckKubernetesName checks the name of a Connector or a ProxyGroup.
+func CheckKubernetesName(s string) error {
+	if len(s) > 63 || !kubernetesNameRE.MatchString(s) {
+		return fmt.Errorf("%q is not a valid Kubernetes name: 1 to 63 lower-case letters, digits and '-', starting and ending with a letter or digit", s)
+	}
+	return nil
+}
+
+// CheckServiceName checks the name of a Service.
+func CheckServiceName(s string) error {
+	if len(s) > 63 || !serviceNameRE.MatchString(s) {
+		return fmt.Errorf("%q is not a valid Service name: 1 to 63 lower-case letters, digits and '-', starting with a letter and ending with a letter or digit", s)
+	}
+	return nil
+}
+
+// CheckConnectorHostname checks a Connector's hostname against the CRD.
+func CheckConnectorHostname(s string) error {
+	if !connectorHostnameRE.MatchString(s) {
+		return fmt.Errorf("%q does not match the Connector CRD's pattern for hostname: 2 to 63 lower-case letters, digits and '-', starting and ending with a letter or digit", s)
+	}
+	return nil
+}
+
+// CheckHostnamePrefix checks a hostname prefix against the CRDs.
+func CheckHostnamePrefix(s string) error {
+	if !hostnamePrefixRE.MatchString(s) {
+		return fmt.Errorf("%q does not match the CRD's pattern for hostnamePrefix: 1 to 62 lower-case letters, digits and '-', starting with a letter or digit", s)
+	}
+	return nil
+}
+
+// CheckTag checks a tag against the CRDs' pattern.
+func CheckTag(s string) error {
+	if !tagRE.MatchString(s) {
+		return fmt.Errorf("%q is not a valid tag: \"tag:\" followed by a letter, then letters, digits and '-'", s)
+	}
+	return nil
+}
+
+// CheckSubnetRoutes checks the subnet routes of a connector: each a CIDR
+// without host bits (the operator refuses those), no default route (that
+// is the exit node), no duplicates and no overlaps. Every problem is
+// reported, with its index.
+func CheckSubnetRoutes(routes []string) []error {
+	var errs []error
+	parsed := make([]netip.Prefix, len(routes))
+	ok := make([]bool, len(routes))
+	for i, r := range routes {
+		p, err := netip.ParsePrefix(r)
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("subnet_routes[%d]: %q is not a CIDR such as 10.0.0.0/16 or fd00::/64", i, r))
+			continue
+		case p.Bits() == 0:
+			errs = append(errs, fmt.Errorf("subnet_routes[%d]: %q is a default route; set exit_node = true to route all traffic through the connector instead", i, r))
+			continue
+		case p.Masked() != p:
+			errs = append(errs, fmt.Errorf("subnet_routes[%d]: %q has host bits set; the operator refuses it. Use %s", i, r, p.Masked()))
+			continue
+		}
+		parsed[i], ok[i] = p, true
+	}
+	for i := range routes {
+		for j := range i {
+			if !ok[i] || !ok[j] {
+				continue
+			}
+			a, b := parsed[j], parsed[i]
+			switch {
+			case a == b:
+				errs = append(errs, fmt.Errorf("subnet_routes[%d]: %s is listed twice (also at index %d)", i, b, j))
+			case a.Overlaps(b):
+				errs = append(errs, fmt.Errorf("subnet_routes[%d]: %s overlaps %s (index %d); advertise the larger one only", i, b, a, j))
+			}
+		}
+	}
+	return errs
+}

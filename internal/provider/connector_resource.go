@@ -1,0 +1,539 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/qtail/terraform-provider-qtail/internal/manifest"
+	"github.com/qtail/terraform-provider-qtail/internal/tailnet"
+)
+
+var (
+	_ resource.Resource                   = &connectorResource{}
+	_ resource.ResourceWithConfigure      = &connectorResource{}
+	_ resource.ResourceWithImportState    = &connectorResource{}
+	_ resource.ResourceWithValidateConfig = &connectorResource{}
+	_ resource.ResourceWithModifyPlan     = &connectorResource{}
+)
+
+// NewConnectorResource returns the qtail_connector resource.
+func NewConnectorResource() resource.Resource {
+	return &connectorResource{}
+}
+
+type connectorResource struct {
+	resourceBase
+}
+
+type connectorModel struct {
+	manifestServiceModel
+	Name           types.String `tfsdk:"name"`
+	Hostname       types.String `tfsdk:"hostname"`
+	HostnamePrefix types.String `tfsdk:"hostname_prefix"`
+	Replicas       types.Int64  `tfsdk:"replicas"`
+	SubnetRoutes   types.List   `tfsdk:"subnet_routes"`
+	ExitNode       types.Bool   `tfsdk:"exit_node"`
+	Tags           types.List   `tfsdk:"tags"`
+	ProxyClass     types.String `tfsdk:"proxy_class"`
+	ApproveRoutes  types.Bool   `tfsdk:"approve_routes"`
+	WaitForDevices types.Bool   `tfsdk:"wait_for_devices"`
+	RoutesApproved types.Bool   `tfsdk:"routes_approved"`
+	Devices        types.List   `tfsdk:"devices"`
+}
+
+func (r *connectorResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_connector"
+}
+
+func (r *connectorResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	attrs := manifestAttributes(ctx, connectorKind, "wait for the connector's devices (and approve their routes)")
+	attrs["name"] = schema.StringAttribute{
+		Required: true,
+		MarkdownDescription: "Name of the `Connector` object (cluster-scoped, so unique per cluster), such as `homelab` or " +
+			"`vpc-us-east-1`. The Helm service is named `" + connectorKind.servicePrefix + "NAME`. Changing it replaces the connector.",
+		PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
+		Validators:    []validator.String{stringCheck{description: "a Kubernetes name", check: manifest.CheckKubernetesName}},
+	}
+	attrs["hostname"] = schema.StringAttribute{
+		Optional: true,
+		MarkdownDescription: "Hostname of the connector's device on the tailnet, for one replica. Without it and without " +
+			"`hostname_prefix`, the operator names the device `NAME-connector`. 2 to 63 lower-case letters, digits and dashes. " +
+			"Conflicts with `hostname_prefix`, and with `replicas` above 1.",
+		Validators: []validator.String{
+			stringCheck{description: "a Connector hostname", check: manifest.CheckConnectorHostname},
+			stringvalidator.ConflictsWith(path.MatchRoot("hostname_prefix")),
+		},
+	}
+	attrs["hostname_prefix"] = schema.StringAttribute{
+		Optional: true,
+		MarkdownDescription: "Prefix of the devices' hostnames when the connector runs several replicas: replica N is " +
+			"`PREFIX-N`, from 0. Conflicts with `hostname`.",
+		Validators: []validator.String{stringCheck{description: "a hostname prefix", check: manifest.CheckHostnamePrefix}},
+	}
+	attrs["replicas"] = schema.Int64Attribute{
+		Optional: true,
+		Computed: true,
+		Default:  int64default.StaticInt64(1),
+		MarkdownDescription: "Number of replicas, each a device advertising the same routes, for high availability. " +
+			"`hostname` only with 1. Default `1`.",
+		Validators: []validator.Int64{int64validator.Between(0, 10)},
+	}
+	attrs["subnet_routes"] = schema.ListAttribute{
+		ElementType: types.StringType,
+		Optional:    true,
+		MarkdownDescription: "Routes the connector advertises as a subnet router, such as the VPC or pod CIDR: every address in " +
+			"them becomes reachable from the tailnet, subject to grants. Each a CIDR without host bits; no duplicates, no overlaps, " +
+			"no default route (`0.0.0.0/0` or `::/0`: set `exit_node` instead). At least one of `subnet_routes` and `exit_node`.",
+		Validators: []validator.List{listvalidator.SizeAtLeast(1), listvalidator.ValueStringsAre(nonBlankValidator())},
+	}
+	attrs["exit_node"] = schema.BoolAttribute{
+		Optional: true,
+		Computed: true,
+		Default:  booldefault.StaticBool(false),
+		MarkdownDescription: "Whether the connector is also an exit node: its devices advertise `0.0.0.0/0` and `::/0`. " +
+			"Default `false`.",
+	}
+	attrs["tags"] = schema.ListAttribute{
+		ElementType: types.StringType,
+		Optional:    true,
+		Computed:    true,
+		Default:     listdefault.StaticValue(stringList([]string{chartDefaultProxyTag})),
+		MarkdownDescription: "Tags of the connector's devices. The operator's tag must own each of them in `tagOwners` (the " +
+			"plan checks it). The tags are set when the devices are created, so changing them replaces the connector. " +
+			"Default `[\"" + chartDefaultProxyTag + "\"]`.",
+		PlanModifiers: []planmodifier.List{listplanmodifier.RequiresReplace()},
+		Validators: []validator.List{
+			listvalidator.SizeAtLeast(1),
+			listvalidator.UniqueValues(),
+			listvalidator.ValueStringsAre(stringCheck{description: "a tag", check: manifest.CheckTag}),
+		},
+	}
+	attrs["proxy_class"] = schema.StringAttribute{
+		Optional:            true,
+		MarkdownDescription: "Name of a `ProxyClass` that configures the connector's pods.",
+		Validators:          []validator.String{stringCheck{description: "a Kubernetes name", check: manifest.CheckKubernetesName}},
+	}
+	attrs["approve_routes"] = schema.BoolAttribute{
+		Optional: true,
+		Computed: true,
+		Default:  booldefault.StaticBool(false),
+		MarkdownDescription: "Approve the advertised routes through the Tailscale API once the devices appear, keeping the routes " +
+			"already approved. Use it on tailnets without a matching `autoApprovers` entry (see `qtail_auto_approver`). A route " +
+			"revoked by hand then shows as a change and is approved again. The provider's Tailscale credential needs the " +
+			"`devices:routes` scope. Requires `wait_for_devices`. Default `false`.",
+	}
+	attrs["wait_for_devices"] = schema.BoolAttribute{
+		Optional: true,
+		Computed: true,
+		Default:  booldefault.StaticBool(true),
+		MarkdownDescription: "Wait, after each deployment, until every replica's device is on the tailnet with the tags and " +
+			"advertises the routes. A device gone from the tailnet then shows as a change, and qtail redeploys. Default `true`.",
+	}
+	attrs["routes_approved"] = schema.BoolAttribute{
+		Computed: true,
+		MarkdownDescription: "Whether every device has every route of the connector approved. With `approve_routes` it is " +
+			"always planned `true`, so a route revoked by hand shows as a change. Use `qtail_route_status` for the full picture " +
+			"(approval, grants).",
+	}
+	attrs["devices"] = schema.ListNestedAttribute{
+		Computed:            true,
+		MarkdownDescription: "The connector's devices on the tailnet, one per replica.",
+		NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+			"hostname":          schema.StringAttribute{Computed: true, MarkdownDescription: "Hostname of the device."},
+			"id":                schema.StringAttribute{Computed: true, MarkdownDescription: "Node ID of the device."},
+			"tailnet_fqdn":      schema.StringAttribute{Computed: true, MarkdownDescription: "MagicDNS name of the device."},
+			"tailnet_ips":       schema.ListAttribute{Computed: true, ElementType: types.StringType, MarkdownDescription: "Tailscale addresses of the device."},
+			"advertised_routes": schema.ListAttribute{Computed: true, ElementType: types.StringType, MarkdownDescription: "Routes the device advertises."},
+			"approved_routes":   schema.ListAttribute{Computed: true, ElementType: types.StringType, MarkdownDescription: "Routes approved (enabled) on the device."},
+		}},
+	}
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "A Tailscale `Connector`: a subnet router, an exit node, or both, with one device per replica, " +
+			"deployed as a Qovery Helm service on the cluster of a `qtail_operator`.\n\n" +
+			"qtail renders the `Connector` into the raw values file of a Helm service whose chart applies the list `manifests` " +
+			"(such as `examples/charts/" + manifestChartName + "`), with cluster-wide resources allowed (a Connector is " +
+			"cluster-scoped). It deploys the service, waits for the devices to join the tailnet with their tags and routes, and " +
+			"with `approve_routes` approves the routes.\n\n" +
+			"A route works only when four things hold: the connector advertises it, it is approved (by `approve_routes`, an " +
+			"`autoApprovers` entry such as `qtail_auto_approver`, or by hand), a grant lets someone reach it (`qtail_grant`), and " +
+			"the client accepts routes (`tailscale up --accept-routes` on Linux, outside any API). The data source " +
+			"`qtail_route_status` checks the first three.\n\n" +
+			"A subnet router makes every address of its routes reachable; when people need one service, `qtail_exposed_service` " +
+			"is the narrower choice.",
+		Attributes: attrs,
+	}
+}
+
+// spec returns the Connector of m; its attributes must be known.
+func (m *connectorModel) spec(ctx context.Context) (manifest.Connector, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	c := manifest.Connector{
+		Name:           m.Name.ValueString(),
+		Hostname:       m.Hostname.ValueString(),
+		HostnamePrefix: m.HostnamePrefix.ValueString(),
+		ExitNode:       m.ExitNode.ValueBool(),
+		ProxyClass:     m.ProxyClass.ValueString(),
+	}
+	if !m.Replicas.IsNull() {
+		n := m.Replicas.ValueInt64()
+		c.Replicas = &n
+	}
+	if !m.SubnetRoutes.IsNull() {
+		diags.Append(m.SubnetRoutes.ElementsAs(ctx, &c.SubnetRoutes, false)...)
+	}
+	if !m.Tags.IsNull() {
+		diags.Append(m.Tags.ElementsAs(ctx, &c.Tags, false)...)
+	}
+	return c, diags
+}
+
+// specKnown reports whether every input of the Connector is known.
+func (m *connectorModel) specKnown() bool {
+	return !m.Name.IsUnknown() && !m.Hostname.IsUnknown() && !m.HostnamePrefix.IsUnknown() && !m.Replicas.IsUnknown() &&
+		!m.SubnetRoutes.IsUnknown() && !m.ExitNode.IsUnknown() && !m.Tags.IsUnknown() && !m.ProxyClass.IsUnknown()
+}
+
+// want is what the connector's devices must look like.
+func connectorWant(c manifest.Connector) deviceWant {
+	tags := c.Tags
+	if len(tags) == 0 {
+		tags = []string{chartDefaultProxyTag}
+	}
+	return deviceWant{hostnames: c.DeviceHostnames(), tags: tags, routes: c.AdvertisedRoutes()}
+}
+
+// render renders the values file of m.
+func (m *connectorModel) render(ctx context.Context) (manifest.Connector, string, diag.Diagnostics) {
+	c, diags := m.spec(ctx)
+	if diags.HasError() {
+		return c, "", diags
+	}
+	values, err := manifest.RenderConnector(c)
+	if err != nil {
+		diags.AddError("Unable to Render the Connector", err.Error()+". Please report this issue to the qtail developers.")
+	}
+	return c, values, diags
+}
+
+// fillFromSpec sets the connector's attributes from the Connector read back
+// from Qovery.
+func (m *connectorModel) fillFromSpec(c manifest.Connector) {
+	m.Name = types.StringValue(c.Name)
+	m.Hostname = optionalString(c.Hostname)
+	m.HostnamePrefix = optionalString(c.HostnamePrefix)
+	replicas := int64(1)
+	if c.Replicas != nil {
+		replicas = *c.Replicas
+	}
+	m.Replicas = types.Int64Value(replicas)
+	if len(c.SubnetRoutes) == 0 {
+		m.SubnetRoutes = types.ListNull(types.StringType)
+	} else {
+		m.SubnetRoutes = stringList(c.SubnetRoutes)
+	}
+	m.ExitNode = types.BoolValue(c.ExitNode)
+	tags := c.Tags
+	if len(tags) == 0 {
+		tags = []string{chartDefaultProxyTag}
+	}
+	m.Tags = stringList(tags)
+	m.ProxyClass = optionalString(c.ProxyClass)
+}
+
+// optionalString is null for "".
+func optionalString(s string) types.String {
+	if s == "" {
+		return types.StringNull()
+	}
+	return types.StringValue(s)
+}
+
+func (r *connectorResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	var m connectorModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if !m.Hostname.IsNull() && !m.Hostname.IsUnknown() && !m.Replicas.IsNull() && !m.Replicas.IsUnknown() && m.Replicas.ValueInt64() > 1 {
+		resp.Diagnostics.AddAttributeError(path.Root("replicas"), "Hostname With Several Replicas",
+			fmt.Sprintf("hostname names one device, but replicas = %d. Set hostname_prefix instead of hostname: replica N is then PREFIX-N.",
+				m.Replicas.ValueInt64()))
+	}
+	routesSet := !m.SubnetRoutes.IsNull()
+	if !routesSet && !m.SubnetRoutes.IsUnknown() && !m.ExitNode.IsUnknown() && !m.ExitNode.ValueBool() {
+		resp.Diagnostics.AddAttributeError(path.Root("subnet_routes"), "Connector Without a Role",
+			"A connector must be a subnet router, an exit node, or both: set subnet_routes, exit_node = true, or both.")
+	}
+	if routesSet && !m.SubnetRoutes.IsUnknown() {
+		var routes []types.String
+		resp.Diagnostics.Append(m.SubnetRoutes.ElementsAs(ctx, &routes, false)...)
+		known := make([]string, 0, len(routes))
+		for _, r := range routes {
+			if r.IsUnknown() {
+				known = nil
+				break
+			}
+			known = append(known, r.ValueString())
+		}
+		if known != nil {
+			for _, err := range manifest.CheckSubnetRoutes(known) {
+				resp.Diagnostics.AddAttributeError(path.Root("subnet_routes"), "Invalid Subnet Route", err.Error()+".")
+			}
+		}
+	}
+	if !m.ApproveRoutes.IsUnknown() && m.ApproveRoutes.ValueBool() && !m.WaitForDevices.IsNull() && !m.WaitForDevices.IsUnknown() && !m.WaitForDevices.ValueBool() {
+		resp.Diagnostics.AddAttributeError(path.Root("approve_routes"), "Routes Approved Without Waiting",
+			"approve_routes approves the routes once the devices appear, so it needs wait_for_devices = true.")
+	}
+	if !m.HostnamePrefix.IsNull() && !m.HostnamePrefix.IsUnknown() && !m.Replicas.IsUnknown() {
+		n := int64(1)
+		if !m.Replicas.IsNull() {
+			n = m.Replicas.ValueInt64()
+		}
+		longest := fmt.Sprintf("%s-%d", m.HostnamePrefix.ValueString(), max(n-1, 0))
+		if len(longest) > 63 {
+			resp.Diagnostics.AddAttributeError(path.Root("hostname_prefix"), "Hostname Prefix Too Long",
+				fmt.Sprintf("The last replica's hostname would be %q, longer than the 63 characters of a DNS label. Shorten hostname_prefix.", longest))
+		}
+	}
+}
+
+func (r *connectorResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() || !r.configured() {
+		return
+	}
+	var plan, state connectorModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	creating := req.State.Raw.IsNull()
+	if !creating {
+		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	}
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if !creating && (!plan.Name.Equal(state.Name) || !plan.Tags.Equal(state.Tags) || !plan.EnvironmentID.Equal(state.EnvironmentID)) {
+		// Replaced: the replacement, planned as a creation, may take the
+		// Helm service name and the hostnames.
+		r.data.releaseManifestService(ctx, &state.manifestServiceModel, state.Devices)
+	}
+	values := ""
+	var spec manifest.Connector
+	if plan.specKnown() {
+		var diags diag.Diagnostics
+		spec, values, diags = plan.render(ctx)
+		if resp.Diagnostics.Append(diags...); resp.Diagnostics.HasError() {
+			return
+		}
+	}
+	plan.planShared(connectorKind, plan.Name, values)
+	changed := creating || values == "" || !plan.Values.Equal(state.Values)
+	plan.Devices = planDevices(ctx, changed || (plan.ApproveRoutes.ValueBool() && !state.RoutesApproved.ValueBool()),
+		plan.WaitForDevices.ValueBool(), state.Devices, spec.DeviceHostnames())
+	switch {
+	case plan.ApproveRoutes.ValueBool():
+		plan.RoutesApproved = types.BoolValue(true)
+	case changed || plan.Devices.IsUnknown():
+		plan.RoutesApproved = types.BoolUnknown()
+	default:
+		plan.RoutesApproved = state.RoutesApproved
+	}
+	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+	if resp.Diagnostics.HasError() || values == "" {
+		return
+	}
+	if !creating && plan.Values.Equal(state.Values) {
+		return
+	}
+	env := r.data.manifestPlanChecks(ctx, connectorKind, &plan.manifestServiceModel, plan.Name, &resp.Diagnostics)
+	at := path.Root("hostname")
+	if spec.HostnamePrefix != "" {
+		at = path.Root("hostname_prefix")
+	}
+	r.data.checkManifestDevices(ctx, connectorKind, spec.Name, env, connectorWant(spec), state.Devices, creating, at,
+		"choose another hostname or hostname_prefix", &resp.Diagnostics)
+}
+
+// connectorHooks are what a connector adds to the shared lifecycle: its
+// devices on the tailnet and the approval of their routes.
+func (r *connectorResource) hooks() manifestHooks[connectorModel] {
+	return manifestHooks[connectorModel]{
+		kind:        connectorKind,
+		usesTailnet: func(m *connectorModel) bool { return m.WaitForDevices.ValueBool() },
+		deployed:    r.waitAndApprove,
+		redeploy: func(ctx context.Context, plan, state *connectorModel) bool {
+			spec, _ := plan.spec(ctx)
+			return plan.WaitForDevices.ValueBool() && !devicesComplete(ctx, state.Devices, spec.DeviceHostnames())
+		},
+		repair:  r.approveOnly,
+		observe: r.observe,
+		imported: func(m *connectorModel) {
+			if m.ApproveRoutes.IsNull() {
+				m.ApproveRoutes = types.BoolValue(false)
+			}
+			if m.WaitForDevices.IsNull() {
+				m.WaitForDevices = types.BoolValue(true)
+			}
+		},
+		leftovers: func(ctx context.Context, m *connectorModel) []string {
+			_, ids := stateDevices(ctx, m.Devices)
+			return ids
+		},
+	}
+}
+
+func (m *connectorModel) shared() *manifestServiceModel { return &m.manifestServiceModel }
+
+func (m *connectorModel) renderValues(ctx context.Context) (string, string, diag.Diagnostics) {
+	spec, values, diags := m.render(ctx)
+	return spec.Name, values, diags
+}
+
+func (m *connectorModel) readValues(file, _ string, _ *diag.Diagnostics) error {
+	spec, err := manifest.ReadConnector(file)
+	if err != nil {
+		return err
+	}
+	m.fillFromSpec(spec)
+	return nil
+}
+
+func (m *connectorModel) settle() {
+	m.nullUnknowns()
+	if m.Devices.IsUnknown() {
+		m.Devices = types.ListNull(manifestDeviceType)
+	}
+	if m.RoutesApproved.IsUnknown() {
+		m.RoutesApproved = types.BoolValue(false)
+	}
+}
+
+func (r *connectorResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	manifestCreate(ctx, r.data, r.hooks(), req, resp)
+}
+
+func (r *connectorResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	manifestRead(ctx, r.data, r.hooks(), req, resp)
+}
+
+func (r *connectorResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	manifestUpdate(ctx, r.data, r.hooks(), req, resp)
+}
+
+func (r *connectorResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	manifestDelete(ctx, r.data, r.hooks(), req, resp)
+}
+
+func (r *connectorResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	manifestImport(ctx, connectorKind, req, resp)
+}
+
+// waitAndApprove waits for the connector's devices after a deployment and
+// approves their routes.
+func (r *connectorResource) waitAndApprove(ctx context.Context, m *connectorModel, tn *tailnet.Client, op string, timeout time.Duration, diags *diag.Diagnostics) {
+	if tn == nil {
+		m.Devices = types.ListNull(manifestDeviceType)
+		m.RoutesApproved = types.BoolValue(false)
+		return
+	}
+	spec, d := m.spec(ctx)
+	diags.Append(d...)
+	want := connectorWant(spec)
+	devices, err := waitForDevices(ctx, tn, want, r.data.pollInterval)
+	if err != nil {
+		manifestFailed(diags, connectorKind, "waiting for the connector's devices", op, m.ID.ValueString(), err, timeout)
+		return
+	}
+	if m.ApproveRoutes.ValueBool() {
+		if devices, err = approveRoutes(ctx, tn, devices, want.routes); err != nil {
+			apiError(diags, "approve the connector's routes", err)
+			return
+		}
+	}
+	l, d := devicesValue(devices)
+	diags.Append(d...)
+	m.Devices = l
+	m.RoutesApproved = types.BoolValue(routesApprovedOn(devices, want.routes))
+}
+
+// observe reads the connector's devices on the tailnet.
+func (r *connectorResource) observe(ctx context.Context, m *connectorModel, diags *diag.Diagnostics) {
+	if r.data.tailnet == nil {
+		return
+	}
+	spec, d := m.spec(ctx)
+	diags.Append(d...)
+	want := connectorWant(spec)
+	found, missing, err := findDevices(ctx, r.data.tailnet, want)
+	if err != nil {
+		apiError(diags, "look for the connector's devices on the tailnet", err)
+		return
+	}
+	if len(missing) > 0 && m.WaitForDevices.ValueBool() && m.Deployed.ValueBool() {
+		diags.AddWarning("Connector Devices Missing",
+			fmt.Sprintf("The connector %s lacks devices on the tailnet: %s. qtail plans to redeploy it so that they join again.",
+				spec.Name, strings.Join(missing, "; ")))
+	}
+	l, d := devicesValue(matchingDevices(found, want))
+	diags.Append(d...)
+	m.Devices = l
+	m.RoutesApproved = types.BoolValue(len(missing) == 0 && routesApprovedOn(found, want.routes))
+	if m.ApproveRoutes.ValueBool() && len(missing) == 0 && !m.RoutesApproved.ValueBool() {
+		diags.AddWarning("Connector Routes Not Approved",
+			fmt.Sprintf("Some routes of the connector %s are not approved on its devices (revoked by hand?). qtail plans to approve them again.", spec.Name))
+	}
+}
+
+// matchingDevices keeps the devices that are as wanted.
+func matchingDevices(found []tailnet.Device, w deviceWant) []tailnet.Device {
+	out := make([]tailnet.Device, 0, len(found))
+	for i := range found {
+		if w.matches(&found[i]) {
+			out = append(out, found[i])
+		}
+	}
+	return out
+}
+
+// approveOnly approves the routes again on the running devices, when no
+// deployment is needed.
+func (r *connectorResource) approveOnly(ctx context.Context, m *connectorModel, tn *tailnet.Client, diags *diag.Diagnostics) {
+	if tn == nil {
+		return
+	}
+	spec, d := m.spec(ctx)
+	diags.Append(d...)
+	want := connectorWant(spec)
+	found, _, err := findDevices(ctx, tn, want)
+	if err != nil {
+		apiError(diags, "look for the connector's devices on the tailnet", err)
+		return
+	}
+	devices := matchingDevices(found, want)
+	if m.ApproveRoutes.ValueBool() {
+		if devices, err = approveRoutes(ctx, tn, devices, want.routes); err != nil {
+			apiError(diags, "approve the connector's routes", err)
+		}
+	}
+	l, d := devicesValue(devices)
+	diags.Append(d...)
+	m.Devices = l
+	m.RoutesApproved = types.BoolValue(len(devices) == len(want.hostnames) && routesApprovedOn(devices, want.routes))
+}

@@ -1,0 +1,318 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/qtail/terraform-provider-qtail/internal/qovery"
+	"github.com/qtail/terraform-provider-qtail/internal/tailnet"
+)
+
+// The devices that a Connector or a ProxyGroup brings up, one per replica,
+// as the `devices` attribute reports them.
+
+var manifestDeviceType = types.ObjectType{AttrTypes: map[string]attr.Type{
+	"hostname":          types.StringType,
+	"id":                types.StringType,
+	"tailnet_fqdn":      types.StringType,
+	"tailnet_ips":       types.ListType{ElemType: types.StringType},
+	"advertised_routes": types.ListType{ElemType: types.StringType},
+	"approved_routes":   types.ListType{ElemType: types.StringType},
+}}
+
+// deviceWant is what one replica's device must look like.
+type deviceWant struct {
+	hostnames []string
+	tags      []string
+	routes    []string
+}
+
+// matches reports whether d is the device of hostname as wanted: every
+// wanted tag, every wanted route advertised.
+func (w deviceWant) matches(d *tailnet.Device) bool {
+	if !operatorHasTags(d.Tags, w.tags) {
+		return false
+	}
+	for _, r := range w.routes {
+		if !slices.Contains(d.AdvertisedRoutes, r) {
+			return false
+		}
+	}
+	return true
+}
+
+// findDevices looks the wanted devices up in one list of the tailnet's
+// devices (all fields, for the routes). found holds one device per hostname
+// that has one (the matching one when several share the hostname), in the
+// order of w.hostnames; missing describes each hostname without a matching
+// device.
+func findDevices(ctx context.Context, tn *tailnet.Client, w deviceWant) (found []tailnet.Device, missing []string, err error) {
+	list, err := tn.ListDevices(ctx, tailnet.ListDevicesOptions{AllFields: true})
+	if err != nil {
+		return nil, nil, err
+	}
+	byHost := map[string][]tailnet.Device{}
+	for _, d := range list {
+		byHost[d.Hostname] = append(byHost[d.Hostname], d)
+	}
+	for _, h := range w.hostnames {
+		cands := byHost[h]
+		if len(cands) == 0 {
+			missing = append(missing, "no device named "+h)
+			continue
+		}
+		// The matching device first, then the online one, then the newest.
+		sort.SliceStable(cands, func(i, j int) bool {
+			mi, mj := w.matches(&cands[i]), w.matches(&cands[j])
+			if mi != mj {
+				return mi
+			}
+			return cands[i].ConnectedToControl && !cands[j].ConnectedToControl
+		})
+		d := cands[0]
+		found = append(found, d)
+		if !w.matches(&d) {
+			missing = append(missing, describeMismatch(&d, w))
+		}
+	}
+	return found, missing, nil
+}
+
+func describeMismatch(d *tailnet.Device, w deviceWant) string {
+	if !operatorHasTags(d.Tags, w.tags) {
+		return fmt.Sprintf("device %s (%s) is tagged %s, not %s", d.Hostname, deviceID(d), operatorTagList(d.Tags), operatorTagList(w.tags))
+	}
+	var lacking []string
+	for _, r := range w.routes {
+		if !slices.Contains(d.AdvertisedRoutes, r) {
+			lacking = append(lacking, r)
+		}
+	}
+	return fmt.Sprintf("device %s (%s) does not advertise %s", d.Hostname, deviceID(d), strings.Join(lacking, ", "))
+}
+
+// waitForDevices waits until every wanted device is on the tailnet.
+func waitForDevices(ctx context.Context, tn *tailnet.Client, w deviceWant, poll time.Duration) ([]tailnet.Device, error) {
+	last := "nothing yet"
+	for {
+		found, missing, err := findDevices(ctx, tn, w)
+		if err != nil && ctx.Err() == nil {
+			return nil, fmt.Errorf("listing the tailnet's devices: %w", err)
+		}
+		if err == nil && len(missing) == 0 {
+			return found, nil
+		}
+		if err == nil {
+			last = strings.Join(missing, "; ")
+		}
+		if sleep(ctx, poll) != nil {
+			return nil, fmt.Errorf("%w waiting for the devices %s to join the tailnet (last seen: %s)",
+				errManifestTimeout, strings.Join(w.hostnames, ", "), last)
+		}
+	}
+}
+
+// approveRoutes enables routes on every device that advertises them and has
+// not enabled them yet, keeping the routes already enabled. It returns the
+// devices as they are afterwards.
+func approveRoutes(ctx context.Context, tn *tailnet.Client, devices []tailnet.Device, routes []string) ([]tailnet.Device, error) {
+	out := slices.Clone(devices)
+	for i := range out {
+		d := &out[i]
+		enabled := slices.Clone(d.EnabledRoutes)
+		changed := false
+		for _, r := range routes {
+			if slices.Contains(d.AdvertisedRoutes, r) && !slices.Contains(enabled, r) {
+				enabled = append(enabled, r)
+				changed = true
+			}
+		}
+		if !changed {
+			continue
+		}
+		if err := tn.SetDeviceRoutes(ctx, deviceID(d), enabled); err != nil {
+			return nil, fmt.Errorf("approving the routes of device %s (%s): %w", d.Hostname, deviceID(d), err)
+		}
+		d.EnabledRoutes = enabled
+	}
+	return out, nil
+}
+
+// routesApprovedOn reports whether every device enables every route.
+func routesApprovedOn(devices []tailnet.Device, routes []string) bool {
+	for _, d := range devices {
+		for _, r := range routes {
+			if !slices.Contains(d.EnabledRoutes, r) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// devicesValue is the `devices` attribute for devices.
+func devicesValue(devices []tailnet.Device) (types.List, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	elems := make([]attr.Value, 0, len(devices))
+	for i := range devices {
+		d := &devices[i]
+		obj, dd := types.ObjectValue(manifestDeviceType.AttrTypes, map[string]attr.Value{
+			"hostname":          types.StringValue(d.Hostname),
+			"id":                types.StringValue(deviceID(d)),
+			"tailnet_fqdn":      types.StringValue(deviceFQDN(d)),
+			"tailnet_ips":       stringList(nonNilStrings(d.Addresses)),
+			"advertised_routes": stringList(nonNilStrings(d.AdvertisedRoutes)),
+			"approved_routes":   stringList(nonNilStrings(d.EnabledRoutes)),
+		})
+		diags.Append(dd...)
+		elems = append(elems, obj)
+	}
+	l, dd := types.ListValue(manifestDeviceType, elems)
+	diags.Append(dd...)
+	return l, diags
+}
+
+func nonNilStrings(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// stateDevices reads the hostnames and IDs of the `devices` attribute.
+func stateDevices(ctx context.Context, l types.List) (hostnames, ids []string) {
+	if l.IsNull() || l.IsUnknown() {
+		return nil, nil
+	}
+	var devs []struct {
+		Hostname         types.String `tfsdk:"hostname"`
+		ID               types.String `tfsdk:"id"`
+		TailnetFQDN      types.String `tfsdk:"tailnet_fqdn"`
+		TailnetIPs       types.List   `tfsdk:"tailnet_ips"`
+		AdvertisedRoutes types.List   `tfsdk:"advertised_routes"`
+		ApprovedRoutes   types.List   `tfsdk:"approved_routes"`
+	}
+	if d := l.ElementsAs(ctx, &devs, false); d.HasError() {
+		return nil, nil
+	}
+	for _, d := range devs {
+		hostnames = append(hostnames, d.Hostname.ValueString())
+		ids = append(ids, d.ID.ValueString())
+	}
+	return hostnames, ids
+}
+
+// planDevices plans the `devices` attribute: unknown when the apply changes
+// them (changing), or when a device is gone and the redeployment brings it
+// back (waiting for devices); otherwise as in the state.
+func planDevices(ctx context.Context, changing, wait bool, state types.List, hostnames []string) types.List {
+	if changing || (wait && !devicesComplete(ctx, state, hostnames)) {
+		return types.ListUnknown(manifestDeviceType)
+	}
+	return state
+}
+
+// devicesComplete reports whether the `devices` attribute holds a device
+// for each wanted hostname.
+func devicesComplete(ctx context.Context, l types.List, want []string) bool {
+	have, _ := stateDevices(ctx, l)
+	for _, h := range want {
+		if !slices.Contains(have, h) {
+			return false
+		}
+	}
+	return true
+}
+
+// removeLeftoverDevices removes the devices that are still on the tailnet
+// after their Helm service is gone: a Kubernetes object deleted while the
+// operator does not run leaves its devices behind, offline.
+func removeLeftoverDevices(ctx context.Context, tn *tailnet.Client, ids []string) error {
+	for _, id := range ids {
+		if err := removeOperatorDevice(ctx, tn, id); err != nil {
+			return fmt.Errorf("removing device %s: %w", id, err)
+		}
+	}
+	return nil
+}
+
+// hostnamesTaken describes the devices of the tailnet that use one of the
+// wanted hostnames and are not the manifest service's own: they would make
+// the operator's devices get other MagicDNS names. Its own devices are the
+// devices of its state (creating false), those of a service that this plan
+// replaces (released in the exposures registry: the replacement is planned
+// as a creation), and, for an existing service, the devices that are as
+// wanted: a replica that an edit of the values in the console left out of
+// the refreshed state is still the service's.
+func (d *providerData) hostnamesTaken(ctx context.Context, w deviceWant, devices types.List, creating bool) ([]string, error) {
+	list, err := d.tailnet.ListDevices(ctx, tailnet.ListDevicesOptions{AllFields: true})
+	if err != nil {
+		return nil, err
+	}
+	var own []string
+	if !creating {
+		_, own = stateDevices(ctx, devices)
+	}
+	isOwn := func(dev *tailnet.Device) bool {
+		for _, id := range []string{dev.ID, dev.NodeID} {
+			if id != "" && (slices.Contains(own, id) || d.exposures.isReleased(id)) {
+				return true
+			}
+		}
+		return !creating && w.matches(dev)
+	}
+	var taken []string
+	for i := range list {
+		dev := &list[i]
+		if slices.Contains(w.hostnames, dev.Hostname) && !isOwn(dev) {
+			taken = append(taken, fmt.Sprintf("%s (%s)", dev.Hostname, deviceID(dev)))
+		}
+	}
+	return taken, nil
+}
+
+// checkManifestDevices refuses, at plan, device hostnames that another
+// resource of the plan claims or that other devices of the tailnet use, and
+// tags that the operator's tag cannot apply. at is the attribute that makes
+// the hostnames, fix says how to choose others, state is the resource's
+// `devices` attribute (null when creating).
+func (d *providerData) checkManifestDevices(ctx context.Context, k manifestKind, name string, env *qovery.Environment, want deviceWant,
+	state types.List, creating bool, at path.Path, fix string, diags *diag.Diagnostics) {
+	owner := k.noun + " " + name
+	if env != nil {
+		owner += " on cluster " + env.ClusterID
+	}
+	for _, h := range want.hostnames {
+		if other, conflict := d.exposures.claim(h, owner); conflict {
+			diags.AddAttributeError(at, "Hostname Planned Twice",
+				fmt.Sprintf("Another resource of this configuration (%s) plans a device named %q. A hostname names one device on "+
+					"the tailnet: %s.", other, h, fix))
+			return
+		}
+	}
+	if d.tailnet == nil || d.tailnetUnknown {
+		return
+	}
+	taken, err := d.hostnamesTaken(ctx, want, state, creating)
+	if err != nil {
+		diags.AddWarning("Hostnames Not Checked", "qtail could not list the tailnet's devices: "+err.Error()+". The apply reports any problem.")
+	} else if len(taken) > 0 {
+		diags.AddAttributeError(at, "Hostname Taken on the Tailnet",
+			fmt.Sprintf("Devices that are not %s already use its hostnames: %s. Its devices would get other MagicDNS names. "+
+				"Remove those devices from the tailnet, or %s.", owner, strings.Join(taken, ", "), fix))
+	}
+	if env != nil && creating {
+		ops := &exposureOperatorLookup{q: d.qovery, env: env}
+		d.checkOperatorOwnsTags(ctx, ops, want.tags, path.Root("tags"), k.possessive()+" auth keys",
+			"no "+k.noun+" device would appear", "this "+k.noun, diags)
+	}
+}
