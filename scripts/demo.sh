@@ -1,9 +1,22 @@
 #!/usr/bin/env bash
-# make demo: start the sandbox, apply examples/quickstart with the provider
-# built from this tree, show what was built, check that a second plan is
-# empty, then edit something by hand in the sandbox's Qovery console and show
-# the plan that repairs it, apply it, and check again that the plan is empty.
+# make demo: start the sandbox, apply an example with the provider built from
+# this tree, show what was built, check that a second plan is empty, then
+# change something by hand in the sandbox's consoles and show the plan that
+# repairs it, apply it, and check again that the plan is empty.
+#
+#   scripts/demo.sh [quickstart|homelab]
+#
+# quickstart (make demo): one application exposed, its grant and policy
+# tests; the hand edit detaches its annotations group in Qovery.
+# homelab (make demo-homelab): an operator and a connector that is a subnet
+# router for six routes and an exit node, with the status of each route; the
+# hand edit revokes a route in the Tailscale admin console.
 set -euo pipefail
+example=${1:-quickstart}
+case "$example" in
+  quickstart | homelab) ;;
+  *) echo "usage: $0 [quickstart|homelab]" >&2; exit 2 ;;
+esac
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 sandbox_pid=""
@@ -40,8 +53,8 @@ provider_installation {
 RC
 export TF_CLI_CONFIG_FILE="$work/terraformrc"
 export TF_IN_AUTOMATION=1
-cp -R "$root/examples/quickstart" "$work/quickstart"
-tf() { terraform -chdir="$work/quickstart" "$@"; }
+cp -R "$root/examples/$example" "$work/$example"
+tf() { terraform -chdir="$work/$example" "$@"; }
 
 empty_plan() {
   set +e
@@ -59,9 +72,15 @@ empty_plan() {
 say "terraform apply"
 tf apply -auto-approve -input=false -compact-warnings
 
-say "The service's tailnet URL"
-tf output -raw billing_url
-echo
+if [ "$example" = quickstart ]; then
+  say "The service's tailnet URL"
+  tf output -raw billing_url
+  echo
+else
+  say "The status of each route of the connector (advertised, approved, granted)"
+  tf output routes
+  tf output routes_ok
+fi
 
 say "Devices on the sandbox tailnet"
 curl -fsS -u "$TAILSCALE_API_KEY:" "$TAILSCALE_BASE_URL/api/v2/tailnet/-/devices" | python3 -c '
@@ -75,13 +94,19 @@ curl -fsS -u "$TAILSCALE_API_KEY:" -H 'Accept: application/hujson' "$TAILSCALE_B
 say "terraform plan right after apply (must be empty)"
 empty_plan
 
-say "A console edit: someone detaches the annotations group from billing-api in Qovery"
-group=$(tf output -raw annotations_group_id)
-curl -fsS -X POST "$admin/console" -H 'Content-Type: application/json' \
-  -d "{\"action\":\"qovery.detach_group\",\"id\":\"$TF_VAR_application_id\",\"group_id\":\"$group\"}" >/dev/null
-curl -fsS -X POST "$admin/console" -H 'Content-Type: application/json' \
-  -d "{\"action\":\"qovery.deploy\",\"id\":\"$TF_VAR_application_id\"}" >/dev/null
-sleep "${QTAIL_DEMO_DEPLOY_WAIT:-2}"
+console() {
+  curl -fsS -X POST "$admin/console" -H 'Content-Type: application/json' -d "$1" >/dev/null
+}
+if [ "$example" = quickstart ]; then
+  say "A console edit: someone detaches the annotations group from billing-api in Qovery"
+  group=$(tf output -raw annotations_group_id)
+  console "{\"action\":\"qovery.detach_group\",\"id\":\"$TF_VAR_application_id\",\"group_id\":\"$group\"}"
+  console "{\"action\":\"qovery.deploy\",\"id\":\"$TF_VAR_application_id\"}"
+  sleep "${QTAIL_DEMO_DEPLOY_WAIT:-2}"
+else
+  say "An admin console edit: someone revokes the route 10.20.0.0/16 of the connector's device"
+  console '{"action":"tailscale.set_routes","hostname":"homelab","routes":["10.244.0.0/16","10.10.0.0/16","10.50.0.0/24","10.101.0.0/16","192.168.0.0/24","0.0.0.0/0","::/0"]}'
+fi
 
 say "terraform plan shows the repair"
 set +e
@@ -96,4 +121,9 @@ tf apply -input=false -compact-warnings "$work/repair.tfplan"
 say "terraform plan after the repair (must be empty)"
 empty_plan
 
-say "Done: billing-api is at $(tf output -raw billing_url), reachable by group:platform-ops only"
+if [ "$example" = quickstart ]; then
+  say "Done: billing-api is at $(tf output -raw billing_url), reachable by group:platform-ops only"
+else
+  tf output routes_ok
+  say "Done: $(tf output -raw connector_device) routes six networks and the internet for group:platform-ops"
+fi

@@ -102,3 +102,24 @@ func (e *Env) DeployCount(serviceID string) int {
 	}
 	return st.RequestsCount
 }
+
+// CreateIdleOperator creates the Helm service of a Tailscale operator in a
+// seeded region without deploying it: qtail sees an operator on the
+// cluster, but the cluster runs none (no CRDs, no device).
+func (e *Env) CreateIdleOperator(t testing.TB, region string) string {
+	t.Helper()
+	r, ok := e.Seed().Regions[region]
+	if !ok {
+		t.Fatalf("no seeded region %q", region)
+	}
+	repoID := e.CreateOperatorRepository(t, "tailscale-idle-"+region)
+	h, err := e.QoveryClient(t).CreateHelm(Background(t), r.EnvironmentID, &qovery.HelmRequest{
+		Name:                      "tailscale-operator-idle",
+		Source:                    qovery.HelmSourceRequest{HelmRepository: &qovery.HelmRepositorySourceRequest{Repository: repoID, ChartName: "tailscale-operator", ChartVersion: "1.102.4"}},
+		AllowClusterWideResources: true,
+	})
+	if err != nil {
+		t.Fatalf("creating the operator's Helm service: %v", err)
+	}
+	return h.ID
+}

@@ -465,6 +465,9 @@ func CheckSubnetRoutes(routes []string) []error {
 		case p.Masked() != p:
 			errs = append(errs, fmt.Errorf("subnet_routes[%d]: %q has host bits set; the operator refuses it. Use %s", i, r, p.Masked()))
 			continue
+		case p.String() != r:
+			errs = append(errs, fmt.Errorf("subnet_routes[%d]: write %q as %s, the form Tailscale reports routes in", i, r, p))
+			continue
 		}
 		parsed[i], ok[i] = p, true
 	}

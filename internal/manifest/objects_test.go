@@ -282,6 +282,7 @@ func TestCheckSubnetRoutes(t *testing.T) {
 		{"IPv4 default route", []string{"10.0.0.0/16", "0.0.0.0/0"}, []string{"subnet_routes[1]: \"0.0.0.0/0\" is a default route; set exit_node = true"}},
 		{"IPv6 default route", []string{"::/0"}, []string{"subnet_routes[0]: \"::/0\" is a default route; set exit_node = true"}},
 		{"host bits", []string{"10.0.0.1/16"}, []string{"subnet_routes[0]: \"10.0.0.1/16\" has host bits set; the operator refuses it. Use 10.0.0.0/16"}},
+		{"not canonical", []string{"FD00:0::/64"}, []string{"subnet_routes[0]: write \"FD00:0::/64\" as fd00::/64, the form Tailscale reports routes in"}},
 		{"duplicate", []string{"10.0.0.0/16", "192.168.0.0/24", "10.0.0.0/16"}, []string{"subnet_routes[2]: 10.0.0.0/16 is listed twice (also at index 0)"}},
 		{"overlap", []string{"10.0.0.0/8", "10.1.0.0/16"}, []string{"subnet_routes[1]: 10.1.0.0/16 overlaps 10.0.0.0/8 (index 0)"}},
 		{"overlap, larger second", []string{"10.1.0.0/16", "10.0.0.0/8"}, []string{"subnet_routes[1]: 10.0.0.0/8 overlaps 10.1.0.0/16 (index 0)"}},

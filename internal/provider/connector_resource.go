@@ -84,8 +84,8 @@ func (r *connectorResource) Schema(ctx context.Context, _ resource.SchemaRequest
 	}
 	attrs["hostname_prefix"] = schema.StringAttribute{
 		Optional: true,
-		MarkdownDescription: "Prefix of the devices' hostnames when the connector runs several replicas: replica N is " +
-			"`PREFIX-N`, from 0. Conflicts with `hostname`.",
+		MarkdownDescription: "Prefix of the devices' hostnames, required when the connector runs several replicas: replica N " +
+			"is `PREFIX-N`, from 0. 1 to 62 lower-case letters, digits and dashes. Conflicts with `hostname`.",
 		Validators: []validator.String{stringCheck{description: "a hostname prefix", check: manifest.CheckHostnamePrefix}},
 	}
 	attrs["replicas"] = schema.Int64Attribute{
@@ -93,7 +93,7 @@ func (r *connectorResource) Schema(ctx context.Context, _ resource.SchemaRequest
 		Computed: true,
 		Default:  int64default.StaticInt64(1),
 		MarkdownDescription: "Number of replicas, each a device advertising the same routes, for high availability. " +
-			"`hostname` only with 1. Default `1`.",
+			"`hostname` only with 1; above 1, set `hostname_prefix`. Default `1`.",
 		Validators: []validator.Int64{int64validator.Between(0, 10)},
 	}
 	attrs["subnet_routes"] = schema.ListAttribute{
@@ -207,8 +207,7 @@ func (m *connectorModel) spec(ctx context.Context) (manifest.Connector, diag.Dia
 
 // specKnown reports whether every input of the Connector is known.
 func (m *connectorModel) specKnown() bool {
-	return !m.Name.IsUnknown() && !m.Hostname.IsUnknown() && !m.HostnamePrefix.IsUnknown() && !m.Replicas.IsUnknown() &&
-		!m.SubnetRoutes.IsUnknown() && !m.ExitNode.IsUnknown() && !m.Tags.IsUnknown() && !m.ProxyClass.IsUnknown()
+	return allKnown(m.Name, m.Hostname, m.HostnamePrefix, m.Replicas, m.SubnetRoutes, m.ExitNode, m.Tags, m.ProxyClass)
 }
 
 // want is what the connector's devices must look like.
@@ -276,6 +275,19 @@ func (r *connectorResource) ValidateConfig(ctx context.Context, req resource.Val
 		resp.Diagnostics.AddAttributeError(path.Root("replicas"), "Hostname With Several Replicas",
 			fmt.Sprintf("hostname names one device, but replicas = %d. Set hostname_prefix instead of hostname: replica N is then PREFIX-N.",
 				m.Replicas.ValueInt64()))
+	}
+	if m.Hostname.IsNull() && m.HostnamePrefix.IsNull() && !m.Replicas.IsNull() && !m.Replicas.IsUnknown() && m.Replicas.ValueInt64() > 1 {
+		resp.Diagnostics.AddAttributeError(path.Root("hostname_prefix"), "Several Replicas Need a Hostname Prefix",
+			fmt.Sprintf("Without hostname_prefix the operator gives all %d replicas the same hostname, NAME-connector, and the tailnet "+
+				"tells their devices apart only by a number added to their MagicDNS names. Set hostname_prefix: replica N is then PREFIX-N.",
+				m.Replicas.ValueInt64()))
+	}
+	if m.Hostname.IsNull() && m.HostnamePrefix.IsNull() && !m.Name.IsNull() && !m.Name.IsUnknown() {
+		if h := m.Name.ValueString() + "-connector"; len(h) > 63 {
+			resp.Diagnostics.AddAttributeError(path.Root("name"), "Default Hostname Too Long",
+				fmt.Sprintf("Without hostname, the operator names the connector's device %q, longer than the 63 characters of a DNS "+
+					"label. Set hostname, or shorten name.", h))
+		}
 	}
 	routesSet := !m.SubnetRoutes.IsNull()
 	if !routesSet && !m.SubnetRoutes.IsUnknown() && !m.ExitNode.IsUnknown() && !m.ExitNode.ValueBool() {
@@ -345,8 +357,15 @@ func (r *connectorResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 	}
 	plan.planShared(connectorKind, plan.Name, values)
 	changed := creating || values == "" || !plan.Values.Equal(state.Values)
-	plan.Devices = planDevices(ctx, changed || (plan.ApproveRoutes.ValueBool() && !state.RoutesApproved.ValueBool()),
-		plan.WaitForDevices.ValueBool(), state.Devices, spec.DeviceHostnames())
+	plan.Devices = planDevices(ctx, changed, plan.WaitForDevices.ValueBool(), state.Devices, spec.DeviceHostnames())
+	if !plan.Devices.IsUnknown() && plan.ApproveRoutes.ValueBool() && !state.RoutesApproved.ValueBool() {
+		// Routes revoked by hand: the plan shows them approved again.
+		devices, ok := withRoutesApproved(ctx, plan.Devices, spec.AdvertisedRoutes())
+		if !ok {
+			devices = types.ListUnknown(manifestDeviceType)
+		}
+		plan.Devices = devices
+	}
 	switch {
 	case plan.ApproveRoutes.ValueBool():
 		plan.RoutesApproved = types.BoolValue(true)
@@ -362,12 +381,12 @@ func (r *connectorResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 	if !creating && plan.Values.Equal(state.Values) {
 		return
 	}
-	env := r.data.manifestPlanChecks(ctx, connectorKind, &plan.manifestServiceModel, plan.Name, &resp.Diagnostics)
+	ops := r.data.manifestPlanChecks(ctx, connectorKind, &plan.manifestServiceModel, plan.Name, &resp.Diagnostics)
 	at := path.Root("hostname")
 	if spec.HostnamePrefix != "" {
 		at = path.Root("hostname_prefix")
 	}
-	r.data.checkManifestDevices(ctx, connectorKind, spec.Name, env, connectorWant(spec), state.Devices, creating, at,
+	r.data.checkManifestDevices(ctx, connectorKind, spec.Name, ops, connectorWant(spec), state.Devices, creating, at,
 		"choose another hostname or hostname_prefix", &resp.Diagnostics)
 }
 
@@ -406,12 +425,15 @@ func (m *connectorModel) renderValues(ctx context.Context) (string, string, diag
 	return spec.Name, values, diags
 }
 
-func (m *connectorModel) readValues(file, _ string, _ *diag.Diagnostics) error {
+func (m *connectorModel) readValues(file, helmID string, diags *diag.Diagnostics) error {
 	spec, err := manifest.ReadConnector(file)
 	if err != nil {
 		return err
 	}
+	name, tags := m.Name, m.Tags
 	m.fillFromSpec(spec)
+	m.Name = keepReplacing(diags, helmID, "name", name, m.Name)
+	m.Tags = keepReplacing(diags, helmID, "tags", tags, m.Tags)
 	return nil
 }
 
@@ -462,9 +484,13 @@ func (r *connectorResource) waitAndApprove(ctx context.Context, m *connectorMode
 		return
 	}
 	if m.ApproveRoutes.ValueBool() {
-		if devices, err = approveRoutes(ctx, tn, devices, want.routes); err != nil {
+		approved, err := approveRoutes(ctx, tn, devices, want.routes)
+		if err != nil {
+			// The devices are there: the state says so, and the next plan
+			// approves the routes again.
 			apiError(diags, "approve the connector's routes", err)
-			return
+		} else {
+			devices = approved
 		}
 	}
 	l, d := devicesValue(devices)
@@ -528,8 +554,11 @@ func (r *connectorResource) approveOnly(ctx context.Context, m *connectorModel, 
 	}
 	devices := matchingDevices(found, want)
 	if m.ApproveRoutes.ValueBool() {
-		if devices, err = approveRoutes(ctx, tn, devices, want.routes); err != nil {
+		approved, err := approveRoutes(ctx, tn, devices, want.routes)
+		if err != nil {
 			apiError(diags, "approve the connector's routes", err)
+		} else {
+			devices = approved
 		}
 	}
 	l, d := devicesValue(devices)

@@ -1,6 +1,7 @@
 package provider_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/qtail/terraform-provider-qtail/internal/acctest"
+	"github.com/qtail/terraform-provider-qtail/internal/fake/faults"
 	"github.com/qtail/terraform-provider-qtail/internal/fake/qoveryapi"
 	"github.com/qtail/terraform-provider-qtail/internal/fake/tailnetapi"
 	"github.com/qtail/terraform-provider-qtail/internal/manifest"
@@ -237,6 +239,8 @@ func TestConnector_invalidInputsCreateNothing(t *testing.T) {
   hostname_prefix = "lab"
   exit_node = true`, "hostname_prefix"},
 		{"no role", `hostname = "homelab"`, "subnet router, an exit node, or both"},
+		{"replicas without prefix", `replicas = 2
+  exit_node = true`, "Set hostname_prefix: replica N is then PREFIX-N"},
 		{"empty routes", `subnet_routes = []`, "at least 1"},
 		{"approve without waiting", `exit_node = true
   approve_routes = true
@@ -245,15 +249,16 @@ func TestConnector_invalidInputsCreateNothing(t *testing.T) {
   exit_node = true`, "Connector CRD's pattern"},
 		{"bad tag", `tags = ["k8s"]
   exit_node = true`, "is not a valid tag"},
-		{"bad name", `exit_node = true`, ""},
+		{"bad name", `exit_node = true`, "not a valid Kubernetes name"},
+		{"default hostname too long", `exit_node = true`, "Default Hostname Too Long"},
 	}
+	names := map[string]string{"bad name": "Home.Lab", "default hostname too long": strings.Repeat("a", 60)}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			config := connectorConfig(envID, tc.body)
 			want := tc.want
-			if tc.name == "bad name" {
-				config = strings.Replace(config, `name           = "homelab"`, `name = "Home.Lab"`, 1)
-				want = "not a valid Kubernetes name"
+			if name, ok := names[tc.name]; ok {
+				config = strings.Replace(config, `name           = "homelab"`, fmt.Sprintf("name = %q", name), 1)
 			}
 			resource.UnitTest(t, resource.TestCase{
 				ProtoV6ProviderFactories: env.Factories(),
@@ -298,10 +303,27 @@ func TestConnector_hostnameTakenIsRefusedAtPlan(t *testing.T) {
 	})
 }
 
-func TestConnector_withoutOperatorTheDeploymentFails(t *testing.T) {
+func TestConnector_withoutOperatorIsRefusedAtPlan(t *testing.T) {
 	env := acctest.New(t)
-	env.DeclareTagOwners(t, map[string][]string{"tag:k8s-operator": {}, "tag:k8s": {"tag:k8s-operator"}})
 	envID := env.Seed().Regions[exposureRegion].EnvironmentID
+	env.DeclareTagOwners(t, map[string][]string{"tag:k8s-operator": {}, "tag:k8s": {"tag:k8s-operator"}})
+	resource.UnitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: env.Factories(),
+		Steps: []resource.TestStep{{
+			Config:      connectorConfig(envID, homeLabBody("")),
+			ExpectError: acctest.ErrorRE("No Tailscale Operator on the Cluster"),
+		}},
+	})
+	if n := env.Calls("POST /qovery/environment/{environmentId}/helm"); n != 0 {
+		t.Errorf("%d Helm services created", n)
+	}
+}
+
+func TestConnector_operatorNotRunningFailsTheDeployment(t *testing.T) {
+	env := acctest.New(t)
+	envID := env.Seed().Regions[exposureRegion].EnvironmentID
+	env.DeclareTagOwners(t, map[string][]string{"tag:k8s-operator": {}, "tag:k8s": {"tag:k8s-operator"}})
+	env.CreateIdleOperator(t, exposureRegion)
 	resource.UnitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: env.Factories(),
 		Steps: []resource.TestStep{{
@@ -338,6 +360,9 @@ func TestConnector_drift(t *testing.T) {
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(connectorAddr, plancheck.ResourceActionUpdate),
 					plancheck.ExpectKnownValue(connectorAddr, tfjsonpath.New("routes_approved"), knownvalue.Bool(true)),
+					// The plan shows exactly the route approved again.
+					plancheck.ExpectKnownValue(connectorAddr, tfjsonpath.New("devices").AtSliceIndex(0).AtMapKey("approved_routes"),
+						knownvalue.ListSizeExact(len(allHomeLabRoutes))),
 				}},
 				Check: resource.ComposeTestCheckFunc(
 					checkDeviceRoutes(env, "homelab", allHomeLabRoutes, allHomeLabRoutes),
@@ -514,6 +539,123 @@ func TestConnector_tagChangeReplaces(t *testing.T) {
 				}
 				return nil
 			},
+		}},
+	})
+}
+
+// A route known only at apply (from another resource) leaves the values
+// file unknown at plan instead of failing the plan.
+func TestConnector_routeKnownOnlyAtApply(t *testing.T) {
+	env, envID := connectorEnv(t)
+	config := `
+resource "terraform_data" "vpc" {
+  input = "10.30.0.0/16"
+}
+` + connectorConfig(envID, `hostname = "homelab"
+  subnet_routes = ["10.20.0.0/16", terraform_data.vpc.output]
+  tags = [terraform_data.vpc.output == "" ? "tag:none" : "tag:k8s"]`)
+	resource.UnitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: env.Factories(),
+		Steps: []resource.TestStep{{
+			Config: config,
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+				plancheck.ExpectUnknownValue(connectorAddr, tfjsonpath.New("values")),
+				plancheck.ExpectUnknownValue(connectorAddr, tfjsonpath.New("devices")),
+			}},
+			Check: checkDeviceRoutes(env, "homelab", []string{"10.20.0.0/16", "10.30.0.0/16"}, nil),
+		}, {
+			Config:   config,
+			PlanOnly: true,
+		}},
+	})
+}
+
+// The Connector's name or tags edited in the values in the Qovery console:
+// the plan writes the values back in place, instead of replacing the
+// connector (which would give its devices new addresses).
+func TestConnector_nameAndTagsEditedInTheConsoleAreWrittenBack(t *testing.T) {
+	env, envID := connectorEnv(t)
+	config := connectorConfig(envID, homeLabBody(""))
+	var helmID, deviceID string
+	resource.UnitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: env.Factories(),
+		Steps: []resource.TestStep{{
+			Config: config,
+			Check: resource.ComposeTestCheckFunc(
+				acctest.Capture(connectorAddr, "id", &helmID),
+				acctest.Capture(connectorAddr, "devices.0.id", &deviceID),
+			),
+		}, {
+			PreConfig: func() {
+				c := manifest.Connector{Name: "lab", Hostname: "homelab", SubnetRoutes: homeLabRoutes, ExitNode: true, Tags: []string{"tag:lan"}}
+				values, err := manifest.RenderConnector(c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := env.Qovery.SetHelmRawValues(helmID, qoveryapi.ValuesFile{Name: manifest.ManifestsFileName, Content: values}); err != nil {
+					t.Fatal(err)
+				}
+			},
+			Config: config,
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+				plancheck.ExpectResourceAction(connectorAddr, plancheck.ResourceActionUpdate),
+			}},
+			Check: func(*terraform.State) error {
+				d, ok := env.DeviceByHostname("homelab")
+				if !ok || d.NodeID != deviceID && d.ID != deviceID {
+					return fmt.Errorf("the connector's device %s was replaced: %+v", deviceID, d)
+				}
+				return nil
+			},
+		}, {
+			Config:   config,
+			PlanOnly: true,
+		}},
+	})
+}
+
+// Approving the routes fails (the credential lacks devices:routes): the
+// apply says so, the state keeps the devices, and the next plan approves
+// the routes again without redeploying.
+func TestConnector_failedApprovalIsRetriedByTheNextApply(t *testing.T) {
+	env, envID := connectorEnv(t)
+	config := func(approve bool) string {
+		return connectorConfig(envID, fmt.Sprintf(`hostname = "homelab"
+  subnet_routes = ["10.20.0.0/16"]
+  approve_routes = %t`, approve))
+	}
+	var helmID string
+	resource.UnitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: env.Factories(),
+		Steps: []resource.TestStep{{
+			Config: config(false),
+			Check: resource.ComposeTestCheckFunc(
+				acctest.Capture(connectorAddr, "id", &helmID),
+				checkDeviceRoutes(env, "homelab", []string{"10.20.0.0/16"}, nil),
+			),
+		}, {
+			PreConfig: func() {
+				env.Faults.Add(faults.Rule{Route: "POST /tailscale/api/v2/device/{id}/routes", Status: 403,
+					Body: json.RawMessage(`{"message":"calling actor does not have enough permissions to perform this function"}`)})
+			},
+			Config:      config(true),
+			ExpectError: acctest.ErrorRE("enough permissions"),
+		}, {
+			Config: config(true),
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+				plancheck.ExpectResourceAction(connectorAddr, plancheck.ResourceActionUpdate),
+				plancheck.ExpectKnownValue(connectorAddr, tfjsonpath.New("devices").AtSliceIndex(0).AtMapKey("approved_routes"),
+					knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact("10.20.0.0/16")})),
+			}},
+			Check: resource.ComposeTestCheckFunc(
+				checkDeviceRoutes(env, "homelab", []string{"10.20.0.0/16"}, []string{"10.20.0.0/16"}),
+				func(*terraform.State) error {
+					if n := env.DeployCount(helmID); n != 1 {
+						return fmt.Errorf("%d deployments, want 1", n)
+					}
+					return nil
+				},
+			),
 		}},
 	})
 }

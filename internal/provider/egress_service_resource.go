@@ -262,8 +262,7 @@ func (r *egressServiceResource) ValidateConfig(ctx context.Context, req resource
 
 // specKnown reports whether every input of the Service is known.
 func (m *egressServiceModel) specKnown() bool {
-	return !m.Name.IsUnknown() && !m.TailnetFQDN.IsUnknown() && !m.TailnetIP.IsUnknown() && !m.Ports.IsUnknown() &&
-		!m.ProxyGroup.IsUnknown()
+	return allKnown(m.Name, m.TailnetFQDN, m.TailnetIP, m.Ports, m.ProxyGroup)
 }
 
 // render renders the values file of m, whose attributes must be known.
@@ -403,6 +402,12 @@ func (r *egressServiceResource) ModifyPlan(ctx context.Context, req resource.Mod
 		checkProxyHostname(plan.Name, plan.Namespace, &resp.Diagnostics)
 	}
 	r.data.manifestPlanChecks(ctx, egressKind, &plan.manifestServiceModel, plan.Name, &resp.Diagnostics)
+	if pg := plan.ProxyGroup; !pg.IsNull() && !plan.EnvironmentID.IsUnknown() {
+		r.data.checkPlannedProxyGroupType(ctx, pg.ValueString(), plan.EnvironmentID.ValueString(), manifest.ProxyGroupEgress,
+			"The operator sends an egress Service only through a ProxyGroup of type \""+manifest.ProxyGroupEgress+"\": the workloads' "+
+				"calls would go nowhere. Name an egress ProxyGroup in proxy_group, or remove proxy_group to give the Service a proxy of its own.",
+			&resp.Diagnostics)
+	}
 }
 
 // checkProxyHostname refuses a Service whose egress proxy the operator
@@ -482,12 +487,14 @@ func (m *egressServiceModel) renderValues(ctx context.Context) (string, string, 
 	return spec.Name, values, diags
 }
 
-func (m *egressServiceModel) readValues(file, _ string, _ *diag.Diagnostics) error {
+func (m *egressServiceModel) readValues(file, helmID string, diags *diag.Diagnostics) error {
 	spec, err := manifest.ReadEgressService(file)
 	if err != nil {
 		return err
 	}
+	name := m.Name
 	m.fillFromSpec(spec)
+	m.Name = keepReplacing(diags, helmID, "name", name, m.Name)
 	return nil
 }
 

@@ -447,3 +447,23 @@ func TestEgressService_drift(t *testing.T) {
 		},
 	})
 }
+
+// An egress Service that names an ingress qtail_proxy_group of the plan is
+// refused before anything is created.
+func TestEgressService_throughAnIngressGroupIsRefused(t *testing.T) {
+	env, envID := connectorEnv(t)
+	before := env.Calls("POST /qovery/environment/{environmentId}/helm")
+	config := proxyGroupConfig(envID, `type = "ingress"`) + egressConfig(envID, `tailnet_ip = "100.64.0.9"
+  ports = ["tcp:5432"]
+  proxy_group = qtail_proxy_group.ingress.name`)
+	resource.UnitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: env.Factories(),
+		Steps: []resource.TestStep{{
+			Config:      config,
+			ExpectError: acctest.ErrorRE(`ProxyGroup Not of Type Egress`),
+		}},
+	})
+	if n := env.Calls("POST /qovery/environment/{environmentId}/helm") - before; n != 0 {
+		t.Errorf("%d Helm services created by a refused plan", n)
+	}
+}

@@ -61,12 +61,14 @@ func (d *egressStatusDataSource) Schema(_ context.Context, _ datasource.SchemaRe
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "Whether the workloads of a cluster can reach the tailnet machine of a `qtail_egress_service`, " +
 			"port by port, and what to do when they cannot.\n\n" +
-			"An egress Service sends traffic through a proxy of the operator: a device tagged `tag:k8s` (or the tags of the " +
-			"`ProxyGroup` it names). So the target must be on the tailnet, and the policy file must let those tags reach it on " +
+			"An egress Service sends traffic through a proxy of the operator: a device with the operator's default proxy tags " +
+			"(`tag:k8s` unless `proxy_default_tags` of the `qtail_operator` says otherwise), or the devices of the `ProxyGroup` " +
+			"it names. So the target must be on the tailnet, and the policy file must let those tags reach it on " +
 			"each port of the Service. qtail asks Tailscale itself: it runs one policy test per source tag against the current " +
 			"policy file (`POST /acl/validate` with a list of tests, which changes nothing), one call per protocol.\n\n" +
-			"Reading costs the egress service's Helm service, the Helm services of its environment when `source_tags` is not " +
-			"set and the Service names a ProxyGroup, one list of devices, and the tests.",
+			"Reading costs the egress service's Helm service; when `source_tags` is not set, the Helm services of its " +
+			"environment (for a ProxyGroup) or the lookup of its cluster's operator (the organization's projects, environments " +
+			"and Helm services); one list of devices; and the tests.",
 		Attributes: map[string]schema.Attribute{
 			"egress_service_id": schema.StringAttribute{
 				Required:            true,
@@ -79,8 +81,8 @@ func (d *egressStatusDataSource) Schema(_ context.Context, _ datasource.SchemaRe
 				Computed:    true,
 				MarkdownDescription: "Tags of the egress proxy, from which the target must be reachable. Default: the tags of the " +
 					"`ProxyGroup` named by the Service's `tailscale.com/proxy-group` annotation when a Helm service of the same " +
-					"environment renders it (`[\"tag:k8s\"]` when it sets none), otherwise `[\"tag:k8s\"]`, the operator's " +
-					"default proxy tag.",
+					"environment renders it (`[\"tag:k8s\"]` when it sets none), otherwise the default proxy tags of the operator " +
+					"of the Service's cluster (`[\"tag:k8s\"]` when qtail finds no operator).",
 				Validators: []validator.List{
 					listvalidator.SizeAtLeast(1),
 					listvalidator.UniqueValues(),
@@ -237,11 +239,21 @@ func readEgressService(h *qovery.Helm, diags *diag.Diagnostics) (manifest.Egress
 
 // egressProxyTags returns the tags of the egress proxy of es: those of the
 // ProxyGroup it names when a Helm service of its environment renders that
-// ProxyGroup, otherwise the operator's default proxy tag.
+// ProxyGroup (by default tag:k8s), otherwise the default proxy tags of the
+// operator of its cluster (proxy_default_tags of a qtail_operator; tag:k8s
+// when no operator is found).
 func egressProxyTags(ctx context.Context, q *qovery.Client, h *qovery.Helm, es manifest.EgressService) ([]string, error) {
 	def := []string{chartDefaultProxyTag}
 	if es.ProxyGroup == "" {
-		return def, nil
+		env, err := q.GetEnvironment(ctx, h.Environment.ID)
+		if err != nil {
+			return nil, err
+		}
+		op, err := exposureFindOperator(ctx, q, env)
+		if err != nil {
+			return nil, err
+		}
+		return op.proxyTags, nil
 	}
 	helms, err := q.ListHelms(ctx, h.Environment.ID)
 	if err != nil {

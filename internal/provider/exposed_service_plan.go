@@ -221,39 +221,45 @@ func (r *exposedServiceResource) checkProxyGroupType(ctx context.Context, plan *
 	if plan.ProxyGroup.IsUnknown() || plan.ProxyGroup.ValueString() == "" {
 		return
 	}
-	name := plan.ProxyGroup.ValueString()
-	reg := r.data.proxyGroups
+	r.data.checkPlannedProxyGroupType(ctx, plan.ProxyGroup.ValueString(), app.Environment.ID, manifest.ProxyGroupIngress,
+		"The operator serves an exposed Service only through a ProxyGroup of type \""+manifest.ProxyGroupIngress+"\": this application "+
+			"would not be reachable. Name an ingress ProxyGroup in proxy_group, or remove proxy_group to give the application a proxy of its own.", diags)
+}
+
+// checkPlannedProxyGroupType refuses the ProxyGroup name, used from the
+// environment envID, when a qtail_proxy_group of this plan declares it on
+// the same cluster with another type than want. why says what would go
+// wrong and what to do. A ProxyGroup that no resource of the plan declares
+// may be managed elsewhere and is not checked.
+func (d *providerData) checkPlannedProxyGroupType(ctx context.Context, name, envID, want, why string, diags *diag.Diagnostics) {
+	reg := d.proxyGroups
 	planned := reg.named(name)
 	if len(planned) == 0 {
 		return
 	}
-	q := r.data.qovery
 	read := func(ctx context.Context, envID string) (string, error) {
-		env, err := q.GetEnvironment(ctx, envID)
+		env, err := d.qovery.GetEnvironment(ctx, envID)
 		if err != nil {
 			return "", err
 		}
 		return env.ClusterID, nil
 	}
-	cluster, err := reg.cluster(ctx, app.Environment.ID, read)
+	cluster, err := reg.cluster(ctx, envID, read)
 	if err != nil {
-		diags.AddWarning("ProxyGroup Not Checked", "qtail could not read the environment of application "+app.ID+": "+err.Error()+
-			". Make sure that the ProxyGroup "+name+" is of type "+manifest.ProxyGroupIngress+".")
+		diags.AddWarning("ProxyGroup Not Checked", "qtail could not read the environment "+envID+": "+err.Error()+
+			". Make sure that the ProxyGroup "+name+" is of type "+want+".")
 		return
 	}
 	for _, pg := range planned {
-		if pg.typ == manifest.ProxyGroupIngress {
+		if pg.typ == want {
 			continue
 		}
 		if c, err := reg.cluster(ctx, pg.environmentID, read); err != nil || c != cluster {
 			continue
 		}
-		diags.AddAttributeError(path.Root("proxy_group"), "ProxyGroup Not of Type Ingress",
+		diags.AddAttributeError(path.Root("proxy_group"), "ProxyGroup Not of Type "+titleCase(want),
 			fmt.Sprintf("A qtail_proxy_group of this configuration declares the ProxyGroup %q on cluster %s (environment %s) with "+
-				"type %q. The operator serves an exposed Service only through a ProxyGroup of type %q: this application would not "+
-				"be reachable. Name an ingress ProxyGroup in proxy_group, such as a qtail_proxy_group with type = %q, or remove "+
-				"proxy_group to give the application a proxy of its own.",
-				name, cluster, pg.environmentID, pg.typ, manifest.ProxyGroupIngress, manifest.ProxyGroupIngress))
+				"type %q. %s", name, cluster, pg.environmentID, pg.typ, why))
 		return
 	}
 }
@@ -448,6 +454,8 @@ type exposureOperator struct {
 	// helmID and name are empty when no operator was found.
 	helmID, name string
 	tags         []string
+	// proxyTags are the tags of the proxies it creates by default.
+	proxyTags []string
 }
 
 func (o exposureOperator) describe(env *qovery.Environment) string {
@@ -463,7 +471,7 @@ func (o exposureOperator) describe(env *qovery.Environment) string {
 // file sets them. When there is none (yet: it may be created by the same
 // apply), the chart's default tag:k8s-operator is returned.
 func exposureFindOperator(ctx context.Context, q *qovery.Client, env *qovery.Environment) (exposureOperator, error) {
-	op := exposureOperator{tags: []string{chartDefaultOperatorTag}}
+	op := exposureOperator{tags: []string{chartDefaultOperatorTag}, proxyTags: []string{chartDefaultProxyTag}}
 	projects, err := q.ListProjects(ctx, env.Organization.ID)
 	if err != nil {
 		return op, err
@@ -489,6 +497,9 @@ func exposureFindOperator(ctx context.Context, q *qovery.Client, env *qovery.Env
 				if vals, ok := exposureOperatorValues(&h); ok {
 					if len(vals.DefaultTags) > 0 {
 						op.tags = vals.DefaultTags
+					}
+					if len(vals.ProxyDefaultTags) > 0 {
+						op.proxyTags = vals.ProxyDefaultTags
 					}
 				}
 				return op, nil

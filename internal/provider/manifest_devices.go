@@ -13,7 +13,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/qtail/terraform-provider-qtail/internal/qovery"
 	"github.com/qtail/terraform-provider-qtail/internal/tailnet"
 )
 
@@ -188,19 +187,22 @@ func nonNilStrings(s []string) []string {
 	return s
 }
 
+// deviceModel is one element of a `devices` attribute.
+type deviceModel struct {
+	Hostname         types.String `tfsdk:"hostname"`
+	ID               types.String `tfsdk:"id"`
+	TailnetFQDN      types.String `tfsdk:"tailnet_fqdn"`
+	TailnetIPs       types.List   `tfsdk:"tailnet_ips"`
+	AdvertisedRoutes types.List   `tfsdk:"advertised_routes"`
+	ApprovedRoutes   types.List   `tfsdk:"approved_routes"`
+}
+
 // stateDevices reads the hostnames and IDs of the `devices` attribute.
 func stateDevices(ctx context.Context, l types.List) (hostnames, ids []string) {
 	if l.IsNull() || l.IsUnknown() {
 		return nil, nil
 	}
-	var devs []struct {
-		Hostname         types.String `tfsdk:"hostname"`
-		ID               types.String `tfsdk:"id"`
-		TailnetFQDN      types.String `tfsdk:"tailnet_fqdn"`
-		TailnetIPs       types.List   `tfsdk:"tailnet_ips"`
-		AdvertisedRoutes types.List   `tfsdk:"advertised_routes"`
-		ApprovedRoutes   types.List   `tfsdk:"approved_routes"`
-	}
+	var devs []deviceModel
 	if d := l.ElementsAs(ctx, &devs, false); d.HasError() {
 		return nil, nil
 	}
@@ -209,6 +211,35 @@ func stateDevices(ctx context.Context, l types.List) (hostnames, ids []string) {
 		ids = append(ids, d.ID.ValueString())
 	}
 	return hostnames, ids
+}
+
+// withRoutesApproved returns the `devices` attribute as approveRoutes
+// leaves it: on each device, every route of routes that it advertises is
+// approved, after the routes approved already. ok is false when l cannot be
+// read.
+func withRoutesApproved(ctx context.Context, l types.List, routes []string) (types.List, bool) {
+	if l.IsNull() || l.IsUnknown() {
+		return l, false
+	}
+	var devs []deviceModel
+	if d := l.ElementsAs(ctx, &devs, false); d.HasError() {
+		return l, false
+	}
+	for i := range devs {
+		var advertised, approved []string
+		if devs[i].AdvertisedRoutes.ElementsAs(ctx, &advertised, false).HasError() ||
+			devs[i].ApprovedRoutes.ElementsAs(ctx, &approved, false).HasError() {
+			return l, false
+		}
+		for _, r := range routes {
+			if slices.Contains(advertised, r) && !slices.Contains(approved, r) {
+				approved = append(approved, r)
+			}
+		}
+		devs[i].ApprovedRoutes = stringList(nonNilStrings(approved))
+	}
+	out, d := types.ListValueFrom(ctx, manifestDeviceType, devs)
+	return out, !d.HasError()
 }
 
 // planDevices plans the `devices` attribute: unknown when the apply changes
@@ -285,11 +316,11 @@ func (d *providerData) hostnamesTaken(ctx context.Context, w deviceWant, devices
 // tags that the operator's tag cannot apply. at is the attribute that makes
 // the hostnames, fix says how to choose others, state is the resource's
 // `devices` attribute (null when creating).
-func (d *providerData) checkManifestDevices(ctx context.Context, k manifestKind, name string, env *qovery.Environment, want deviceWant,
+func (d *providerData) checkManifestDevices(ctx context.Context, k manifestKind, name string, ops *exposureOperatorLookup, want deviceWant,
 	state types.List, creating bool, at path.Path, fix string, diags *diag.Diagnostics) {
 	owner := k.noun + " " + name
-	if env != nil {
-		owner += " on cluster " + env.ClusterID
+	if ops != nil {
+		owner += " on cluster " + ops.env.ClusterID
 	}
 	for _, h := range want.hostnames {
 		if other, conflict := d.exposures.claim(h, owner); conflict {
@@ -310,8 +341,7 @@ func (d *providerData) checkManifestDevices(ctx context.Context, k manifestKind,
 			fmt.Sprintf("Devices that are not %s already use its hostnames: %s. Its devices would get other MagicDNS names. "+
 				"Remove those devices from the tailnet, or %s.", owner, strings.Join(taken, ", "), fix))
 	}
-	if env != nil && creating {
-		ops := &exposureOperatorLookup{q: d.qovery, env: env}
+	if ops != nil && creating {
 		d.checkOperatorOwnsTags(ctx, ops, want.tags, path.Root("tags"), k.possessive()+" auth keys",
 			"no "+k.noun+" device would appear", "this "+k.noun, diags)
 	}

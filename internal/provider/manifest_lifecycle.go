@@ -185,6 +185,11 @@ func manifestRead[T any, P manifestModel[T]](ctx context.Context, d *providerDat
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	var devices []string
+	if h.leftovers != nil {
+		devices = h.leftovers(ctx, &state)
+	}
+	d.observeManifestDevices(obs.helm.ID, devices)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 

@@ -176,7 +176,7 @@ func manifestAttributes(ctx context.Context, k manifestKind, waits string) map[s
 							MarkdownDescription: "Branch to deploy. When unset, Qovery uses the repository's default branch and " +
 								"qtail records the one Qovery reports.",
 							Validators:    []validator.String{nonBlankValidator()},
-							PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+							PlanModifiers: []planmodifier.String{defaultBranchFromState{}},
 						},
 						"root_path": schema.StringAttribute{
 							Optional:            true,
@@ -219,6 +219,64 @@ func manifestAttributes(ctx context.Context, k manifestKind, waits string) map[s
 			"Time to create the Helm service, deploy it and "+waits+".",
 			"Time to update the Helm service, redeploy it and "+waits+".",
 			"Time to delete the Helm service and wait until it is gone."),
+	}
+}
+
+// keepReplacing returns prior, the state's value of an attribute that
+// forces a replacement, when the values file read back from Qovery (read)
+// says otherwise: that is an edit in the console, which writing the values
+// file back undoes, not a new configuration worth a replacement. A null
+// prior (an import) takes read.
+func keepReplacing[V attr.Value](diags *diag.Diagnostics, helmID, name string, prior, read V) V {
+	if prior.IsNull() || prior.IsUnknown() || prior.Equal(read) {
+		return read
+	}
+	diags.AddWarning("Values Edited Outside qtail",
+		fmt.Sprintf("The values file of the Helm service %s sets %s to %s, not %s. Changing %s replaces the resource, so qtail "+
+			"plans to write the values file back instead. To change it, change %s in the configuration.",
+			helmID, name, read, prior, name, name))
+	return prior
+}
+
+// allKnown reports whether every value is known, the elements of lists
+// included (a list may be known while an element comes from another
+// resource).
+func allKnown(values ...attr.Value) bool {
+	for _, v := range values {
+		if v.IsUnknown() {
+			return false
+		}
+		if l, ok := v.(types.List); ok && !allKnown(l.Elements()...) {
+			return false
+		}
+	}
+	return true
+}
+
+// defaultBranchFromState plans an unset branch as the default branch that
+// Qovery reported for the same repository, and as unknown when the URL
+// changes (another repository may have another default branch).
+type defaultBranchFromState struct{}
+
+func (defaultBranchFromState) Description(context.Context) string {
+	return "The repository's default branch, as Qovery reported it, while the URL stays the same."
+}
+
+func (m defaultBranchFromState) MarkdownDescription(ctx context.Context) string {
+	return m.Description(ctx)
+}
+
+func (defaultBranchFromState) PlanModifyString(ctx context.Context, req planmodifier.StringRequest, resp *planmodifier.StringResponse) {
+	if !req.ConfigValue.IsNull() || req.StateValue.IsNull() || !req.PlanValue.IsUnknown() {
+		return
+	}
+	urlPath := req.Path.ParentPath().AtName("url")
+	var planURL, stateURL types.String
+	if req.Plan.GetAttribute(ctx, urlPath, &planURL).HasError() || req.State.GetAttribute(ctx, urlPath, &stateURL).HasError() {
+		return
+	}
+	if planURL.Equal(stateURL) {
+		resp.PlanValue = req.StateValue
 	}
 }
 
@@ -280,8 +338,8 @@ func (c manifestChart) sourceRequest() qovery.HelmSourceRequest {
 }
 
 // chartFromHelm reads the chart source of a Helm service. prior keeps the
-// configuration's choices where Qovery's answer means the same (an unset
-// branch, an unset Git token).
+// URL as the configuration writes it when Qovery's differs only by a
+// trailing ".git".
 func chartFromHelm(h *qovery.Helm, prior manifestChart) manifestChart {
 	switch {
 	case h.Source.Repository != nil:
@@ -564,8 +622,10 @@ func deleteManifestService(ctx context.Context, q *qovery.Client, helmID string,
 
 // manifestPlanChecks runs the Qovery checks of a planned manifest service:
 // the environment exists, the Helm service name is free, the chart version
-// is published. It returns the environment (nil when unknown or missing).
-func (d *providerData) manifestPlanChecks(ctx context.Context, k manifestKind, m *manifestServiceModel, name types.String, diags *diag.Diagnostics) *qovery.Environment {
+// is published, and a new one has an operator on its cluster. It returns the
+// lookup of the cluster's operator (nil when the environment is unknown or
+// missing).
+func (d *providerData) manifestPlanChecks(ctx context.Context, k manifestKind, m *manifestServiceModel, name types.String, diags *diag.Diagnostics) *exposureOperatorLookup {
 	if d.qovery == nil || d.qoveryUnknown || m.EnvironmentID.IsUnknown() {
 		return nil
 	}
@@ -588,6 +648,9 @@ func (d *providerData) manifestPlanChecks(ctx context.Context, k manifestKind, m
 			tflog.Debug(ctx, "listing the environment's Helm services failed; the name is not checked", map[string]any{"error": err.Error()})
 		}
 		for _, h := range helms {
+			if h.Name == want && m.ID.IsUnknown() && d.replacesManifestService(&h, m) {
+				continue
+			}
 			if h.Name == want && h.ID != m.ID.ValueString() && !d.exposures.isReleased(h.ID) {
 				diags.AddAttributeError(path.Root("name"), "Helm Service Name Taken",
 					fmt.Sprintf("The environment %s already has a Helm service named %s (%s), and Qovery requires unique names. "+
@@ -604,7 +667,34 @@ func (d *providerData) manifestPlanChecks(ctx context.Context, k manifestKind, m
 			version: h.ChartVersion.ValueString(), repoAt: at.AtName("repository_id"), versionAt: at.AtName("chart_version"),
 			serves: "such as a repository you publish examples/charts/" + manifestChartName + " to"}, diags)
 	}
-	return env
+	ops := &exposureOperatorLookup{q: q, env: env}
+	if m.ID.IsUnknown() {
+		d.checkOperatorRuns(ctx, k, ops, diags)
+	}
+	return ops
+}
+
+// checkOperatorRuns refuses a new cluster-scoped object on a cluster where
+// no Tailscale operator runs and none is planned: its CRD comes with the
+// operator, so the deployment would fail. A namespaced egress Service only
+// gets a warning: it deploys, but does nothing until an operator runs.
+func (d *providerData) checkOperatorRuns(ctx context.Context, k manifestKind, ops *exposureOperatorLookup, diags *diag.Diagnostics) {
+	env := ops.env
+	op, err := ops.get(ctx)
+	if err != nil || op.helmID != "" || d.operators.plannedOn(env.ClusterID) {
+		return
+	}
+	detail := fmt.Sprintf("qtail found no Helm service of the %s chart on cluster %s, and no qtail_operator of this "+
+		"configuration is planned there. ", operatorChart, env.ClusterID)
+	fix := "Install the operator with a qtail_operator, and set environment_id = qtail_operator.NAME.environment_id (or " +
+		"depends_on = [qtail_operator.NAME]) so that Terraform plans it first."
+	if !k.clusterScoped {
+		diags.AddAttributeWarning(path.Root("environment_id"), "No Tailscale Operator on the Cluster",
+			detail+"The "+k.noun+" deploys, but nothing turns it into an egress proxy until an operator runs. "+fix)
+		return
+	}
+	diags.AddAttributeError(path.Root("environment_id"), "No Tailscale Operator on the Cluster",
+		detail+"The "+k.object+" CRD comes with the operator, so the deployment would fail (no matches for kind "+k.object+"). "+fix)
 }
 
 // releaseManifestService records that the plan replaces the manifest
@@ -615,6 +705,44 @@ func (d *providerData) manifestPlanChecks(ctx context.Context, k manifestKind, m
 func (d *providerData) releaseManifestService(ctx context.Context, m *manifestServiceModel, devices types.List) {
 	_, ids := stateDevices(ctx, devices)
 	d.exposures.release(append(ids, m.ID.ValueString())...)
+}
+
+// observeManifestDevices records, when Read refreshes a manifest service,
+// its Helm service and the devices it found. A tainted resource (its
+// creation failed, or someone ran terraform taint) is refreshed, then
+// planned as a creation without its state: replacesManifestService then
+// recognizes it.
+func (d *providerData) observeManifestDevices(helmID string, deviceIDs []string) {
+	d.manifestsMu.Lock()
+	defer d.manifestsMu.Unlock()
+	if d.manifestDevices == nil {
+		d.manifestDevices = map[string][]string{}
+	}
+	d.manifestDevices[helmID] = slices.Clone(deviceIDs)
+}
+
+// replacesManifestService reports whether the planned creation m replaces
+// the existing Helm service h: a resource of this configuration refreshed h,
+// and h holds the very values file that m plans. The service and its devices
+// are then released: they are no conflict for the new one.
+func (d *providerData) replacesManifestService(h *qovery.Helm, m *manifestServiceModel) bool {
+	d.manifestsMu.Lock()
+	devices, seen := d.manifestDevices[h.ID]
+	d.manifestsMu.Unlock()
+	if !seen || m.Values.IsUnknown() {
+		return false
+	}
+	f := h.ValuesOverride.File
+	if f == nil || f.Raw == nil {
+		return false
+	}
+	for _, v := range f.Raw.Values {
+		if v.Name == manifest.ManifestsFileName && operatorYAMLEqual(v.Content, m.Values.ValueString()) {
+			d.exposures.release(append(slices.Clone(devices), h.ID)...)
+			return true
+		}
+	}
+	return false
 }
 
 // chartCheck names a chart version to look for in a Helm repository, and

@@ -182,7 +182,7 @@ func (o ownedIDs) has(r *operatorResource, id string) bool {
 		}
 	}
 	// A tainted operator, being replaced, registered by Read.
-	return r.data.replacedOperators.has(id)
+	return r.data.operators.has(id)
 }
 
 // replacedOperator names the Helm service and the device of an operator
@@ -242,6 +242,7 @@ func (r *operatorResource) checkQovery(ctx context.Context, plan, state *operato
 		apiError(diags, "read the environment "+envID, err)
 		return
 	}
+	r.data.operators.planOn(env.ClusterID)
 
 	if !plan.Hostname.IsUnknown() && operatorChanged(creating, plan.Hostname, state.Hostname) {
 		helms, err := q.ListHelms(ctx, envID)

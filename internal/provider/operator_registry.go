@@ -10,13 +10,32 @@ import (
 // a tainted object as a plain creation, without its state, right after
 // refreshing it: Read registers it here, so that the creation's checks do
 // not take the failed operator's Helm service and device for conflicts.
+//
+// It also remembers the clusters on which the plan installs or keeps an
+// operator, for the resources that need one (a Connector's CRD comes with
+// the operator).
 type operatorRegistry struct {
 	mu       sync.Mutex
 	replaced map[string]bool
+	clusters map[string]bool
 }
 
 func newOperatorRegistry() *operatorRegistry {
-	return &operatorRegistry{replaced: map[string]bool{}}
+	return &operatorRegistry{replaced: map[string]bool{}, clusters: map[string]bool{}}
+}
+
+// planOn records that the plan has an operator on the cluster.
+func (r *operatorRegistry) planOn(clusterID string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.clusters[clusterID] = true
+}
+
+// plannedOn reports whether the plan has an operator on the cluster.
+func (r *operatorRegistry) plannedOn(clusterID string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.clusters[clusterID]
 }
 
 // add registers the IDs of a failed operator.

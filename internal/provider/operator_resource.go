@@ -550,7 +550,7 @@ func (r *operatorResource) Read(ctx context.Context, req resource.ReadRequest, r
 	}
 	if raw, diags := req.Private.GetKey(ctx, privateReplaced); !diags.HasError() && len(raw) > 0 {
 		// A creation that failed: Terraform plans its replacement next.
-		r.data.replacedOperators.add(state.ID.ValueString(), state.DeviceID.ValueString())
+		r.data.operators.add(state.ID.ValueString(), state.DeviceID.ValueString())
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }

@@ -42,22 +42,27 @@ type providerData struct {
 	// provider instance.
 	checks *policyCoordinator
 
-	// exposures and replacedOperators remember what the plan of this
+	// exposures and operators remember what the plan of this
 	// provider instance claims and gives up, proxyGroups the ProxyGroups
 	// it declares (see their types).
-	exposures         *exposureRegistry
-	replacedOperators *operatorRegistry
-	proxyGroups       *proxyGroupRegistry
+	exposures *exposureRegistry
+	operators *operatorRegistry
+
+	// manifestDevices maps the Helm services of manifest services that
+	// Read refreshed to the devices it found (see observeManifestDevices).
+	manifestsMu     sync.Mutex
+	manifestDevices map[string][]string
+	proxyGroups     *proxyGroupRegistry
 }
 
 func newProviderData(version string, opts Options) *providerData {
 	d := &providerData{
-		version:           version,
-		pollInterval:      opts.PollInterval,
-		retryPolicy:       opts.Retry,
-		exposures:         newExposureRegistry(),
-		replacedOperators: newOperatorRegistry(),
-		proxyGroups:       newProxyGroupRegistry(),
+		version:      version,
+		pollInterval: opts.PollInterval,
+		retryPolicy:  opts.Retry,
+		exposures:    newExposureRegistry(),
+		operators:    newOperatorRegistry(),
+		proxyGroups:  newProxyGroupRegistry(),
 	}
 	if d.pollInterval <= 0 {
 		d.pollInterval = defaultPollInterval

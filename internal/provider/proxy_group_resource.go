@@ -22,7 +22,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/qtail/terraform-provider-qtail/internal/manifest"
-	"github.com/qtail/terraform-provider-qtail/internal/qovery"
 	"github.com/qtail/terraform-provider-qtail/internal/tailnet"
 )
 
@@ -186,8 +185,7 @@ func (m *proxyGroupModel) spec(ctx context.Context) (manifest.ProxyGroup, diag.D
 
 // specKnown reports whether every input of the ProxyGroup is known.
 func (m *proxyGroupModel) specKnown() bool {
-	return !m.Name.IsUnknown() && !m.Type.IsUnknown() && !m.Replicas.IsUnknown() && !m.HostnamePrefix.IsUnknown() &&
-		!m.Tags.IsUnknown() && !m.ProxyClass.IsUnknown()
+	return allKnown(m.Name, m.Type, m.Replicas, m.HostnamePrefix, m.Tags, m.ProxyClass)
 }
 
 // proxyGroupWant is what the ProxyGroup's devices must look like.
@@ -316,20 +314,20 @@ func (r *proxyGroupResource) ModifyPlan(ctx context.Context, req resource.Modify
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	var env *qovery.Environment
+	var ops *exposureOperatorLookup
 	if values != "" && (creating || !plan.Values.Equal(state.Values)) {
-		env = r.data.manifestPlanChecks(ctx, proxyGroupKind, &plan.manifestServiceModel, plan.Name, &resp.Diagnostics)
+		ops = r.data.manifestPlanChecks(ctx, proxyGroupKind, &plan.manifestServiceModel, plan.Name, &resp.Diagnostics)
 		at := path.Root("name")
 		if spec.HostnamePrefix != "" {
 			at = path.Root("hostname_prefix")
 		}
-		r.data.checkManifestDevices(ctx, proxyGroupKind, spec.Name, env, proxyGroupWant(spec), state.Devices, creating, at,
+		r.data.checkManifestDevices(ctx, proxyGroupKind, spec.Name, ops, proxyGroupWant(spec), state.Devices, creating, at,
 			"give each ProxyGroup its own hostname_prefix", &resp.Diagnostics)
 	}
 	if !plan.Name.IsUnknown() && !plan.Type.IsUnknown() && !plan.EnvironmentID.IsUnknown() {
 		clusterID := ""
-		if env != nil {
-			clusterID = env.ClusterID
+		if ops != nil {
+			clusterID = ops.env.ClusterID
 		}
 		r.data.proxyGroups.declare(plan.EnvironmentID.ValueString(), clusterID, plan.Name.ValueString(), plan.Type.ValueString())
 	}
@@ -370,7 +368,10 @@ func (m *proxyGroupModel) readValues(file, helmID string, diags *diag.Diagnostic
 	if err != nil {
 		return err
 	}
+	name, tags := m.Name, m.Tags
 	m.fillFromSpec(spec, helmID, diags)
+	m.Name = keepReplacing(diags, helmID, "name", name, m.Name)
+	m.Tags = keepReplacing(diags, helmID, "tags", tags, m.Tags)
 	return nil
 }
 

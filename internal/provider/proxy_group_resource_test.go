@@ -308,8 +308,10 @@ func TestProxyGroup_withoutOperatorTheDeploymentFails(t *testing.T) {
 	t.Parallel()
 	env := acctest.New(t)
 	envID := env.Seed().Regions[exposureRegion].EnvironmentID
-	// The tags are in order: only the operator is missing.
+	// The tags are in order, and qtail sees an operator's Helm service:
+	// only the running operator is missing.
 	env.DeclareTagOwners(t, map[string][]string{"tag:k8s-operator": {}, "tag:k8s": {"tag:k8s-operator"}})
+	env.CreateIdleOperator(t, exposureRegion)
 	resource.UnitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: env.Factories(),
 		Steps: []resource.TestStep{{

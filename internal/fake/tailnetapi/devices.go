@@ -573,7 +573,7 @@ func (s *Server) handleSetRoutes(w http.ResponseWriter, r *http.Request, p princ
 	if d == nil {
 		return
 	}
-	d.EnabledRoutes = slices.Clone(req.Routes)
+	d.EnabledRoutes = canonicalRoutes(req.Routes)
 	writeJSON(w, http.StatusOK, routesJSON{AdvertisedRoutes: nonNil(d.AdvertisedRoutes), EnabledRoutes: nonNil(d.EnabledRoutes)})
 }
 

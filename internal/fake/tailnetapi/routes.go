@@ -23,6 +23,16 @@ func checkRoutes(routes []string) error {
 	return nil
 }
 
+// canonicalRoutes returns checked routes in the form Tailscale stores and
+// reports them (fd00::/64, not FD00:0::/64).
+func canonicalRoutes(routes []string) []string {
+	out := make([]string, len(routes))
+	for i, rt := range routes {
+		out[i] = netip.MustParsePrefix(rt).String()
+	}
+	return out
+}
+
 // containsRoute reports whether list holds route, comparing prefixes
 // rather than spellings (fd00::/64 and FD00::/64 are one route).
 func containsRoute(list []string, route string) bool {
@@ -66,6 +76,7 @@ func (s *Server) SetAdvertisedRoutes(id string, routes []string) (Device, error)
 		return Device{}, fmt.Errorf("device %s: %s", id, errNoDevice)
 	}
 	d := s.devices[i]
+	routes = canonicalRoutes(routes)
 	pol, _ := aclcheck.Parse(s.policy)
 	for _, rt := range routes {
 		if containsRoute(d.AdvertisedRoutes, rt) || containsRoute(d.EnabledRoutes, rt) {
@@ -93,6 +104,6 @@ func (s *Server) SetEnabledRoutes(id string, routes []string) (Device, error) {
 		return Device{}, fmt.Errorf("device %s: %s", id, errNoDevice)
 	}
 	d := s.devices[i]
-	d.EnabledRoutes = slices.Clone(routes)
+	d.EnabledRoutes = canonicalRoutes(routes)
 	return d.clone(), nil
 }

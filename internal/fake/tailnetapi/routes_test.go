@@ -85,3 +85,22 @@ func TestRouteSettersRefuse(t *testing.T) {
 		t.Fatal("Device found a device that does not exist")
 	}
 }
+
+func TestRoutesAreStoredInCanonicalForm(t *testing.T) {
+	s := New(Options{})
+	d := s.AddDevice(DeviceSpec{Hostname: "router", Tags: []string{"tag:k8s"}})
+	got, err := s.SetAdvertisedRoutes(d.ID, []string{"FD00:0::/64", "10.0.0.0/8"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"fd00::/64", "10.0.0.0/8"}; !slices.Equal(got.AdvertisedRoutes, want) {
+		t.Errorf("advertised %v, want %v", got.AdvertisedRoutes, want)
+	}
+	got, err = s.SetEnabledRoutes(d.ID, []string{"FD00::/64"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"fd00::/64"}; !slices.Equal(got.EnabledRoutes, want) {
+		t.Errorf("enabled %v, want %v", got.EnabledRoutes, want)
+	}
+}

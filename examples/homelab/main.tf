@@ -1,0 +1,137 @@
+# qtail home lab: the recipe's second shape, on one cluster.
+#
+# The Tailscale operator, pinned, with its API server proxy on (kubectl
+# --server=https://tailscale-operator works from the tailnet, with RBAC in
+# the cluster), and one connector named after the cluster that is both a
+# subnet router for six networks and an exit node. autoApprovers approve the
+# routes for the connector's tag; qtail also approves them through the API
+# (approve_routes), so that a route revoked by hand shows in the plan. A grant
+# lets the platform team use every route and the exit node, and
+# qtail_route_status checks the four conditions of each route.
+#
+# Run it against the built-in sandbox with `make demo-homelab`, or against
+# real Qovery and Tailscale accounts with the credentials in the environment
+# (see the README).
+
+terraform {
+  required_version = ">= 1.11"
+  required_providers {
+    qtail = {
+      source = "qtail/qtail"
+    }
+  }
+}
+
+provider "qtail" {}
+
+variable "organization_id" {
+  type        = string
+  description = "ID of the Qovery organization."
+}
+
+variable "environment_id" {
+  type        = string
+  description = "ID of the Qovery environment of the operator and the connector (the networking namespace)."
+}
+
+locals {
+  homelab_routes = [
+    "10.244.0.0/16", # pod network
+    "10.10.0.0/16",  # home VLANs
+    "10.50.0.0/24",
+    "10.101.0.0/16",
+    "192.168.0.0/24",
+    "10.20.0.0/16", # LoadBalancer range: the internal gateway lives here
+  ]
+}
+
+resource "qtail_tag_owner" "k8s_operator" {
+  tag    = "tag:k8s-operator"
+  owners = []
+}
+
+resource "qtail_tag_owner" "k8s" {
+  tag    = "tag:k8s"
+  owners = [qtail_tag_owner.k8s_operator.tag]
+}
+
+resource "qtail_helm_repository" "tailscale" {
+  organization_id = var.organization_id
+  name            = "tailscale"
+}
+
+resource "qtail_operator" "homelab" {
+  environment_id      = var.environment_id
+  helm_repository_id  = qtail_helm_repository.tailscale.id
+  chart_version       = "1.102.4"
+  hostname            = "tailscale-operator"
+  api_server_proxy    = "true"
+  create_oauth_client = true
+  depends_on          = [qtail_tag_owner.k8s_operator, qtail_tag_owner.k8s]
+}
+
+# Tailscale approves the connector's routes when its device advertises
+# them, because the connector's tag is an approver.
+resource "qtail_auto_approver" "homelab" {
+  count     = length(local.homelab_routes)
+  route     = local.homelab_routes[count.index]
+  approvers = [qtail_tag_owner.k8s.tag]
+}
+
+resource "qtail_auto_approver" "exit_node" {
+  exit_node = true
+  approvers = [qtail_tag_owner.k8s.tag]
+}
+
+resource "qtail_connector" "homelab" {
+  environment_id = qtail_operator.homelab.environment_id
+  name           = "homelab"
+
+  # The tailnet-manifests chart shipped in qtail's repository.
+  chart = {
+    git_repository = {
+      url       = "https://github.com/qtail/terraform-provider-qtail.git"
+      root_path = "/examples/charts/tailnet-manifests"
+    }
+  }
+
+  hostname       = "homelab"
+  subnet_routes  = local.homelab_routes
+  exit_node      = true
+  tags           = [qtail_tag_owner.k8s.tag]
+  approve_routes = true
+
+  depends_on = [qtail_auto_approver.homelab, qtail_auto_approver.exit_node]
+}
+
+# Approval and access are separate layers.
+resource "qtail_grant" "ops_to_homelab" {
+  name = "ops-to-homelab"
+  src  = ["group:platform-ops"]
+  dst  = concat(qtail_connector.homelab.subnet_routes, ["autogroup:internet"])
+  ip   = ["*"]
+}
+
+data "qtail_route_status" "homelab" {
+  connector_id = qtail_connector.homelab.id
+  depends_on   = [qtail_grant.ops_to_homelab]
+}
+
+output "connector_device" {
+  value = qtail_connector.homelab.devices[0].tailnet_fqdn
+}
+
+output "routes" {
+  value = {
+    for r in data.qtail_route_status.homelab.routes :
+    r.route => "advertised=${r.advertised} approved=${r.approved} (${r.approval}) granted=${r.granted}"
+  }
+}
+
+output "routes_ok" {
+  value = data.qtail_route_status.homelab.ok
+}
+
+output "routes_missing" {
+  value = data.qtail_route_status.homelab.missing
+}
