@@ -2,8 +2,12 @@ package provider_test
 
 import (
 	"fmt"
+	"os"
+	"regexp"
+	"strings"
 	"testing"
 
+	"github.com/hashicorp/terraform-plugin-testing/config"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
@@ -14,82 +18,39 @@ import (
 )
 
 // homeLabRecipeConfig is the recipe's second shape, built by Terraform from
-// nothing: tag owners, an operator whose API server proxy is on, a connector
-// named after the cluster that is a subnet router for six routes and an exit
-// node, routes approved by autoApprovers (approveByAPI false) or by qtail
-// through the API (true), a grant for the platform team to every route and
-// the internet, and the route status of the connector.
-func homeLabRecipeConfig(orgID, envID string, approveByAPI bool) string {
-	approvers := `
-resource "qtail_auto_approver" "homelab" {
-  count     = length(local.routes)
-  route     = local.routes[count.index]
-  approvers = [qtail_tag_owner.k8s.tag]
-}
-
-resource "qtail_auto_approver" "exit_node" {
-  exit_node = true
-  approvers = [qtail_tag_owner.k8s.tag]
-}
-`
-	approve := "depends_on = [qtail_operator.homelab, qtail_auto_approver.homelab, qtail_auto_approver.exit_node]"
-	if approveByAPI {
-		approvers = ""
-		approve = "approve_routes = true\n  depends_on = [qtail_operator.homelab]"
+// nothing, as examples/homelab writes it: tag owners, an operator whose API
+// server proxy is on, a connector named after the cluster that is a subnet
+// router for six routes and an exit node, autoApprovers for its tag, a
+// grant for the platform team to every route and the internet, and the
+// route status of the connector. Without approvers, the autoApprovers are
+// left out and only qtail approves the routes, through the API.
+func homeLabRecipeConfig(t *testing.T, approvers bool) string {
+	t.Helper()
+	b, err := os.ReadFile("../../examples/homelab/main.tf")
+	if err != nil {
+		t.Fatal(err)
 	}
-	return fmt.Sprintf(`
-locals {
-  routes = %s
+	config := string(b)
+	// The test framework supplies the provider.
+	config = regexp.MustCompile(`(?s)\nterraform \{.*?\n\}\n`).ReplaceAllString(config, "\n")
+	config = strings.Replace(config, `provider "qtail" {}`, "", 1)
+	if !approvers {
+		config = regexp.MustCompile(`(?s)\nresource "qtail_auto_approver" "[a-z_]+" \{.*?\n\}\n`).ReplaceAllString(config, "\n")
+		config = strings.Replace(config, "depends_on = [qtail_auto_approver.homelab, qtail_auto_approver.exit_node]", "", 1)
+	}
+	if strings.Contains(config, "required_providers") || strings.Contains(config, "qtail_auto_approver") != approvers {
+		t.Fatalf("examples/homelab/main.tf no longer has the expected shape:\n%s", config)
+	}
+	return config
 }
 
-resource "qtail_tag_owner" "k8s_operator" {
-  tag    = "tag:k8s-operator"
-  owners = []
-}
-
-resource "qtail_tag_owner" "k8s" {
-  tag    = "tag:k8s"
-  owners = [qtail_tag_owner.k8s_operator.tag]
-}
-
-resource "qtail_helm_repository" "tailscale" {
-  organization_id = %q
-  name            = "tailscale"
-}
-
-resource "qtail_operator" "homelab" {
-  environment_id      = %q
-  helm_repository_id  = qtail_helm_repository.tailscale.id
-  chart_version       = "1.102.4"
-  hostname            = "tailscale-operator"
-  api_server_proxy    = "true"
-  create_oauth_client = true
-  depends_on          = [qtail_tag_owner.k8s_operator, qtail_tag_owner.k8s]
-}
-%s
-resource "qtail_connector" "homelab" {
-  environment_id = qtail_operator.homelab.environment_id
-  name           = "homelab"
-  %s
-  hostname      = "homelab"
-  subnet_routes = local.routes
-  exit_node     = true
-  tags          = [qtail_tag_owner.k8s.tag]
-  %s
-}
-
-resource "qtail_grant" "ops_to_homelab" {
-  name = "ops-to-homelab"
-  src  = ["group:platform-ops"]
-  dst  = concat(qtail_connector.homelab.subnet_routes, ["autogroup:internet"])
-  ip   = ["*"]
-}
-
-data "qtail_route_status" "homelab" {
-  connector_id = qtail_connector.homelab.id
-  depends_on   = [qtail_grant.ops_to_homelab]
-}
-`, hclList(homeLabRoutes), orgID, envID, approvers, connectorChartGit, approve)
+// homeLabVariables are the example's variables in the seeded us-east-1.
+func homeLabVariables(env *acctest.Env) config.Variables {
+	seed := env.Seed()
+	return config.Variables{
+		"organization_id": config.StringVariable(seed.OrganizationID),
+		"environment_id":  config.StringVariable(seed.Regions[exposureRegion].EnvironmentID),
+	}
 }
 
 // homeLabStatusChecks expect every route of the home lab advertised,
@@ -117,12 +78,12 @@ func homeLabStatusChecks(approval string) []statecheck.StateCheck {
 
 func TestHomeLabRecipe_autoApproversApproveEveryRoute(t *testing.T) {
 	env := acctest.New(t)
-	seed := env.Seed()
-	config := homeLabRecipeConfig(seed.OrganizationID, seed.Regions[exposureRegion].EnvironmentID, false)
+	hcl, vars := homeLabRecipeConfig(t, true), homeLabVariables(env)
 	resource.UnitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: env.Factories(),
 		Steps: []resource.TestStep{{
-			Config:            config,
+			Config:            hcl,
+			ConfigVariables:   vars,
 			ConfigStateChecks: homeLabStatusChecks("auto_approver"),
 			Check: resource.ComposeTestCheckFunc(
 				checkDeviceRoutes(env, "homelab", allHomeLabRoutes, allHomeLabRoutes),
@@ -134,25 +95,35 @@ func TestHomeLabRecipe_autoApproversApproveEveryRoute(t *testing.T) {
 				},
 			),
 		}, {
-			Config:   config,
-			PlanOnly: true,
+			Config:          hcl,
+			ConfigVariables: vars,
+			PlanOnly:        true,
 		}},
 	})
 }
 
 func TestHomeLabRecipe_qtailApprovesEveryRoute(t *testing.T) {
 	env := acctest.New(t)
-	seed := env.Seed()
-	config := homeLabRecipeConfig(seed.OrganizationID, seed.Regions[exposureRegion].EnvironmentID, true)
+	hcl, vars := homeLabRecipeConfig(t, false), homeLabVariables(env)
 	resource.UnitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: env.Factories(),
 		Steps: []resource.TestStep{{
-			Config:            config,
+			Config:            hcl,
+			ConfigVariables:   vars,
 			ConfigStateChecks: homeLabStatusChecks("manual"),
-			Check:             checkDeviceRoutes(env, "homelab", allHomeLabRoutes, allHomeLabRoutes),
+			Check: resource.ComposeTestCheckFunc(
+				checkDeviceRoutes(env, "homelab", allHomeLabRoutes, allHomeLabRoutes),
+				func(*terraform.State) error {
+					if n := env.Calls("POST /tailscale/api/v2/device/{id}/routes"); n != 1 {
+						return fmt.Errorf("%d route approvals through the API, want 1", n)
+					}
+					return nil
+				},
+			),
 		}, {
-			Config:   config,
-			PlanOnly: true,
+			Config:          hcl,
+			ConfigVariables: vars,
+			PlanOnly:        true,
 		}},
 	})
 }
