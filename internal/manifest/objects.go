@@ -288,6 +288,24 @@ func readObject(doc, apiVersion, kind string) (object, error) {
 	return object{}, fmt.Errorf("the values list %d %s objects where qtail writes one", len(found), kind)
 }
 
+// Names returns the names of the manifests of kind kind in a values file;
+// none when the file is not YAML or lists no manifests.
+func Names(doc, kind string) []string {
+	var values struct {
+		Manifests []object `yaml:"manifests"`
+	}
+	if yaml.Unmarshal([]byte(doc), &values) != nil {
+		return nil
+	}
+	var out []string
+	for _, o := range values.Manifests {
+		if o.Kind == kind {
+			out = append(out, o.Metadata.Name)
+		}
+	}
+	return out
+}
+
 // ReadConnector reads back the connector from a values file.
 func ReadConnector(doc string) (Connector, error) {
 	o, err := readObject(doc, TailscaleAPIVersion, KindConnector)

@@ -659,3 +659,27 @@ func TestConnector_failedApprovalIsRetriedByTheNextApply(t *testing.T) {
 		}},
 	})
 }
+
+// A Connector is cluster-scoped: a second one with the same name, in
+// another environment of the same cluster, is refused at plan (Helm would
+// refuse to take over the first one's object).
+func TestConnector_nameTakenOnTheClusterIsRefusedAtPlan(t *testing.T) {
+	env, envID := connectorEnv(t)
+	seed := env.Seed()
+	other, err := env.Qovery.SeedEnvironment(seed.ProjectID, seed.Regions[exposureRegion].ClusterID, "networking")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := connectorConfig(envID, homeLabBody(""))
+	second := strings.NewReplacer(`"homelab" {`, `"again" {`, envID, other, `hostname       = "homelab"`, `hostname = "homelab-2"`).
+		Replace(connectorConfig(envID, homeLabBody("")))
+	resource.UnitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: env.Factories(),
+		Steps: []resource.TestStep{{
+			Config: first,
+		}, {
+			Config:      first + second,
+			ExpectError: acctest.ErrorRE("Connector Name Taken on the Cluster"),
+		}},
+	})
+}

@@ -214,7 +214,7 @@ func (d *egressStatusDataSource) Read(ctx context.Context, req datasource.ReadRe
 // readEgressService reads the egress Service from the values of its Helm
 // service, or adds an error that says why it cannot.
 func readEgressService(h *qovery.Helm, diags *diag.Diagnostics) (manifest.EgressService, bool) {
-	values, ok := helmRawValuesFile(h, manifest.ManifestsFileName)
+	values, ok := manifestsFile(h)
 	var es manifest.EgressService
 	var err error
 	if ok {
@@ -260,7 +260,7 @@ func egressProxyTags(ctx context.Context, q *qovery.Client, h *qovery.Helm, es m
 		return nil, err
 	}
 	for i := range helms {
-		values, ok := helmRawValuesFile(&helms[i], manifest.ManifestsFileName)
+		values, ok := manifestsFile(&helms[i])
 		if !ok {
 			continue
 		}

@@ -270,16 +270,22 @@ type exposureOperatorLookup struct {
 	q    *qovery.Client
 	env  *qovery.Environment
 	done bool
-	op   exposureOperator
+	all  []qovery.Helm
 	err  error
 }
 
 func (l *exposureOperatorLookup) get(ctx context.Context) (exposureOperator, error) {
+	helms, err := l.helms(ctx)
+	return operatorAmong(helms), err
+}
+
+// helms lists the Helm services of the cluster, once.
+func (l *exposureOperatorLookup) helms(ctx context.Context) ([]qovery.Helm, error) {
 	if !l.done {
-		l.op, l.err = exposureFindOperator(ctx, l.q, l.env)
+		l.all, l.err = clusterHelms(ctx, l.q, l.env)
 		l.done = true
 	}
-	return l.op, l.err
+	return l.all, l.err
 }
 
 // exposureLeftover reports whether a group is what this exposure would
@@ -471,15 +477,44 @@ func (o exposureOperator) describe(env *qovery.Environment) string {
 // file sets them. When there is none (yet: it may be created by the same
 // apply), the chart's default tag:k8s-operator is returned.
 func exposureFindOperator(ctx context.Context, q *qovery.Client, env *qovery.Environment) (exposureOperator, error) {
+	helms, err := clusterHelms(ctx, q, env)
+	return operatorAmong(helms), err
+}
+
+// operatorAmong returns the Tailscale operator among the Helm services of a
+// cluster, or the chart's defaults when there is none.
+func operatorAmong(helms []qovery.Helm) exposureOperator {
 	op := exposureOperator{tags: []string{chartDefaultOperatorTag}, proxyTags: []string{chartDefaultProxyTag}}
+	for _, h := range helms {
+		if h.Source.Repository == nil || h.Source.Repository.ChartName != operatorChart {
+			continue
+		}
+		op.helmID, op.name = h.ID, h.Name
+		if vals, ok := exposureOperatorValues(&h); ok {
+			if len(vals.DefaultTags) > 0 {
+				op.tags = vals.DefaultTags
+			}
+			if len(vals.ProxyDefaultTags) > 0 {
+				op.proxyTags = vals.ProxyDefaultTags
+			}
+		}
+		return op
+	}
+	return op
+}
+
+// clusterHelms lists the Helm services of every environment of the
+// organization that runs on the cluster of env.
+func clusterHelms(ctx context.Context, q *qovery.Client, env *qovery.Environment) ([]qovery.Helm, error) {
 	projects, err := q.ListProjects(ctx, env.Organization.ID)
 	if err != nil {
-		return op, err
+		return nil, err
 	}
+	var out []qovery.Helm
 	for _, p := range projects {
 		envs, err := q.ListEnvironments(ctx, p.ID)
 		if err != nil {
-			return op, err
+			return out, err
 		}
 		for _, e := range envs {
 			if e.ClusterID != env.ClusterID {
@@ -487,26 +522,12 @@ func exposureFindOperator(ctx context.Context, q *qovery.Client, env *qovery.Env
 			}
 			helms, err := q.ListHelms(ctx, e.ID)
 			if err != nil {
-				return op, err
+				return out, err
 			}
-			for _, h := range helms {
-				if h.Source.Repository == nil || h.Source.Repository.ChartName != operatorChart {
-					continue
-				}
-				op.helmID, op.name = h.ID, h.Name
-				if vals, ok := exposureOperatorValues(&h); ok {
-					if len(vals.DefaultTags) > 0 {
-						op.tags = vals.DefaultTags
-					}
-					if len(vals.ProxyDefaultTags) > 0 {
-						op.proxyTags = vals.ProxyDefaultTags
-					}
-				}
-				return op, nil
-			}
+			out = append(out, helms...)
 		}
 	}
-	return op, nil
+	return out, nil
 }
 
 // exposureOperatorValues reads qtail's values back from an operator Helm

@@ -670,8 +670,43 @@ func (d *providerData) manifestPlanChecks(ctx context.Context, k manifestKind, m
 	ops := &exposureOperatorLookup{q: q, env: env}
 	if m.ID.IsUnknown() {
 		d.checkOperatorRuns(ctx, k, ops, diags)
+		if k.clusterScoped && !name.IsUnknown() {
+			d.checkObjectNameFree(ctx, k, name.ValueString(), ops, diags)
+		}
 	}
 	return ops
+}
+
+// checkObjectNameFree refuses a new cluster-scoped object whose name another
+// Helm service of the cluster, or another resource of the plan, already
+// renders: Helm would refuse to take over an object of another release.
+func (d *providerData) checkObjectNameFree(ctx context.Context, k manifestKind, name string, ops *exposureOperatorLookup, diags *diag.Diagnostics) {
+	key := fmt.Sprintf("%s %s on cluster %s", k.object, name, ops.env.ClusterID)
+	if other, conflict := d.exposures.claim(key, "environment "+ops.env.ID); conflict {
+		diags.AddAttributeError(path.Root("name"), titleCase(k.noun)+" Planned Twice",
+			fmt.Sprintf("Another resource of this configuration (in %s) plans the %s; the objects of a cluster-scoped kind share "+
+				"one name space per cluster. Give each its own name.", other, key))
+		return
+	}
+	helms, err := ops.helms(ctx)
+	if err != nil {
+		tflog.Debug(ctx, "listing the cluster's Helm services failed; the name is not checked", map[string]any{"error": err.Error()})
+		return
+	}
+	for _, h := range helms {
+		if d.exposures.isReleased(h.ID) {
+			continue
+		}
+		file, ok := manifestsFile(&h)
+		if !ok || !slices.Contains(manifest.Names(file, k.object), name) {
+			continue
+		}
+		diags.AddAttributeError(path.Root("name"), titleCase(k.noun)+" Name Taken on the Cluster",
+			fmt.Sprintf("The Helm service %q (%s) already deploys the %s %s on cluster %s; a cluster has one %s of a name, and Helm "+
+				"refuses to take over another release's object. Choose another name, or import that Helm service: "+
+				"terraform import ADDRESS %s", h.Name, h.ID, k.object, name, ops.env.ClusterID, k.object, h.ID))
+		return
+	}
 }
 
 // checkOperatorRuns refuses a new cluster-scoped object on a cluster where
@@ -721,6 +756,21 @@ func (d *providerData) observeManifestDevices(helmID string, deviceIDs []string)
 	d.manifestDevices[helmID] = slices.Clone(deviceIDs)
 }
 
+// manifestsFile returns the content of qtail's values file
+// (manifest.ManifestsFileName) of a Helm service.
+func manifestsFile(h *qovery.Helm) (string, bool) {
+	f := h.ValuesOverride.File
+	if f == nil || f.Raw == nil {
+		return "", false
+	}
+	for _, v := range f.Raw.Values {
+		if v.Name == manifest.ManifestsFileName {
+			return v.Content, true
+		}
+	}
+	return "", false
+}
+
 // replacesManifestService reports whether the planned creation m replaces
 // the existing Helm service h: a resource of this configuration refreshed h,
 // and h holds the very values file that m plans. The service and its devices
@@ -732,17 +782,11 @@ func (d *providerData) replacesManifestService(h *qovery.Helm, m *manifestServic
 	if !seen || m.Values.IsUnknown() {
 		return false
 	}
-	f := h.ValuesOverride.File
-	if f == nil || f.Raw == nil {
+	if file, ok := manifestsFile(h); !ok || !operatorYAMLEqual(file, m.Values.ValueString()) {
 		return false
 	}
-	for _, v := range f.Raw.Values {
-		if v.Name == manifest.ManifestsFileName && operatorYAMLEqual(v.Content, m.Values.ValueString()) {
-			d.exposures.release(append(slices.Clone(devices), h.ID)...)
-			return true
-		}
-	}
-	return false
+	d.exposures.release(append(slices.Clone(devices), h.ID)...)
+	return true
 }
 
 // chartCheck names a chart version to look for in a Helm repository, and

@@ -342,7 +342,7 @@ func readConnectorSubject(ctx context.Context, q *qovery.Client, t *tailnet.Clie
 		apiError(diags, "read the Helm service "+id, err)
 		return nil
 	}
-	values, ok := helmRawValuesFile(h, manifest.ManifestsFileName)
+	values, ok := manifestsFile(h)
 	var c manifest.Connector
 	if ok {
 		c, err = manifest.ReadConnector(values)
@@ -398,21 +398,6 @@ func preferReplicaDevice(a, b *tailnet.Device) bool {
 		return a.ConnectedToControl
 	}
 	return a.LastSeen.After(b.LastSeen)
-}
-
-// helmRawValuesFile returns the content of the raw values file name of a
-// Helm service.
-func helmRawValuesFile(h *qovery.Helm, name string) (string, bool) {
-	f := h.ValuesOverride.File
-	if f == nil || f.Raw == nil {
-		return "", false
-	}
-	for _, v := range f.Raw.Values {
-		if v.Name == name {
-			return v.Content, true
-		}
-	}
-	return "", false
 }
 
 // deviceSubject checks the routes of one device: those it advertises, then
