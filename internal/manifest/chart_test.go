@@ -26,20 +26,27 @@ const (
 )
 
 // helmBinary returns the Helm CLI to render the chart with: QTAIL_HELM when
-// set (make test sets it to the pinned bin/helm), else helm on PATH. The
-// test is skipped when there is neither.
+// set (make test sets it to the pinned bin/helm), else the pinned bin/helm
+// of the repository, else helm on PATH. Without any the test fails: the
+// chart's templates are part of the product.
 func helmBinary(t *testing.T) string {
 	t.Helper()
-	if p := os.Getenv("QTAIL_HELM"); p != "" {
-		out, err := exec.CommandContext(t.Context(), p, "version", "--short").CombinedOutput()
-		if err != nil {
-			t.Fatalf("QTAIL_HELM=%s does not run: %v\n%s", p, err, out)
+	p := os.Getenv("QTAIL_HELM")
+	if p == "" {
+		_, file, _, _ := runtime.Caller(0)
+		pinned := filepath.Join(filepath.Dir(file), "..", "..", "bin", "helm")
+		if _, err := os.Stat(pinned); err == nil {
+			p = pinned
+		} else if onPath, err := exec.LookPath("helm"); err == nil {
+			p = onPath
+		} else {
+			t.Fatal("no Helm CLI to render the tailnet-manifests chart: run `make test` (it installs the pinned Helm into bin/), " +
+				"or set QTAIL_HELM to a helm binary")
 		}
-		return p
 	}
-	p, err := exec.LookPath("helm")
+	out, err := exec.CommandContext(t.Context(), p, "version", "--short").CombinedOutput()
 	if err != nil {
-		t.Skip("no Helm CLI: set QTAIL_HELM or put helm on PATH; `make test` installs the pinned version into bin/ and sets QTAIL_HELM")
+		t.Fatalf("the Helm CLI %s does not run: %v\n%s", p, err, out)
 	}
 	return p
 }

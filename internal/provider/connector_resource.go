@@ -3,7 +3,6 @@ package provider
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
@@ -315,17 +314,7 @@ func (r *connectorResource) ValidateConfig(ctx context.Context, req resource.Val
 		resp.Diagnostics.AddAttributeError(path.Root("approve_routes"), "Routes Approved Without Waiting",
 			"approve_routes approves the routes once the devices appear, so it needs wait_for_devices = true.")
 	}
-	if !m.HostnamePrefix.IsNull() && !m.HostnamePrefix.IsUnknown() && !m.Replicas.IsUnknown() {
-		n := int64(1)
-		if !m.Replicas.IsNull() {
-			n = m.Replicas.ValueInt64()
-		}
-		longest := fmt.Sprintf("%s-%d", m.HostnamePrefix.ValueString(), max(n-1, 0))
-		if len(longest) > 63 {
-			resp.Diagnostics.AddAttributeError(path.Root("hostname_prefix"), "Hostname Prefix Too Long",
-				fmt.Sprintf("The last replica's hostname would be %q, longer than the 63 characters of a DNS label. Shorten hostname_prefix.", longest))
-		}
-	}
+	checkReplicaHostnames(m.HostnamePrefix, m.Replicas, 1, path.Root("hostname_prefix"), "Shorten hostname_prefix.", &resp.Diagnostics)
 }
 
 func (r *connectorResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
@@ -390,19 +379,16 @@ func (r *connectorResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 		"choose another hostname or hostname_prefix", &resp.Diagnostics)
 }
 
-// connectorHooks are what a connector adds to the shared lifecycle: its
-// devices on the tailnet and the approval of their routes.
+// hooks are what a connector adds to the shared lifecycle: its devices on
+// the tailnet and the approval of their routes.
 func (r *connectorResource) hooks() manifestHooks[connectorModel] {
 	return manifestHooks[connectorModel]{
 		kind:        connectorKind,
 		usesTailnet: func(m *connectorModel) bool { return m.WaitForDevices.ValueBool() },
 		deployed:    r.waitAndApprove,
-		redeploy: func(ctx context.Context, plan, state *connectorModel) bool {
-			spec, _ := plan.spec(ctx)
-			return plan.WaitForDevices.ValueBool() && !devicesComplete(ctx, state.Devices, spec.DeviceHostnames())
-		},
-		repair:  r.approveOnly,
-		observe: r.observe,
+		redeploy:    devicesGone[connectorModel],
+		repair:      r.approveOnly,
+		observe:     r.observe,
 		imported: func(m *connectorModel) {
 			if m.ApproveRoutes.IsNull() {
 				m.ApproveRoutes = types.BoolValue(false)
@@ -411,11 +397,15 @@ func (r *connectorResource) hooks() manifestHooks[connectorModel] {
 				m.WaitForDevices = types.BoolValue(true)
 			}
 		},
-		leftovers: func(ctx context.Context, m *connectorModel) []string {
-			_, ids := stateDevices(ctx, m.Devices)
-			return ids
-		},
+		leftovers: leftoverDevices[connectorModel],
 	}
+}
+
+func (m *connectorModel) waitsForDevices() bool    { return m.WaitForDevices.ValueBool() }
+func (m *connectorModel) devicesAttr() *types.List { return &m.Devices }
+func (m *connectorModel) wantedDevices(ctx context.Context) (deviceWant, diag.Diagnostics) {
+	spec, diags := m.spec(ctx)
+	return connectorWant(spec), diags
 }
 
 func (m *connectorModel) shared() *manifestServiceModel { return &m.manifestServiceModel }
@@ -470,33 +460,11 @@ func (r *connectorResource) ImportState(ctx context.Context, req resource.Import
 // waitAndApprove waits for the connector's devices after a deployment and
 // approves their routes.
 func (r *connectorResource) waitAndApprove(ctx context.Context, m *connectorModel, tn *tailnet.Client, op string, timeout time.Duration, diags *diag.Diagnostics) {
-	if tn == nil {
-		m.Devices = types.ListNull(manifestDeviceType)
-		m.RoutesApproved = types.BoolValue(false)
-		return
+	m.RoutesApproved = types.BoolValue(false)
+	devices, want, ok := r.data.awaitDevices(ctx, connectorKind, m, m.ID.ValueString(), tn, op, timeout, diags)
+	if ok {
+		r.approve(ctx, m, tn, devices, want, diags)
 	}
-	spec, d := m.spec(ctx)
-	diags.Append(d...)
-	want := connectorWant(spec)
-	devices, err := waitForDevices(ctx, tn, want, r.data.pollInterval)
-	if err != nil {
-		manifestFailed(diags, connectorKind, "waiting for the connector's devices", op, m.ID.ValueString(), err, timeout)
-		return
-	}
-	if m.ApproveRoutes.ValueBool() {
-		approved, err := approveRoutes(ctx, tn, devices, want.routes)
-		if err != nil {
-			// The devices are there: the state says so, and the next plan
-			// approves the routes again.
-			apiError(diags, "approve the connector's routes", err)
-		} else {
-			devices = approved
-		}
-	}
-	l, d := devicesValue(devices)
-	diags.Append(d...)
-	m.Devices = l
-	m.RoutesApproved = types.BoolValue(routesApprovedOn(devices, want.routes))
 }
 
 // observe reads the connector's devices on the tailnet.
@@ -504,38 +472,16 @@ func (r *connectorResource) observe(ctx context.Context, m *connectorModel, diag
 	if r.data.tailnet == nil {
 		return
 	}
-	spec, d := m.spec(ctx)
-	diags.Append(d...)
-	want := connectorWant(spec)
-	found, missing, err := findDevices(ctx, r.data.tailnet, want)
-	if err != nil {
-		apiError(diags, "look for the connector's devices on the tailnet", err)
+	devices, want, complete, ok := r.data.observeDevices(ctx, connectorKind, m, r.data.tailnet, m.Deployed.ValueBool(), diags)
+	if !ok {
 		return
 	}
-	if len(missing) > 0 && m.WaitForDevices.ValueBool() && m.Deployed.ValueBool() {
-		diags.AddWarning("Connector Devices Missing",
-			fmt.Sprintf("The connector %s lacks devices on the tailnet: %s. qtail plans to redeploy it so that they join again.",
-				spec.Name, strings.Join(missing, "; ")))
-	}
-	l, d := devicesValue(matchingDevices(found, want))
-	diags.Append(d...)
-	m.Devices = l
-	m.RoutesApproved = types.BoolValue(len(missing) == 0 && routesApprovedOn(found, want.routes))
-	if m.ApproveRoutes.ValueBool() && len(missing) == 0 && !m.RoutesApproved.ValueBool() {
+	m.RoutesApproved = types.BoolValue(complete && routesApprovedOn(devices, want.routes))
+	if m.ApproveRoutes.ValueBool() && complete && !m.RoutesApproved.ValueBool() {
 		diags.AddWarning("Connector Routes Not Approved",
-			fmt.Sprintf("Some routes of the connector %s are not approved on its devices (revoked by hand?). qtail plans to approve them again.", spec.Name))
+			fmt.Sprintf("Some routes of the connector %s are not approved on its devices (revoked by hand?). qtail plans to approve them again.",
+				m.Name.ValueString()))
 	}
-}
-
-// matchingDevices keeps the devices that are as wanted.
-func matchingDevices(found []tailnet.Device, w deviceWant) []tailnet.Device {
-	out := make([]tailnet.Device, 0, len(found))
-	for i := range found {
-		if w.matches(&found[i]) {
-			out = append(out, found[i])
-		}
-	}
-	return out
 }
 
 // approveOnly approves the routes again on the running devices, when no
@@ -544,15 +490,17 @@ func (r *connectorResource) approveOnly(ctx context.Context, m *connectorModel, 
 	if tn == nil {
 		return
 	}
-	spec, d := m.spec(ctx)
-	diags.Append(d...)
-	want := connectorWant(spec)
-	found, _, err := findDevices(ctx, tn, want)
-	if err != nil {
-		apiError(diags, "look for the connector's devices on the tailnet", err)
-		return
+	devices, want, _, ok := r.data.observeDevices(ctx, connectorKind, m, tn, false, diags)
+	if ok {
+		r.approve(ctx, m, tn, devices, want, diags)
 	}
-	devices := matchingDevices(found, want)
+}
+
+// approve approves, with approve_routes, the routes of the connector on its
+// devices, and records the devices and whether every route is approved. A
+// failed approval leaves the devices as they are: the state says so, and
+// the next plan approves the routes again.
+func (r *connectorResource) approve(ctx context.Context, m *connectorModel, tn *tailnet.Client, devices []tailnet.Device, want deviceWant, diags *diag.Diagnostics) {
 	if m.ApproveRoutes.ValueBool() {
 		approved, err := approveRoutes(ctx, tn, devices, want.routes)
 		if err != nil {
@@ -561,8 +509,6 @@ func (r *connectorResource) approveOnly(ctx context.Context, m *connectorModel, 
 			devices = approved
 		}
 	}
-	l, d := devicesValue(devices)
-	diags.Append(d...)
-	m.Devices = l
+	setDevices(m, devices, diags)
 	m.RoutesApproved = types.BoolValue(len(devices) == len(want.hostnames) && routesApprovedOn(devices, want.routes))
 }

@@ -467,3 +467,22 @@ func TestEgressService_throughAnIngressGroupIsRefused(t *testing.T) {
 		t.Errorf("%d Helm services created by a refused plan", n)
 	}
 }
+
+// A Helm service made by hand with the name qtail would give the Service
+// is refused at plan, with the import command that adopts it.
+func TestEgressService_helmServiceNameTakenIsRefusedAtPlan(t *testing.T) {
+	env, envID := connectorEnv(t)
+	taken := rsCreateManifestService(t, env, "tailscale-egress-db", "manifests: []\n")
+	before := env.Calls("POST /qovery/environment/{environmentId}/helm")
+	resource.UnitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: env.Factories(),
+		Steps: []resource.TestStep{{
+			Config: egressConfig(envID, `tailnet_fqdn = "db.tail4f2a.ts.net"
+  ports = ["tcp:5432"]`),
+			ExpectError: regexp.MustCompile(`Helm Service Name Taken[\s\S]*terraform import ADDRESS ` + taken),
+		}},
+	})
+	if n := env.Calls("POST /qovery/environment/{environmentId}/helm") - before; n != 0 {
+		t.Errorf("%d Helm services created by a refused plan", n)
+	}
+}

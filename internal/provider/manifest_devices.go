@@ -346,3 +346,115 @@ func (d *providerData) checkManifestDevices(ctx context.Context, k manifestKind,
 			"no "+k.noun+" device would appear", "this "+k.noun, diags)
 	}
 }
+
+// withDevices is a manifest model whose object brings up devices on the
+// tailnet, one per replica: a Connector or a ProxyGroup.
+type withDevices interface {
+	// waitsForDevices is wait_for_devices.
+	waitsForDevices() bool
+	// devicesAttr is the `devices` attribute.
+	devicesAttr() *types.List
+	// wantedDevices is what the devices must look like; the attributes
+	// must be known.
+	wantedDevices(ctx context.Context) (deviceWant, diag.Diagnostics)
+}
+
+// setDevices records devices in the `devices` attribute of m.
+func setDevices(m withDevices, devices []tailnet.Device, diags *diag.Diagnostics) {
+	l, d := devicesValue(devices)
+	diags.Append(d...)
+	*m.devicesAttr() = l
+}
+
+// awaitDevices waits, after a deployment, until the devices of m are on the
+// tailnet, and records them. ok is false when there is nothing more to do:
+// tn is nil (wait_for_devices is off) or the wait failed (the error is in
+// diags).
+func (d *providerData) awaitDevices(ctx context.Context, k manifestKind, m withDevices, helmID string, tn *tailnet.Client,
+	op string, timeout time.Duration, diags *diag.Diagnostics) (devices []tailnet.Device, want deviceWant, ok bool) {
+	if tn == nil {
+		*m.devicesAttr() = types.ListNull(manifestDeviceType)
+		return nil, want, false
+	}
+	want, dd := m.wantedDevices(ctx)
+	diags.Append(dd...)
+	devices, err := waitForDevices(ctx, tn, want, d.pollInterval)
+	if err != nil {
+		manifestFailed(diags, k, "waiting for "+k.possessive()+" devices", op, helmID, err, timeout)
+		return nil, want, false
+	}
+	setDevices(m, devices, diags)
+	return devices, want, true
+}
+
+// observeDevices looks the devices of m up on the tailnet and records those
+// that are as wanted. complete is true when every replica has one; warn
+// adds a warning when some are missing while m waits for them. ok is false
+// when the lookup failed (the error is in diags).
+func (d *providerData) observeDevices(ctx context.Context, k manifestKind, m withDevices, tn *tailnet.Client, warn bool,
+	diags *diag.Diagnostics) (devices []tailnet.Device, want deviceWant, complete, ok bool) {
+	want, dd := m.wantedDevices(ctx)
+	diags.Append(dd...)
+	found, missing, err := findDevices(ctx, tn, want)
+	if err != nil {
+		apiError(diags, "look for "+k.possessive()+" devices on the tailnet", err)
+		return nil, want, false, false
+	}
+	if len(missing) > 0 && warn && m.waitsForDevices() {
+		diags.AddWarning(titleCase(k.noun)+" Devices Missing",
+			fmt.Sprintf("The %s lacks devices on the tailnet: %s. qtail plans to redeploy it so that they join again.",
+				k.noun, strings.Join(missing, "; ")))
+	}
+	devices = matchingDevices(found, want)
+	setDevices(m, devices, diags)
+	return devices, want, len(missing) == 0, true
+}
+
+// matchingDevices keeps the devices that are as wanted.
+func matchingDevices(found []tailnet.Device, w deviceWant) []tailnet.Device {
+	out := make([]tailnet.Device, 0, len(found))
+	for i := range found {
+		if w.matches(&found[i]) {
+			out = append(out, found[i])
+		}
+	}
+	return out
+}
+
+// devicesGone is the `redeploy` hook of a model with devices: a device is
+// gone from the tailnet, and the redeployment brings it back.
+func devicesGone[T any, P interface {
+	*T
+	withDevices
+}](ctx context.Context, plan, state *T) bool {
+	want, _ := P(plan).wantedDevices(ctx)
+	return P(plan).waitsForDevices() && !devicesComplete(ctx, *P(state).devicesAttr(), want.hostnames)
+}
+
+// leftoverDevices is the `leftovers` hook of a model with devices: the
+// device IDs of its `devices` attribute.
+func leftoverDevices[T any, P interface {
+	*T
+	withDevices
+}](ctx context.Context, m *T) []string {
+	_, ids := stateDevices(ctx, *P(m).devicesAttr())
+	return ids
+}
+
+// checkReplicaHostnames refuses a hostname prefix whose last replica,
+// PREFIX-(N-1), would not fit in a DNS label. replicas null stands for
+// defaultReplicas; at is the attribute that gives the prefix, fix says what
+// to do.
+func checkReplicaHostnames(prefix types.String, replicas types.Int64, defaultReplicas int64, at path.Path, fix string, diags *diag.Diagnostics) {
+	if prefix.IsNull() || prefix.IsUnknown() || replicas.IsUnknown() {
+		return
+	}
+	n := defaultReplicas
+	if !replicas.IsNull() {
+		n = replicas.ValueInt64()
+	}
+	if last := fmt.Sprintf("%s-%d", prefix.ValueString(), max(n-1, 0)); len(last) > 63 {
+		diags.AddAttributeError(at, "Hostname Prefix Too Long",
+			fmt.Sprintf("The last replica's hostname would be %q, longer than the 63 characters of a DNS label. %s", last, fix))
+	}
+}

@@ -641,23 +641,6 @@ func (d *providerData) manifestPlanChecks(ctx context.Context, k manifestKind, m
 		diags.AddWarning("Environment Not Checked", fmt.Sprintf("qtail could not read the environment %s: %v. The apply reports any problem.", envID, err))
 		return nil
 	}
-	if !name.IsUnknown() {
-		want := k.serviceName(name.ValueString())
-		helms, err := q.ListHelms(ctx, envID)
-		if err != nil {
-			tflog.Debug(ctx, "listing the environment's Helm services failed; the name is not checked", map[string]any{"error": err.Error()})
-		}
-		for _, h := range helms {
-			if h.Name == want && m.ID.IsUnknown() && d.replacesManifestService(&h, m) {
-				continue
-			}
-			if h.Name == want && h.ID != m.ID.ValueString() && !d.exposures.isReleased(h.ID) {
-				diags.AddAttributeError(path.Root("name"), "Helm Service Name Taken",
-					fmt.Sprintf("The environment %s already has a Helm service named %s (%s), and Qovery requires unique names. "+
-						"Choose another name, or import that service: terraform import ADDRESS %s", envID, want, h.ID, h.ID))
-			}
-		}
-	}
 	c, known, dd := m.chart(ctx)
 	diags.Append(dd...)
 	if known && c.HelmRepository != nil {
@@ -668,13 +651,42 @@ func (d *providerData) manifestPlanChecks(ctx context.Context, k manifestKind, m
 			serves: "such as a repository you publish examples/charts/" + manifestChartName + " to"}, diags)
 	}
 	ops := &exposureOperatorLookup{q: q, env: env}
-	if m.ID.IsUnknown() {
-		d.checkOperatorRuns(ctx, k, ops, diags)
-		if k.clusterScoped && !name.IsUnknown() {
+	if !m.ID.IsUnknown() {
+		// An update: the name and the cluster cannot change in place.
+		return ops
+	}
+	// One listing of the cluster's Helm services serves every check of a
+	// new service.
+	d.checkOperatorRuns(ctx, k, ops, diags)
+	if !name.IsUnknown() {
+		d.checkServiceNameFree(ctx, k, name.ValueString(), m, ops, diags)
+		if k.clusterScoped {
 			d.checkObjectNameFree(ctx, k, name.ValueString(), ops, diags)
 		}
 	}
 	return ops
+}
+
+// checkServiceNameFree refuses a new manifest service whose Helm service
+// name another Helm service of the environment has: Qovery requires unique
+// names. A tainted predecessor of m is no conflict (replacesManifestService).
+func (d *providerData) checkServiceNameFree(ctx context.Context, k manifestKind, name string, m *manifestServiceModel,
+	ops *exposureOperatorLookup, diags *diag.Diagnostics) {
+	helms, err := ops.helms(ctx)
+	if err != nil {
+		tflog.Debug(ctx, "listing the cluster's Helm services failed; the name is not checked", map[string]any{"error": err.Error()})
+		return
+	}
+	want := k.serviceName(name)
+	for _, h := range helms {
+		if h.Environment.ID != ops.env.ID || h.Name != want || d.exposures.isReleased(h.ID) || d.replacesManifestService(&h, m) {
+			continue
+		}
+		diags.AddAttributeError(path.Root("name"), "Helm Service Name Taken",
+			fmt.Sprintf("The environment %s already has a Helm service named %s (%s), and Qovery requires unique names. "+
+				"Choose another name, or import that service: terraform import ADDRESS %s", ops.env.ID, want, h.ID, h.ID))
+		return
+	}
 }
 
 // checkObjectNameFree refuses a new cluster-scoped object whose name another

@@ -3,7 +3,6 @@ package provider
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
@@ -248,29 +247,18 @@ func (m *proxyGroupModel) replacedBy(plan *proxyGroupModel) bool {
 func (r *proxyGroupResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	var m proxyGroupModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() || m.Replicas.IsUnknown() {
+	if resp.Diagnostics.HasError() {
 		return
 	}
 	prefix, at := m.HostnamePrefix, path.Root("hostname_prefix")
 	if prefix.IsNull() {
 		prefix, at = m.Name, path.Root("name")
 	}
-	if prefix.IsNull() || prefix.IsUnknown() {
-		return
+	fix := "Shorten hostname_prefix."
+	if at.Equal(path.Root("name")) {
+		fix = "Shorten name, or set a shorter hostname_prefix."
 	}
-	n := int64(manifest.ProxyGroupDefaultReplicas)
-	if !m.Replicas.IsNull() {
-		n = m.Replicas.ValueInt64()
-	}
-	longest := fmt.Sprintf("%s-%d", prefix.ValueString(), max(n-1, 0))
-	if len(longest) > 63 {
-		fix := "Shorten hostname_prefix."
-		if at.Equal(path.Root("name")) {
-			fix = "Shorten name, or set a shorter hostname_prefix."
-		}
-		resp.Diagnostics.AddAttributeError(at, "Hostname Prefix Too Long",
-			fmt.Sprintf("The last replica's hostname would be %q, longer than the 63 characters of a DNS label. %s", longest, fix))
-	}
+	checkReplicaHostnames(prefix, m.Replicas, manifest.ProxyGroupDefaultReplicas, at, fix, &resp.Diagnostics)
 }
 
 func (r *proxyGroupResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
@@ -338,22 +326,29 @@ func (r *proxyGroupResource) hooks() manifestHooks[proxyGroupModel] {
 	return manifestHooks[proxyGroupModel]{
 		kind:        proxyGroupKind,
 		usesTailnet: func(m *proxyGroupModel) bool { return m.WaitForDevices.ValueBool() },
-		deployed:    r.waitForDevices,
-		redeploy: func(ctx context.Context, plan, state *proxyGroupModel) bool {
-			spec, _ := plan.spec(ctx)
-			return plan.WaitForDevices.ValueBool() && !devicesComplete(ctx, state.Devices, spec.DeviceHostnames())
+		deployed: func(ctx context.Context, m *proxyGroupModel, tn *tailnet.Client, op string, timeout time.Duration, diags *diag.Diagnostics) {
+			r.data.awaitDevices(ctx, proxyGroupKind, m, m.ID.ValueString(), tn, op, timeout, diags)
 		},
-		observe: r.observe,
+		redeploy: devicesGone[proxyGroupModel],
+		observe: func(ctx context.Context, m *proxyGroupModel, diags *diag.Diagnostics) {
+			if r.data.tailnet != nil {
+				r.data.observeDevices(ctx, proxyGroupKind, m, r.data.tailnet, m.Deployed.ValueBool(), diags)
+			}
+		},
 		imported: func(m *proxyGroupModel) {
 			if m.WaitForDevices.IsNull() {
 				m.WaitForDevices = types.BoolValue(true)
 			}
 		},
-		leftovers: func(ctx context.Context, m *proxyGroupModel) []string {
-			_, ids := stateDevices(ctx, m.Devices)
-			return ids
-		},
+		leftovers: leftoverDevices[proxyGroupModel],
 	}
+}
+
+func (m *proxyGroupModel) waitsForDevices() bool    { return m.WaitForDevices.ValueBool() }
+func (m *proxyGroupModel) devicesAttr() *types.List { return &m.Devices }
+func (m *proxyGroupModel) wantedDevices(ctx context.Context) (deviceWant, diag.Diagnostics) {
+	spec, diags := m.spec(ctx)
+	return proxyGroupWant(spec), diags
 }
 
 func (m *proxyGroupModel) shared() *manifestServiceModel { return &m.manifestServiceModel }
@@ -400,45 +395,4 @@ func (r *proxyGroupResource) Delete(ctx context.Context, req resource.DeleteRequ
 
 func (r *proxyGroupResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	manifestImport(ctx, proxyGroupKind, req, resp)
-}
-
-// waitForDevices waits for the ProxyGroup's devices after a deployment.
-func (r *proxyGroupResource) waitForDevices(ctx context.Context, m *proxyGroupModel, tn *tailnet.Client, op string, timeout time.Duration, diags *diag.Diagnostics) {
-	if tn == nil {
-		m.Devices = types.ListNull(manifestDeviceType)
-		return
-	}
-	spec, d := m.spec(ctx)
-	diags.Append(d...)
-	devices, err := waitForDevices(ctx, tn, proxyGroupWant(spec), r.data.pollInterval)
-	if err != nil {
-		manifestFailed(diags, proxyGroupKind, "waiting for the ProxyGroup's devices", op, m.ID.ValueString(), err, timeout)
-		return
-	}
-	l, d := devicesValue(devices)
-	diags.Append(d...)
-	m.Devices = l
-}
-
-// observe reads the ProxyGroup's devices on the tailnet.
-func (r *proxyGroupResource) observe(ctx context.Context, m *proxyGroupModel, diags *diag.Diagnostics) {
-	if r.data.tailnet == nil {
-		return
-	}
-	spec, d := m.spec(ctx)
-	diags.Append(d...)
-	want := proxyGroupWant(spec)
-	found, missing, err := findDevices(ctx, r.data.tailnet, want)
-	if err != nil {
-		apiError(diags, "look for the ProxyGroup's devices on the tailnet", err)
-		return
-	}
-	if len(missing) > 0 && m.WaitForDevices.ValueBool() && m.Deployed.ValueBool() {
-		diags.AddWarning("ProxyGroup Devices Missing",
-			fmt.Sprintf("The ProxyGroup %s lacks devices on the tailnet: %s. qtail plans to redeploy it so that they join again.",
-				spec.Name, strings.Join(missing, "; ")))
-	}
-	l, d := devicesValue(matchingDevices(found, want))
-	diags.Append(d...)
-	m.Devices = l
 }
