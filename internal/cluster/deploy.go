@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -96,6 +97,26 @@ func DeleteHelm(ctx context.Context, q *qovery.Client, helmID string, poll time.
 		return err
 	}
 	return nil
+}
+
+// Deployed reports whether the Helm service helmID runs its configuration
+// (Qovery's state DEPLOYED, deployment status UP_TO_DATE), and warns about a
+// deployment that failed or a configuration not deployed yet, which the
+// plan then deploys. noun names what the service runs: "operator".
+func Deployed(diags *diag.Diagnostics, noun, helmID string, st *qovery.Status) bool {
+	switch {
+	case strings.HasSuffix(st.State, "_ERROR"):
+		reason := st.Message
+		if reason == "" {
+			reason = "no reason given; see the deployment logs in the Qovery console"
+		}
+		diags.AddWarning(tfx.TitleCase(noun)+" Deployment Failed",
+			fmt.Sprintf("The last deployment of the Helm service %s ended in %s (%s). qtail plans to deploy it again.", helmID, st.State, reason))
+	case st.State == qovery.StateDeployed && st.ServiceDeploymentStatus != qovery.UpToDate:
+		diags.AddWarning(tfx.TitleCase(noun)+" Configuration Not Deployed",
+			fmt.Sprintf("The Helm service %s is %s: its configuration changed since its last deployment. qtail plans to deploy it.", helmID, st.ServiceDeploymentStatus))
+	}
+	return st.State == qovery.StateDeployed && st.ServiceDeploymentStatus == qovery.UpToDate
 }
 
 // Deployment is one deploy-and-wait of a Helm service that qtail wrote, as

@@ -3,8 +3,10 @@ package conn
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 )
 
@@ -17,18 +19,7 @@ type ResourceBase struct {
 
 // Configure receives the provider's Clients.
 func (b *ResourceBase) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	// Terraform calls Configure before the provider is configured too: the
-	// provider data is then nil.
-	if req.ProviderData == nil {
-		return
-	}
-	c, ok := req.ProviderData.(*Clients)
-	if !ok {
-		resp.Diagnostics.AddError("Unexpected Resource Configure Type",
-			fmt.Sprintf("The provider handed this resource a %T instead of its settings. Please report this issue to the qtail developers.", req.ProviderData))
-		return
-	}
-	b.Clients = c
+	b.Clients = clientsOf(req.ProviderData, "Resource", &resp.Diagnostics)
 }
 
 // Configured reports whether the Clients are there; they are not while
@@ -42,14 +33,21 @@ type DataSourceBase struct {
 
 // Configure receives the provider's Clients.
 func (b *DataSourceBase) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	if req.ProviderData == nil {
-		return
+	b.Clients = clientsOf(req.ProviderData, "Data Source", &resp.Diagnostics)
+}
+
+// clientsOf returns the Clients that the provider hands to a resource or a
+// data source (kind, in Title Case), or nil: Terraform calls Configure
+// before it configures the provider too, with no provider data.
+func clientsOf(data any, kind string, diags *diag.Diagnostics) *Clients {
+	if data == nil {
+		return nil
 	}
-	c, ok := req.ProviderData.(*Clients)
+	c, ok := data.(*Clients)
 	if !ok {
-		resp.Diagnostics.AddError("Unexpected Data Source Configure Type",
-			fmt.Sprintf("The provider handed this data source a %T instead of its settings. Please report this issue to the qtail developers.", req.ProviderData))
-		return
+		diags.AddError("Unexpected "+kind+" Configure Type",
+			fmt.Sprintf("The provider handed this %s a %T instead of its settings. Please report this issue to the qtail developers.",
+				strings.ToLower(kind), data))
 	}
-	b.Clients = c
+	return c
 }

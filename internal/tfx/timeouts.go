@@ -53,6 +53,24 @@ func OnlyTimeoutsChange(req resource.UpdateRequest) bool {
 	return plan.Equal(state)
 }
 
+// StartUpdate reads the plan and the state of an update into plan and
+// state (pointers to the resource's model). It returns false when there is
+// nothing more to do: the models could not be read (the error is in resp),
+// or the update changes the timeouts attribute alone, which it saves (new
+// waits for the next operations: nothing to deploy).
+func StartUpdate(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse, plan, state any) bool {
+	resp.Diagnostics.Append(req.Plan.Get(ctx, plan)...)
+	resp.Diagnostics.Append(req.State.Get(ctx, state)...)
+	if resp.Diagnostics.HasError() {
+		return false
+	}
+	if OnlyTimeoutsChange(req) {
+		resp.Diagnostics.Append(resp.State.Set(ctx, plan)...)
+		return false
+	}
+	return true
+}
+
 // TimeoutsAttribute is the `timeouts` attribute of a resource that waits
 // (create, update, delete), described for the docs: create, update and del
 // say what each operation waits for.

@@ -314,14 +314,7 @@ func (r *exposedServiceResource) findProxy(ctx context.Context, t *tailnet.Clien
 
 func (r *exposedServiceResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	var plan, state exposedServiceModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	if tfx.OnlyTimeoutsChange(req) {
-		// New waits for the next operations: nothing to redeploy.
-		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	if !tfx.StartUpdate(ctx, req, resp, &plan, &state) {
 		return
 	}
 	ctx, cancel, timeout := tfx.WithTimeout(ctx, plan.Timeouts.Update, &resp.Diagnostics)

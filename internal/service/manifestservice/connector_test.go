@@ -92,6 +92,7 @@ func sameStrings(a, b []string) bool {
 }
 
 func TestConnector_homeLabApprovesRoutesAndImports(t *testing.T) {
+	t.Parallel()
 	env, envID := connectorEnv(t)
 	var helmID string
 	resource.UnitTest(t, resource.TestCase{
@@ -147,6 +148,7 @@ func TestConnector_homeLabApprovesRoutesAndImports(t *testing.T) {
 }
 
 func TestConnector_autoApproverApprovesWithoutTheAPI(t *testing.T) {
+	t.Parallel()
 	env, envID := connectorEnv(t)
 	config := `
 resource "qtail_auto_approver" "lan" {
@@ -180,6 +182,7 @@ resource "qtail_auto_approver" "lan" {
 }
 
 func TestConnector_replicasScaleInPlace(t *testing.T) {
+	t.Parallel()
 	env, envID := connectorEnv(t)
 	body := func(n int) string {
 		return fmt.Sprintf("hostname_prefix = \"lan\"\n  replicas = %d\n  subnet_routes = [\"10.0.0.0/16\"]\n  approve_routes = true", n)
@@ -214,6 +217,7 @@ func TestConnector_replicasScaleInPlace(t *testing.T) {
 }
 
 func TestConnector_invalidInputsCreateNothing(t *testing.T) {
+	t.Parallel()
 	env := acctest.New(t)
 	envID := env.Seed().Regions[acctest.Region].EnvironmentID
 	cases := []struct {
@@ -269,6 +273,7 @@ func TestConnector_invalidInputsCreateNothing(t *testing.T) {
 }
 
 func TestConnector_tagNotOwnedByTheOperatorIsRefusedAtPlan(t *testing.T) {
+	t.Parallel()
 	env, envID := connectorEnv(t)
 	before := env.Calls("POST /qovery/environment/{environmentId}/helm")
 	resource.UnitTest(t, resource.TestCase{
@@ -285,6 +290,7 @@ func TestConnector_tagNotOwnedByTheOperatorIsRefusedAtPlan(t *testing.T) {
 }
 
 func TestConnector_hostnameTakenIsRefusedAtPlan(t *testing.T) {
+	t.Parallel()
 	env, envID := connectorEnv(t)
 	env.Tailnet.AddDevice(tailnetapi.DeviceSpec{Hostname: "homelab", User: "alice@example.com"})
 	resource.UnitTest(t, resource.TestCase{
@@ -297,6 +303,7 @@ func TestConnector_hostnameTakenIsRefusedAtPlan(t *testing.T) {
 }
 
 func TestConnector_withoutOperatorIsRefusedAtPlan(t *testing.T) {
+	t.Parallel()
 	env := acctest.New(t)
 	envID := env.Seed().Regions[acctest.Region].EnvironmentID
 	env.DeclareTagOwners(t, map[string][]string{"tag:k8s-operator": {}, "tag:k8s": {"tag:k8s-operator"}})
@@ -313,6 +320,7 @@ func TestConnector_withoutOperatorIsRefusedAtPlan(t *testing.T) {
 }
 
 func TestConnector_operatorNotRunningFailsTheDeployment(t *testing.T) {
+	t.Parallel()
 	env := acctest.New(t)
 	envID := env.Seed().Regions[acctest.Region].EnvironmentID
 	env.DeclareTagOwners(t, map[string][]string{"tag:k8s-operator": {}, "tag:k8s": {"tag:k8s-operator"}})
@@ -327,6 +335,7 @@ func TestConnector_operatorNotRunningFailsTheDeployment(t *testing.T) {
 }
 
 func TestConnector_drift(t *testing.T) {
+	t.Parallel()
 	env, envID := connectorEnv(t)
 	config := connectorConfig(envID, homeLabBody("approve_routes = true"))
 	var helmID, deviceID string
@@ -435,6 +444,7 @@ func TestConnector_drift(t *testing.T) {
 }
 
 func TestConnector_routeApprovedByHandIsNotDrift(t *testing.T) {
+	t.Parallel()
 	env, envID := connectorEnv(t)
 	config := connectorConfig(envID, `hostname = "homelab"
   subnet_routes = ["10.20.0.0/16"]`)
@@ -462,6 +472,7 @@ func TestConnector_routeApprovedByHandIsNotDrift(t *testing.T) {
 }
 
 func TestConnector_helmRepositoryChartAndDestroy(t *testing.T) {
+	t.Parallel()
 	env, envID := connectorEnv(t)
 	config := fmt.Sprintf(`
 resource "qtail_helm_repository" "manifests" {
@@ -509,6 +520,7 @@ resource "qtail_connector" "homelab" {
 }
 
 func TestConnector_tagChangeReplaces(t *testing.T) {
+	t.Parallel()
 	env, envID := connectorEnv(t)
 	env.DeclareTagOwners(t, map[string][]string{"tag:lan": {"tag:k8s-operator"}})
 	var before string
@@ -539,6 +551,7 @@ func TestConnector_tagChangeReplaces(t *testing.T) {
 // A route known only at apply (from another resource) leaves the values
 // file unknown at plan instead of failing the plan.
 func TestConnector_routeKnownOnlyAtApply(t *testing.T) {
+	t.Parallel()
 	env, envID := connectorEnv(t)
 	config := `
 resource "terraform_data" "vpc" {
@@ -567,6 +580,7 @@ resource "terraform_data" "vpc" {
 // the plan writes the values back in place, instead of replacing the
 // connector (which would give its devices new addresses).
 func TestConnector_nameAndTagsEditedInTheConsoleAreWrittenBack(t *testing.T) {
+	t.Parallel()
 	env, envID := connectorEnv(t)
 	config := connectorConfig(envID, homeLabBody(""))
 	var helmID, deviceID string
@@ -611,6 +625,7 @@ func TestConnector_nameAndTagsEditedInTheConsoleAreWrittenBack(t *testing.T) {
 // apply says so, the state keeps the devices, and the next plan approves
 // the routes again without redeploying.
 func TestConnector_failedApprovalIsRetriedByTheNextApply(t *testing.T) {
+	t.Parallel()
 	env, envID := connectorEnv(t)
 	config := func(approve bool) string {
 		return connectorConfig(envID, fmt.Sprintf(`hostname = "homelab"
@@ -657,6 +672,7 @@ func TestConnector_failedApprovalIsRetriedByTheNextApply(t *testing.T) {
 // another environment of the same cluster, is refused at plan (Helm would
 // refuse to take over the first one's object).
 func TestConnector_nameTakenOnTheClusterIsRefusedAtPlan(t *testing.T) {
+	t.Parallel()
 	env, envID := connectorEnv(t)
 	seed := env.Seed()
 	other, err := env.Qovery.SeedEnvironment(seed.ProjectID, seed.Regions[acctest.Region].ClusterID, "networking")

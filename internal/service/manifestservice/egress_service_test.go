@@ -116,6 +116,7 @@ func deployProxyGroup(t *testing.T, env *acctest.Env, envID, name string) {
 }
 
 func TestEgressService_fqdnCreatesImportsAndDestroys(t *testing.T) {
+	t.Parallel()
 	env, envID := connectorEnv(t)
 	ns := environmentNamespace(t, env, envID)
 	dnsName := "db." + ns + ".svc.cluster.local"
@@ -199,6 +200,7 @@ func TestEgressService_fqdnCreatesImportsAndDestroys(t *testing.T) {
 }
 
 func TestEgressService_tailnetIPThroughProxyGroup(t *testing.T) {
+	t.Parallel()
 	env, envID := connectorEnv(t)
 	deployProxyGroup(t, env, envID, "egress")
 	ns := environmentNamespace(t, env, envID)
@@ -240,6 +242,7 @@ func TestEgressService_tailnetIPThroughProxyGroup(t *testing.T) {
 }
 
 func TestEgressService_switchingTargetUpdatesInPlace(t *testing.T) {
+	t.Parallel()
 	env, envID := connectorEnv(t)
 	ns := environmentNamespace(t, env, envID)
 	var helmID string
@@ -308,6 +311,7 @@ func TestEgressService_switchingTargetUpdatesInPlace(t *testing.T) {
 }
 
 func TestEgressService_invalidInputsCreateNothing(t *testing.T) {
+	t.Parallel()
 	env := acctest.New(t)
 	envID := env.Seed().Regions[acctest.Region].EnvironmentID
 	ns := environmentNamespace(t, env, envID)
@@ -371,6 +375,7 @@ func TestEgressService_invalidInputsCreateNothing(t *testing.T) {
 }
 
 func TestEgressService_drift(t *testing.T) {
+	t.Parallel()
 	env, envID := connectorEnv(t)
 	ns := environmentNamespace(t, env, envID)
 	config := egressConfig(envID, `tailnet_fqdn = "db.tail1234.ts.net"
@@ -451,6 +456,7 @@ func TestEgressService_drift(t *testing.T) {
 // An egress Service that names an ingress qtail_proxy_group of the plan is
 // refused before anything is created.
 func TestEgressService_throughAnIngressGroupIsRefused(t *testing.T) {
+	t.Parallel()
 	env, envID := connectorEnv(t)
 	before := env.Calls("POST /qovery/environment/{environmentId}/helm")
 	config := proxyGroupConfig(envID, `type = "ingress"`) + egressConfig(envID, `tailnet_ip = "100.64.0.9"
@@ -471,6 +477,7 @@ func TestEgressService_throughAnIngressGroupIsRefused(t *testing.T) {
 // A Helm service made by hand with the name qtail would give the Service
 // is refused at plan, with the import command that adopts it.
 func TestEgressService_helmServiceNameTakenIsRefusedAtPlan(t *testing.T) {
+	t.Parallel()
 	env, envID := connectorEnv(t)
 	taken := env.CreateManifestService(t, "tailscale-egress-db", "manifests: []\n")
 	before := env.Calls("POST /qovery/environment/{environmentId}/helm")

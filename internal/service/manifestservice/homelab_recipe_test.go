@@ -77,6 +77,7 @@ func homeLabStatusChecks(approval string) []statecheck.StateCheck {
 }
 
 func TestHomeLabRecipe_autoApproversApproveEveryRoute(t *testing.T) {
+	t.Parallel()
 	env := acctest.New(t)
 	hcl, vars := homeLabRecipeConfig(t, true), homeLabVariables(env)
 	resource.UnitTest(t, resource.TestCase{
@@ -103,6 +104,7 @@ func TestHomeLabRecipe_autoApproversApproveEveryRoute(t *testing.T) {
 }
 
 func TestHomeLabRecipe_qtailApprovesEveryRoute(t *testing.T) {
+	t.Parallel()
 	env := acctest.New(t)
 	hcl, vars := homeLabRecipeConfig(t, false), homeLabVariables(env)
 	resource.UnitTest(t, resource.TestCase{

@@ -148,13 +148,7 @@ func (r *manifestResource[T, P]) Create(ctx context.Context, req resource.Create
 
 func (r *manifestResource[T, P]) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	var plan, state T
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	if tfx.OnlyTimeoutsChange(req) {
-		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	if !tfx.StartUpdate(ctx, req, resp, &plan, &state) {
 		return
 	}
 	base, old := P(&plan).shared(), P(&state).shared()

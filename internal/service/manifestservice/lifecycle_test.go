@@ -20,6 +20,7 @@ import (
 // it, although its Helm service and its device, which the failed creation
 // left, use the name and the hostname that the replacement plans.
 func TestConnector_failedCreationIsReplacedByTheNextApply(t *testing.T) {
+	t.Parallel()
 	env := acctest.New(t, acctest.WithDeployTime(1500*time.Millisecond))
 	op := env.InstallOperator(t, acctest.Region)
 	config := func(timeout string) string {
@@ -50,6 +51,7 @@ func TestConnector_failedCreationIsReplacedByTheNextApply(t *testing.T) {
 // terraform taint on each manifest resource: the replacement plans without
 // taking the old Helm service and devices for someone else's.
 func TestManifestResources_taintedAreReplaced(t *testing.T) {
+	t.Parallel()
 	env, envID := connectorEnv(t)
 	config := connectorConfig(envID, homeLabBody("")) + proxyGroupConfig(envID, `type = "egress"`) +
 		egressConfig(envID, `tailnet_fqdn = "db.tail4f2a.ts.net"
@@ -92,6 +94,7 @@ func TestManifestResources_taintedAreReplaced(t *testing.T) {
 // What a person can change on the Helm service of any manifest resource in
 // the Qovery console, and the plan that undoes it: an update in place.
 func TestManifestResources_helmServiceDrift(t *testing.T) {
+	t.Parallel()
 	env, envID := connectorEnv(t)
 	config := connectorConfig(envID, homeLabBody("")) + proxyGroupConfig(envID, `type = "egress"`) +
 		egressConfig(envID, `tailnet_fqdn = "db.tail4f2a.ts.net"

@@ -12,7 +12,6 @@ import (
 	"github.com/qtail/terraform-provider-qtail/internal/cluster"
 	"github.com/qtail/terraform-provider-qtail/internal/manifest"
 	"github.com/qtail/terraform-provider-qtail/internal/qovery"
-	"github.com/qtail/terraform-provider-qtail/internal/tfx"
 )
 
 // manifestHelmArguments make Helm roll back a failed upgrade, so that a
@@ -133,20 +132,7 @@ func (m *manifestServiceModel) fillFromQovery(ctx context.Context, k manifestKin
 			fmt.Sprintf("The Helm service %s has no values file %s. qtail plans to write it again and redeploy.", h.ID, manifest.ManifestsFileName))
 	}
 	m.Values = types.StringValue(reported)
-	st := obs.status
-	m.Deployed = types.BoolValue(st.State == qovery.StateDeployed && st.ServiceDeploymentStatus == qovery.UpToDate)
-	switch {
-	case strings.HasSuffix(st.State, "_ERROR"):
-		reason := st.Message
-		if reason == "" {
-			reason = "no reason given; see the deployment logs in the Qovery console"
-		}
-		diags.AddWarning(tfx.TitleCase(k.noun)+" Deployment Failed",
-			fmt.Sprintf("The last deployment of the Helm service %s ended in %s (%s). qtail plans to deploy it again.", h.ID, st.State, reason))
-	case st.State == qovery.StateDeployed && st.ServiceDeploymentStatus != qovery.UpToDate:
-		diags.AddWarning(tfx.TitleCase(k.noun)+" Configuration Not Deployed",
-			fmt.Sprintf("The Helm service %s is %s: its configuration changed since its last deployment. qtail plans to deploy it.", h.ID, st.ServiceDeploymentStatus))
-	}
+	m.Deployed = types.BoolValue(cluster.Deployed(diags, k.noun, h.ID, obs.status))
 }
 
 // writeManifestService creates the Helm service (helmID "") or rewrites it

@@ -202,15 +202,10 @@ func (w *operatorWrite) createService(ctx context.Context, secret string, diags 
 
 func (r *operatorResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	var plan, state, config operatorModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
-	if resp.Diagnostics.HasError() {
+	if !tfx.StartUpdate(ctx, req, resp, &plan, &state) {
 		return
 	}
-	if tfx.OnlyTimeoutsChange(req) {
-		// New waits for the next operations: nothing to deploy.
-		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	if resp.Diagnostics.Append(req.Config.Get(ctx, &config)...); resp.Diagnostics.HasError() {
 		return
 	}
 	ctx, cancel, timeout := tfx.WithTimeout(ctx, plan.Timeouts.Update, &resp.Diagnostics)

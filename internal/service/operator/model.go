@@ -11,7 +11,6 @@ import (
 
 	"github.com/qtail/terraform-provider-qtail/internal/cluster"
 	"github.com/qtail/terraform-provider-qtail/internal/manifest"
-	"github.com/qtail/terraform-provider-qtail/internal/qovery"
 	"github.com/qtail/terraform-provider-qtail/internal/tailnet"
 	"github.com/qtail/terraform-provider-qtail/internal/tfx"
 )
@@ -151,20 +150,7 @@ func (m *operatorModel) fillFromQovery(obs *operatorObservation, diags *diag.Dia
 	}
 	m.fillFromVariables(obs, diags)
 
-	st := obs.status
-	m.Deployed = types.BoolValue(st.State == qovery.StateDeployed && st.ServiceDeploymentStatus == qovery.UpToDate)
-	switch {
-	case strings.HasSuffix(st.State, "_ERROR"):
-		reason := st.Message
-		if reason == "" {
-			reason = "no reason given; see the deployment logs in the Qovery console"
-		}
-		diags.AddWarning("Operator Deployment Failed",
-			fmt.Sprintf("The last deployment of the Helm service %s ended in %s (%s). qtail plans to deploy it again.", h.ID, st.State, reason))
-	case st.State == qovery.StateDeployed && st.ServiceDeploymentStatus != qovery.UpToDate:
-		diags.AddWarning("Operator Configuration Not Deployed",
-			fmt.Sprintf("The Helm service %s is %s: its configuration changed since its last deployment. qtail plans to deploy it.", h.ID, st.ServiceDeploymentStatus))
-	}
+	m.Deployed = types.BoolValue(cluster.Deployed(diags, "operator", h.ID, obs.status))
 }
 
 // fillFromValues reads the attributes that the values file carries.

@@ -23,13 +23,13 @@ import (
 //     model from its standardized value. An entry found without its marker
 //     sets marker to "", which the next plan turns into an in-place update
 //     that puts the marker back.
-//   - ModifyPlan plans id and marker, checks the change against the policy
-//     file as it would be after it (Tailscale's /acl/validate), and warns
+//   - ModifyPlan (plan.go) plans id and marker, checks the change against
+//     the policy file as it would be after it and the changes planned
+//     before it (policy.Planner, Tailscale's /acl/validate), and warns
 //     while the default allow-all rule is in the file.
-//   - Create, Update and Delete are changes to the policy store, which
-//     gathers concurrent changes into one conditional write; they first
-//     wait at a gate (see policyCoordinator) so that the changes Terraform
-//     starts together reach the store together.
+//   - Create, Update and Delete are changes to the policy.Store, whose
+//     Batcher gathers the changes that Terraform starts together into one
+//     conditional write.
 
 // fragmentResource implements Create, Read, Update, Delete and ModifyPlan
 // for the fragment resources. M is the model type.
@@ -51,9 +51,9 @@ func (r *fragmentResource[M, P]) policyStore(diags *diag.Diagnostics) *policy.St
 	return store
 }
 
-// change returns what a Create or Update writes: the store, the key and the
-// value of the planned entry.
-func (r *fragmentResource[M, P]) change(plan P, verb string, diags *diag.Diagnostics) (*policy.Store, policy.Key, json.RawMessage, bool) {
+// change returns what a Create (creating) or an Update writes: the store,
+// the key and the value of the planned entry.
+func (r *fragmentResource[M, P]) change(plan P, creating bool, diags *diag.Diagnostics) (*policy.Store, policy.Key, json.RawMessage, bool) {
 	store := r.policyStore(diags)
 	if store == nil {
 		return nil, policy.Key{}, nil, false
@@ -61,6 +61,10 @@ func (r *fragmentResource[M, P]) change(plan P, verb string, diags *diag.Diagnos
 	key, ok := plan.fragmentKey()
 	value, known := plan.entry()
 	if !ok || !known {
+		verb := "updated"
+		if creating {
+			verb = "created"
+		}
 		diags.AddError("Unknown Values at Apply Time", "An attribute of the "+r.what+" was still unknown when it was "+verb+
 			", which Terraform does not allow. Please report this issue to the qtail developers.")
 		return nil, policy.Key{}, nil, false
@@ -74,7 +78,7 @@ func (r *fragmentResource[M, P]) Create(ctx context.Context, req resource.Create
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	store, key, value, ok := r.change(plan, "created", &resp.Diagnostics)
+	store, key, value, ok := r.change(plan, true, &resp.Diagnostics)
 	if !ok {
 		return
 	}
@@ -142,7 +146,7 @@ func (r *fragmentResource[M, P]) Update(ctx context.Context, req resource.Update
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	store, key, value, ok := r.change(plan, "updated", &resp.Diagnostics)
+	store, key, value, ok := r.change(plan, false, &resp.Diagnostics)
 	if !ok {
 		return
 	}
