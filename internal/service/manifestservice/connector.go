@@ -336,25 +336,19 @@ func (r *connectorResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 		state: state.Devices, creating: creating, at: at}, &resp.Diagnostics)
 }
 
-// hooks are what a connector adds to the shared lifecycle: its devices on
-// the tailnet and the approval of their routes.
+// lifecycleHooks are what a connector adds to the shared lifecycle: its
+// devices on the tailnet and the approval of their routes.
 func (r *connectorResource) lifecycleHooks() manifestHooks[connectorModel] {
-	return manifestHooks[connectorModel]{
-		usesTailnet: func(m *connectorModel) bool { return m.waitsForDevices() },
-		deployed:    r.waitAndApprove,
-		redeploy:    devicesGone[connectorModel],
-		repair:      r.approveOnly,
-		observe:     r.observe,
+	return replicaHooks(manifestHooks[connectorModel]{
+		deployed: r.waitAndApprove,
+		repair:   r.approveOnly,
+		observe:  r.observe,
 		imported: func(m *connectorModel) {
 			if m.ApproveRoutes.IsNull() {
 				m.ApproveRoutes = types.BoolValue(false)
 			}
-			if m.WaitForDevices.IsNull() {
-				m.WaitForDevices = types.BoolValue(true)
-			}
 		},
-		leftovers: leftoverDevices[connectorModel],
-	}
+	})
 }
 
 func (m *connectorModel) wantedDevices(ctx context.Context) (deviceWant, diag.Diagnostics) {

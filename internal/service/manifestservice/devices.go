@@ -344,22 +344,37 @@ func matchingDevices(found []tailnet.Device, w deviceWant) []tailnet.Device {
 	return out
 }
 
-// devicesGone is the `redeploy` hook of a model with devices: a device is
-// gone from the tailnet, and the redeployment brings it back.
-func devicesGone[T any, P interface {
+// withReplicas is a pointer to a manifest model whose object brings up one
+// device per replica.
+type withReplicas[T any] interface {
 	*T
 	withDevices
-}](ctx context.Context, plan, state *T) bool {
-	want, _ := P(plan).wantedDevices(ctx)
-	return P(plan).waitsForDevices() && !devicesComplete(ctx, *P(state).devicesAttr(), want.hostnames)
+	replicas() *proxyReplicas
 }
 
-// leftoverDevices is the `leftovers` hook of a model with devices: the
-// device IDs of its `devices` attribute.
-func leftoverDevices[T any, P interface {
-	*T
-	withDevices
-}](ctx context.Context, m *T) []string {
-	_, ids := stateDevices(ctx, *P(m).devicesAttr())
-	return ids
+// replicaHooks completes the hooks h of a model whose object brings up one
+// device per replica with what every such model does: it needs the
+// Tailscale client while it waits for the devices, redeploys when a device
+// is gone from the tailnet (the redeployment brings it back), removes the
+// devices the operator left behind, and waits for devices after an import.
+func replicaHooks[T any, P withReplicas[T]](h manifestHooks[T]) manifestHooks[T] {
+	h.usesTailnet = func(m *T) bool { return P(m).waitsForDevices() }
+	h.redeploy = func(ctx context.Context, plan, state *T) bool {
+		want, _ := P(plan).wantedDevices(ctx)
+		return P(plan).waitsForDevices() && !devicesComplete(ctx, *P(state).devicesAttr(), want.hostnames)
+	}
+	h.leftovers = func(ctx context.Context, m *T) []string {
+		_, ids := stateDevices(ctx, *P(m).devicesAttr())
+		return ids
+	}
+	imported := h.imported
+	h.imported = func(m *T) {
+		if imported != nil {
+			imported(m)
+		}
+		if r := P(m).replicas(); r.WaitForDevices.IsNull() {
+			r.WaitForDevices = types.BoolValue(true)
+		}
+	}
+	return h
 }

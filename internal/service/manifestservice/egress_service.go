@@ -475,7 +475,7 @@ func (r *egressServiceResource) recordNamespace(ctx context.Context, m *egressSe
 	m.setNamespace(types.StringValue(ns))
 }
 
-// hooks are what an egress Service adds to the shared lifecycle: its
+// lifecycleHooks are what an egress Service adds to the shared lifecycle: its
 // namespace, read from Qovery.
 func (r *egressServiceResource) lifecycleHooks() manifestHooks[egressServiceModel] {
 	return manifestHooks[egressServiceModel]{

@@ -51,6 +51,9 @@ type proxyReplicas struct {
 	Devices        types.List   `tfsdk:"devices"`
 }
 
+// replicas returns the attributes of the replicas: the models embed them.
+func (m *proxyReplicas) replicas() *proxyReplicas { return m }
+
 // waitsForDevices is wait_for_devices.
 func (m *proxyReplicas) waitsForDevices() bool { return m.WaitForDevices.ValueBool() }
 

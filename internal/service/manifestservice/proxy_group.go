@@ -281,26 +281,19 @@ func (r *proxyGroupResource) ModifyPlan(ctx context.Context, req resource.Modify
 	}
 }
 
-// hooks are what a ProxyGroup adds to the shared lifecycle: its devices.
+// lifecycleHooks are what a ProxyGroup adds to the shared lifecycle: its
+// devices.
 func (r *proxyGroupResource) lifecycleHooks() manifestHooks[proxyGroupModel] {
-	return manifestHooks[proxyGroupModel]{
-		usesTailnet: func(m *proxyGroupModel) bool { return m.waitsForDevices() },
+	return replicaHooks(manifestHooks[proxyGroupModel]{
 		deployed: func(ctx context.Context, m *proxyGroupModel, tn *tailnet.Client, d cluster.Deployment, diags *diag.Diagnostics) {
 			awaitDevices(ctx, proxyGroupKind, m, tn, d, diags)
 		},
-		redeploy: devicesGone[proxyGroupModel],
 		observe: func(ctx context.Context, m *proxyGroupModel, diags *diag.Diagnostics) {
 			if tn := r.Clients.TailnetOrNil(); tn != nil {
 				observeDevices(ctx, proxyGroupKind, m, tn, m.Deployed.ValueBool(), diags)
 			}
 		},
-		imported: func(m *proxyGroupModel) {
-			if m.WaitForDevices.IsNull() {
-				m.WaitForDevices = types.BoolValue(true)
-			}
-		},
-		leftovers: leftoverDevices[proxyGroupModel],
-	}
+	})
 }
 
 func (m *proxyGroupModel) wantedDevices(ctx context.Context) (deviceWant, diag.Diagnostics) {
