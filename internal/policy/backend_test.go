@@ -44,6 +44,7 @@ type memBackend struct {
 	writes    int // successful writes
 	conflicts int // 412 answers
 	rejects   int // 400 answers
+	validates int // Validate calls
 	storm     int // writes left that find the file edited by someone else
 	edits     int
 }
@@ -106,6 +107,7 @@ func (m *memBackend) Validate(ctx context.Context, body []byte) error {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.validates++
 	return m.check(body)
 }
 
@@ -140,12 +142,12 @@ func (m *memBackend) bytes() []byte {
 	return bytes.Clone(m.body)
 }
 
-type counts struct{ gets, sets, writes, conflicts, rejects int }
+type counts struct{ gets, sets, writes, conflicts, rejects, validates int }
 
 func (m *memBackend) counts() counts {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return counts{m.gets, m.sets, m.writes, m.conflicts, m.rejects}
+	return counts{m.gets, m.sets, m.writes, m.conflicts, m.rejects, m.validates}
 }
 
 func TestErrorClassification(t *testing.T) {

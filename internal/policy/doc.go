@@ -60,4 +60,10 @@
 // rebased and retried on 412 within a bounded, jittered budget. When the
 // server rejects a batch (400), each change of the batch is written again
 // on its own, once, so that only the fragment at fault fails.
+//
+// A Planner, next to the Store, holds the changes that a Terraform plan
+// makes to the fragments and validates each against the policy file as it
+// will be, with the server's Validate; concurrent checks share one
+// validation and are isolated the same way. The Store's writes and the
+// Planner's checks are gathered by the same Batcher.
 package policy

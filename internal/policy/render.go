@@ -22,6 +22,24 @@ func Canonicalize(b []byte) (json.RawMessage, error) {
 	return canonical(&v), nil
 }
 
+// SameJSON reports whether a and b are the same JSON value in canonical
+// form. A nil value equals only nil, and a value that does not parse
+// equals nothing.
+func SameJSON(a, b json.RawMessage) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	ca, err := Canonicalize(a)
+	if err != nil {
+		return false
+	}
+	cb, err := Canonicalize(b)
+	if err != nil {
+		return false
+	}
+	return bytes.Equal(ca, cb)
+}
+
 func canonical(v *hujson.Value) json.RawMessage {
 	return appendCanonical(nil, v)
 }

@@ -15,14 +15,15 @@ import (
 
 // Defaults of the batching and of the 412 budget.
 const (
-	// DefaultQuiet is how long the Store waits with no new change before
-	// it writes a batch. Terraform starts up to -parallelism changes
-	// together, but they reach the provider spread over a few
-	// milliseconds; waiting for a short quiet period lets a whole wave
-	// share one write, where a fixed short wait splits it (and a split
-	// wave keeps splitting the next ones).
+	// DefaultQuiet is how long a Batcher (the Store's writes, the
+	// Planner's validations) waits with no new request before it runs a
+	// batch. Terraform starts up to -parallelism changes together, but
+	// they reach the provider spread over a few milliseconds; waiting for
+	// a short quiet period lets a whole wave share one write, where a
+	// fixed short wait splits it (and a split wave keeps splitting the
+	// next ones).
 	DefaultQuiet = 25 * time.Millisecond
-	// DefaultMaxWait bounds the wait of a batch's first change.
+	// DefaultMaxWait bounds the wait of a batch's first request.
 	DefaultMaxWait = 250 * time.Millisecond
 	// DefaultConflictAttempts is how many writes a batch may make when
 	// each loses a race (412). Several Terraform runs that share a policy
@@ -68,18 +69,15 @@ type Store struct {
 	backend  Backend
 	retry    retry.Policy
 	attempts int
-	quiet    time.Duration
-	maxWait  time.Duration
 	logf     func(format string, args ...any)
+
+	// writes gathers concurrent changes into batches for cycle.
+	writes *Batcher[*request, error]
 
 	mu      sync.Mutex
 	gen     uint64  // bumped whenever the copy is replaced or dropped
 	current *cached // the copy, nil when none
 	loading *load   // the read under way, if any
-	queue   []*request
-	writing bool
-	// lastArrival is when the latest change was queued.
-	lastArrival time.Time
 }
 
 // cached is a snapshot and, once needed, its parsed document, which is
@@ -104,28 +102,29 @@ type load struct {
 	err  error
 }
 
-// request is one queued change and the channel its answer goes to.
+// request is one queued change and the context of its caller.
 type request struct {
-	ctx  context.Context
-	mut  Mutation
-	done chan error
+	ctx context.Context
+	mut Mutation
 }
 
 // NewStore returns a Store over b.
 func NewStore(b Backend, opts StoreOptions) *Store {
-	s := &Store{backend: b, retry: opts.Retry, attempts: opts.ConflictAttempts, quiet: opts.Quiet, maxWait: opts.MaxWait, logf: opts.Logf}
+	s := &Store{backend: b, retry: opts.Retry, attempts: opts.ConflictAttempts, logf: opts.Logf}
 	if s.attempts <= 0 {
 		s.attempts = DefaultConflictAttempts
-	}
-	if s.quiet == 0 {
-		s.quiet = DefaultQuiet
-	}
-	if s.maxWait <= 0 {
-		s.maxWait = DefaultMaxWait
 	}
 	if s.logf == nil {
 		s.logf = func(string, ...any) {}
 	}
+	quiet, maxWait := opts.Quiet, opts.MaxWait
+	if quiet == 0 {
+		quiet = DefaultQuiet
+	}
+	if maxWait <= 0 {
+		maxWait = DefaultMaxWait
+	}
+	s.writes = NewBatcher(quiet, maxWait, s.writeBatch)
 	return s
 }
 
@@ -217,83 +216,21 @@ func (s *Store) Apply(ctx context.Context, m Mutation) error {
 	if err := m.Key.Validate(); err != nil {
 		return err
 	}
-	r := &request{ctx: ctx, mut: m, done: make(chan error, 1)}
-	s.mu.Lock()
-	s.queue = append(s.queue, r)
-	s.lastArrival = time.Now()
-	if !s.writing {
-		s.writing = true
-		go s.writer()
+	outcome, inFlight, err := s.writes.Do(ctx, &request{ctx: ctx, mut: m})
+	switch {
+	case err == nil:
+		return outcome
+	case inFlight:
+		return fmt.Errorf("policy: stopped waiting for the write of %s, which may or may not have been applied: %w", m.Key, err)
 	}
-	s.mu.Unlock()
-	select {
-	case err := <-r.done:
-		return err
-	case <-ctx.Done():
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for i, q := range s.queue {
-		if q == r {
-			s.queue = append(s.queue[:i:i], s.queue[i+1:]...)
-			return ctx.Err()
-		}
-	}
-	return fmt.Errorf("policy: stopped waiting for the write of %s, which may or may not have been applied: %w", m.Key, ctx.Err())
+	return err
 }
 
-// writer takes the queue batch by batch until it is empty.
-func (s *Store) writer() {
-	for {
-		s.settle()
-		s.mu.Lock()
-		batch := s.queue
-		s.queue = nil
-		if len(batch) == 0 {
-			s.writing = false
-			s.mu.Unlock()
-			return
-		}
-		s.mu.Unlock()
-
-		ctx, stop := batchContext(batch)
-		errs := s.cycle(ctx, batch, true)
-		stop()
-		for i, r := range batch {
-			r.done <- errs[i]
-		}
-	}
-}
-
-// settle waits until no change has been queued for the quiet period, or
-// for the longest wait of a batch.
-func (s *Store) settle() {
-	if s.quiet < 0 {
-		return
-	}
-	WaitForQuiet(func() time.Time {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		return s.lastArrival
-	}, s.quiet, s.maxWait)
-}
-
-// WaitForQuiet returns once nothing has arrived for quiet (lastArrival
-// tells when the latest arrival was), or once maxWait has passed since the
-// call. It is how a batch gathers the requests that Terraform starts
-// together but that reach the provider spread over a few milliseconds.
-func WaitForQuiet(lastArrival func() time.Time, quiet, maxWait time.Duration) {
-	start := time.Now()
-	for {
-		wait := quiet - time.Since(lastArrival())
-		if left := maxWait - time.Since(start); left < wait {
-			wait = left
-		}
-		if wait <= 0 {
-			return
-		}
-		time.Sleep(wait)
-	}
+// writeBatch writes one batch of changes and returns the outcome of each.
+func (s *Store) writeBatch(batch []*request) []error {
+	ctx, stop := batchContext(batch)
+	defer stop()
+	return s.cycle(ctx, batch, true)
 }
 
 // batchContext returns a context that carries the values of the first

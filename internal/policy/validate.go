@@ -58,6 +58,19 @@ func ValidCIDR(s string) error {
 	return nil
 }
 
+// ValidCanonicalCIDR checks a route written the way qtail and Tailscale
+// print it (ValidCIDR, and IPv6 in lower case), so that the key in the
+// policy file is the one in the configuration.
+func ValidCanonicalCIDR(s string) error {
+	if err := ValidCIDR(s); err != nil {
+		return err
+	}
+	if c := netip.MustParsePrefix(s).Masked().String(); c != s {
+		return fmt.Errorf("write it in canonical form, %q", c)
+	}
+	return nil
+}
+
 // ipProtocols are the protocol names Tailscale accepts before a port range
 // in a grant's ip list (any case); IANA numbers 0-255 are accepted too.
 var ipProtocols = map[string]bool{

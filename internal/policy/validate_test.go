@@ -139,3 +139,21 @@ func TestValidSelector(t *testing.T) {
 		}
 	}
 }
+
+func TestValidCanonicalCIDR(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"10.20.0.0/16", ""},
+		{"fd7a:115c:a1e0:b1a::/64", ""},
+		{"10.20.1.0/16", `use "10.20.0.0/16"`},
+		{"FD7A:115C:A1E0:B1A::/64", `canonical form, "fd7a:115c:a1e0:b1a::/64"`},
+		{"10.20.0.0", "is not a CIDR"},
+	} {
+		err := ValidCanonicalCIDR(tc.in)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%q: unexpected error %v", tc.in, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%q: error %v, want it to contain %q", tc.in, err, tc.want)
+		}
+	}
+}

@@ -1,6 +1,7 @@
-// Package provider is the Terraform layer of qtail: the provider, its
-// resources and data sources. It holds no HTTP code; the API clients live in
-// internal/qovery and internal/tailnet.
+// Package provider is the qtail provider itself: its schema, Configure,
+// which builds the conn.Clients that every resource and data source
+// receives, and the lists of resources and data sources, each implemented
+// in its family package under internal/service.
 package provider
 
 import (
@@ -20,7 +21,14 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
+	"github.com/qtail/terraform-provider-qtail/internal/conn"
 	"github.com/qtail/terraform-provider-qtail/internal/retry"
+	"github.com/qtail/terraform-provider-qtail/internal/service/exposedservice"
+	"github.com/qtail/terraform-provider-qtail/internal/service/helmrepository"
+	"github.com/qtail/terraform-provider-qtail/internal/service/manifestservice"
+	"github.com/qtail/terraform-provider-qtail/internal/service/operator"
+	"github.com/qtail/terraform-provider-qtail/internal/service/policyfragment"
+	"github.com/qtail/terraform-provider-qtail/internal/service/status"
 )
 
 // Defaults of the provider configuration.
@@ -138,14 +146,6 @@ func (p *qtailProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp
 	}
 }
 
-// setting is one resolved provider setting.
-type setting struct {
-	attr    string
-	env     string
-	value   string
-	unknown bool
-}
-
 func (p *qtailProvider) getenv(name string) string {
 	if p.opts.Getenv != nil {
 		return p.opts.Getenv(name)
@@ -155,17 +155,17 @@ func (p *qtailProvider) getenv(name string) string {
 
 // resolve picks the configured value, then the environment variable, then
 // the default.
-func (p *qtailProvider) resolve(v types.String, attr, env, def string) setting {
-	s := setting{attr: attr, env: env}
+func (p *qtailProvider) resolve(v types.String, attr, env, def string) conn.Setting {
+	s := conn.Setting{Attr: attr, Env: env}
 	switch {
 	case v.IsUnknown():
-		s.unknown = true
+		s.Unknown = true
 	case !v.IsNull():
-		s.value = v.ValueString()
+		s.Value = v.ValueString()
 	case p.getenv(env) != "":
-		s.value = p.getenv(env)
+		s.Value = p.getenv(env)
 	default:
-		s.value = def
+		s.Value = def
 	}
 	return s
 }
@@ -185,44 +185,44 @@ func (p *qtailProvider) Configure(ctx context.Context, req provider.ConfigureReq
 	tTailnet := p.resolve(cfg.TailscaleTailnet, "tailscale_tailnet", EnvTailscaleTailnet, DefaultTailnet)
 	tURL := p.resolve(cfg.TailscaleBaseURL, "tailscale_base_url", EnvTailscaleBaseURL, DefaultTailscaleBaseURL)
 
-	for _, s := range []setting{qURL, tURL} {
-		if s.unknown {
+	for _, s := range []conn.Setting{qURL, tURL} {
+		if s.Unknown {
 			continue
 		}
-		if err := checkBaseURL(s.value); err != nil {
-			resp.Diagnostics.AddAttributeError(path.Root(s.attr), "Invalid API URL",
-				fmt.Sprintf("%s (from the %q attribute or the %s environment variable): %v", s.value, s.attr, s.env, err))
+		if err := checkBaseURL(s.Value); err != nil {
+			resp.Diagnostics.AddAttributeError(path.Root(s.Attr), "Invalid API URL",
+				fmt.Sprintf("%s (from the %q attribute or the %s environment variable): %v", s.Value, s.Attr, s.Env, err))
 		}
 	}
-	if !tKey.unknown && !tID.unknown && tKey.value != "" && (tID.value != "" || tSecret.value != "") {
+	if !tKey.Unknown && !tID.Unknown && tKey.Value != "" && (tID.Value != "" || tSecret.Value != "") {
 		resp.Diagnostics.AddAttributeError(path.Root("tailscale_api_key"), "Conflicting Tailscale Credentials",
 			"Set either tailscale_api_key (TAILSCALE_API_KEY) or the OAuth client credentials tailscale_oauth_client_id "+
 				"and tailscale_oauth_client_secret (TAILSCALE_OAUTH_CLIENT_ID, TAILSCALE_OAUTH_CLIENT_SECRET), not both.")
 	}
-	if !tID.unknown && !tSecret.unknown && (tID.value == "") != (tSecret.value == "") {
+	if !tID.Unknown && !tSecret.Unknown && (tID.Value == "") != (tSecret.Value == "") {
 		missing := tSecret
-		if tID.value == "" {
+		if tID.Value == "" {
 			missing = tID
 		}
-		resp.Diagnostics.AddAttributeError(path.Root(missing.attr), "Incomplete Tailscale OAuth Client Credentials",
-			fmt.Sprintf("An OAuth client needs both its ID and its secret: set %q or the %s environment variable.", missing.attr, missing.env))
+		resp.Diagnostics.AddAttributeError(path.Root(missing.Attr), "Incomplete Tailscale OAuth Client Credentials",
+			fmt.Sprintf("An OAuth client needs both its ID and its secret: set %q or the %s environment variable.", missing.Attr, missing.Env))
 	}
 	if resp.Diagnostics.HasError() {
 		return
 	}
 
-	data := newProviderData(p.version, p.opts)
-	data.configureQovery(qToken, qURL)
-	data.configureTailnet(tKey, tID, tSecret, tTailnet, tURL)
+	clients := conn.New(p.version, conn.Options{PollInterval: p.opts.PollInterval, Retry: p.opts.Retry})
+	clients.ConfigureQovery(qToken, qURL)
+	clients.ConfigureTailnet(tKey, tID, tSecret, tTailnet, tURL)
 	tflog.Debug(ctx, "qtail provider configured", map[string]any{
-		"qovery_api_url":     qURL.value,
-		"tailscale_base_url": tURL.value,
-		"tailscale_tailnet":  tTailnet.value,
+		"qovery_api_url":     qURL.Value,
+		"tailscale_base_url": tURL.Value,
+		"tailscale_tailnet":  tTailnet.Value,
 	})
 
-	resp.DataSourceData = data
-	resp.ResourceData = data
-	resp.EphemeralResourceData = data
+	resp.DataSourceData = clients
+	resp.ResourceData = clients
+	resp.EphemeralResourceData = clients
 }
 
 // checkBaseURL refuses anything but https, except plain http to a loopback
@@ -258,25 +258,25 @@ func isLoopback(host string) bool {
 
 func (p *qtailProvider) Resources(_ context.Context) []func() resource.Resource {
 	return []func() resource.Resource{
-		NewHelmRepositoryResource,
-		NewGrantResource,
-		NewTagOwnerResource,
-		NewAutoApproverResource,
-		NewPolicyTestResource,
-		NewAllowAllRemovalResource,
-		NewOperatorResource,
-		NewExposedServiceResource,
-		NewConnectorResource,
-		NewProxyGroupResource,
-		NewEgressServiceResource,
+		helmrepository.NewHelmRepositoryResource,
+		policyfragment.NewGrantResource,
+		policyfragment.NewTagOwnerResource,
+		policyfragment.NewAutoApproverResource,
+		policyfragment.NewPolicyTestResource,
+		policyfragment.NewAllowAllRemovalResource,
+		operator.NewOperatorResource,
+		exposedservice.NewExposedServiceResource,
+		manifestservice.NewConnectorResource,
+		manifestservice.NewProxyGroupResource,
+		manifestservice.NewEgressServiceResource,
 	}
 }
 
 func (p *qtailProvider) DataSources(_ context.Context) []func() datasource.DataSource {
 	return []func() datasource.DataSource{
-		NewPolicyDataSource,
-		NewDeviceDataSource,
-		NewRouteStatusDataSource,
-		NewEgressStatusDataSource,
+		policyfragment.NewPolicyDataSource,
+		status.NewDeviceDataSource,
+		status.NewRouteStatusDataSource,
+		status.NewEgressStatusDataSource,
 	}
 }

@@ -1,0 +1,103 @@
+package acctest
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/qtail/terraform-provider-qtail/internal/manifest"
+	"github.com/qtail/terraform-provider-qtail/internal/qovery"
+)
+
+// Region is the seeded region most tests run in.
+const Region = "us-east-1"
+
+// HomeLabRoutes are the six routes of the recipe's home lab: the pod
+// network, four home VLANs and the LoadBalancer range.
+var HomeLabRoutes = []string{"10.244.0.0/16", "10.10.0.0/16", "10.50.0.0/24", "10.101.0.0/16", "192.168.0.0/24", "10.20.0.0/16"}
+
+// AllHomeLabRoutes are the routes a home-lab device advertises: the six
+// subnets and the exit node routes.
+var AllHomeLabRoutes = append(slices.Clone(HomeLabRoutes), manifest.ExitNodeRoutes...)
+
+// HelmRepositoryConfig is one qtail_helm_repository named "tailscale";
+// extra adds attributes.
+func HelmRepositoryConfig(orgID, name, extra string) string {
+	return fmt.Sprintf(`
+resource "qtail_helm_repository" "tailscale" {
+  organization_id = %q
+  name            = %q
+  %s
+}
+`, orgID, name, extra)
+}
+
+// ExposedServiceAddr is the address of the exposure of ExposedServiceConfig.
+const ExposedServiceAddr = "qtail_exposed_service.billing"
+
+// ExposedServiceConfig is one qtail_exposed_service named "billing" of the
+// application appID; extra adds attributes.
+func ExposedServiceConfig(appID, hostname, extra string) string {
+	return fmt.Sprintf(`
+resource "qtail_exposed_service" "billing" {
+  application_id = %q
+  hostname       = %q
+  %s
+}
+`, appID, hostname, extra)
+}
+
+// NewExposureEnv is a world with a running operator in Region and the tag
+// tag:k8s-billing owned by the operator's tag. It returns the ID of the
+// seeded application billing-api.
+func NewExposureEnv(t *testing.T) (*Env, string) {
+	t.Helper()
+	env := New(t)
+	env.InstallOperator(t, Region)
+	env.DeclareTagOwners(t, map[string][]string{"tag:k8s-billing": {"tag:k8s-operator"}})
+	return env, env.ApplicationID(t, Region, "billing-api")
+}
+
+// SetPolicy replaces the tailnet's policy file as a person does in the
+// admin console.
+func (e *Env) SetPolicy(t testing.TB, body string) {
+	t.Helper()
+	if err := e.Tailnet.SetPolicyDirect([]byte(body)); err != nil {
+		t.Fatalf("the tailnet refused the hand edit: %v\n%s", err, body)
+	}
+}
+
+// EditPolicy applies a textual hand edit to the tailnet's policy file: old
+// must occur exactly once.
+func (e *Env) EditPolicy(t testing.TB, old, replacement string) {
+	t.Helper()
+	body, _ := e.Tailnet.Policy()
+	if n := strings.Count(string(body), old); n != 1 {
+		t.Fatalf("hand edit: %q occurs %d times in the policy file:\n%s", old, n, body)
+	}
+	e.SetPolicy(t, strings.Replace(string(body), old, replacement, 1))
+}
+
+// CreateManifestService creates, without deploying it, a Helm service of the
+// seeded Region environment whose raw values file is values, the way
+// qtail_connector, qtail_proxy_group and qtail_egress_service do. It
+// returns the service's ID.
+func (e *Env) CreateManifestService(t testing.TB, name, values string) string {
+	t.Helper()
+	h, err := e.QoveryClient(t).CreateHelm(Background(t), e.Seed().Regions[Region].EnvironmentID, &qovery.HelmRequest{
+		Name:       name,
+		AutoDeploy: false,
+		Source: qovery.HelmSourceRequest{GitRepository: &qovery.GitRepository{
+			URL: "https://github.com/qtail/terraform-provider-qtail.git", Branch: "main", RootPath: "/examples/charts/tailnet-manifests",
+		}},
+		AllowClusterWideResources: true,
+		ValuesOverride: qovery.HelmValuesOverride{File: &qovery.HelmValuesFile{Raw: &qovery.HelmRawValues{
+			Values: []qovery.HelmRawValuesFile{{Name: manifest.ManifestsFileName, Content: values}},
+		}}},
+	})
+	if err != nil {
+		t.Fatalf("creating the Helm service %s: %v", name, err)
+	}
+	return h.ID
+}

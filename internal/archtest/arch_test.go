@@ -1,0 +1,83 @@
+package archtest
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/qtail/terraform-provider-qtail"
+
+// Each rule fails on a deliberate violation, and only on it.
+func TestViolations(t *testing.T) {
+	t.Parallel()
+	m := func(p string) string { return module + "/" + p }
+	clean := []Package{
+		{ImportPath: module, Imports: []string{m("internal/provider")}, Deps: []string{m("internal/provider"), m("internal/conn")}},
+		{ImportPath: m("internal/policy"), Deps: []string{"github.com/tailscale/hujson", m("internal/retry")}},
+		{ImportPath: m("internal/service/operator"), Imports: []string{m("internal/cluster"), "github.com/hashicorp/terraform-plugin-framework/resource"}},
+		{ImportPath: m("internal/acctest"), Imports: []string{m("internal/fake/sandbox")}, Deps: []string{m("internal/fake/sandbox")}},
+		{ImportPath: m("tools/sandbox"), Deps: []string{m("internal/fake/sandbox")}},
+	}
+	if v := Violations(module, clean); len(v) != 0 {
+		t.Fatalf("violations in a clean tree: %q", v)
+	}
+	for _, tc := range []struct {
+		name string
+		pkg  Package
+		want string
+	}{
+		{"a lower package on Terraform", Package{ImportPath: m("internal/tailnet"),
+			Deps: []string{"github.com/hashicorp/terraform-plugin-framework/diag"}},
+			"internal/tailnet depends on github.com/hashicorp/terraform-plugin-framework/diag: the lower packages know no Terraform"},
+		{"a sub-package of a lower package on Terraform", Package{ImportPath: m("internal/policy/sub"),
+			Deps: []string{"github.com/hashicorp/terraform-plugin-log/tflog"}},
+			"internal/policy/sub depends on github.com/hashicorp/terraform-plugin-log/tflog"},
+		{"production code on a fake", Package{ImportPath: m("internal/cluster"), Deps: []string{m("internal/fake/qoveryapi")}},
+			"internal/cluster depends on " + module + "/internal/fake/qoveryapi: production code links no test double"},
+		{"the provider binary on acctest", Package{ImportPath: module, Deps: []string{m("internal/acctest")}},
+			module + " depends on " + module + "/internal/acctest"},
+		{"a family on another family", Package{ImportPath: m("internal/service/manifestservice"),
+			Imports: []string{m("internal/service/operator")}},
+			"internal/service/manifestservice imports " + module + "/internal/service/operator: a resource family imports no other family"},
+	} {
+		v := Violations(module, append(slices.Clone(clean), tc.pkg))
+		if len(v) != 1 || !strings.Contains(v[0], tc.want) {
+			t.Errorf("%s: violations %q, want one saying %q", tc.name, v, tc.want)
+		}
+	}
+}
+
+// The repository keeps the rules.
+func TestRepositoryImports(t *testing.T) {
+	t.Parallel()
+	cmd := exec.CommandContext(t.Context(), "go", "list", "-json=ImportPath,Imports,Deps", module+"/...")
+	cmd.Dir = "../.."
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr.String())
+	}
+	var pkgs []Package
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for {
+		var p Package
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	if len(pkgs) < 20 || !slices.ContainsFunc(pkgs, func(p Package) bool { return p.ImportPath == module+"/internal/service/operator" }) {
+		t.Fatalf("go list found %d packages, not the module's", len(pkgs))
+	}
+	for _, v := range Violations(module, pkgs) {
+		t.Error(v)
+	}
+}

@@ -1,0 +1,88 @@
+// Package archtest checks which way qtail's imports point (see DESIGN.md):
+//
+//   - the lower packages (internal/qovery, tailnet, policy, manifest,
+//     retry) know no Terraform: they import no terraform-plugin-* module;
+//   - the provider links no test double: no production package depends on
+//     internal/fake/... or internal/acctest;
+//   - a resource family (internal/service/NAME) imports no other family:
+//     what two families share lives in conn, planned, cluster or tfx.
+//
+// The rules are a function over the output of go list, tested on
+// synthetic violations and run on the repository.
+package archtest
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Package is what the rules read of one package listed by go list -json.
+type Package struct {
+	ImportPath string
+	// Imports are the packages it imports, Deps every package it depends
+	// on, directly or not (test files excluded).
+	Imports []string
+	Deps    []string
+}
+
+// lowerPackages are the packages that know no Terraform, relative to the
+// module.
+var lowerPackages = []string{"internal/qovery", "internal/tailnet", "internal/policy", "internal/manifest", "internal/retry"}
+
+// testOnly are the trees that only tests and the sandbox tools may use.
+var testOnly = []string{"internal/fake", "internal/acctest"}
+
+// terraformModules is the prefix of the Terraform plugin modules.
+const terraformModules = "github.com/hashicorp/terraform-plugin-"
+
+// Violations returns, sorted, one sentence per import of pkgs that breaks
+// the rules of the module whose path is module.
+func Violations(module string, pkgs []Package) []string {
+	under := func(path, dir string) bool {
+		p := module + "/" + dir
+		return path == p || strings.HasPrefix(path, p+"/")
+	}
+	family := func(path string) string {
+		rest, ok := strings.CutPrefix(path, module+"/internal/service/")
+		if !ok {
+			return ""
+		}
+		name, _, _ := strings.Cut(rest, "/")
+		return name
+	}
+	var out []string
+	for _, p := range pkgs {
+		for _, lower := range lowerPackages {
+			if !under(p.ImportPath, lower) {
+				continue
+			}
+			for _, d := range p.Deps {
+				if strings.HasPrefix(d, terraformModules) {
+					out = append(out, fmt.Sprintf("%s depends on %s: the lower packages know no Terraform", p.ImportPath, d))
+				}
+			}
+		}
+		production := !slices.ContainsFunc(testOnly, func(dir string) bool { return under(p.ImportPath, dir) }) &&
+			!under(p.ImportPath, "internal/archtest") && !under(p.ImportPath, "tools")
+		if production {
+			for _, d := range p.Deps {
+				for _, dir := range testOnly {
+					if under(d, dir) {
+						out = append(out, fmt.Sprintf("%s depends on %s: production code links no test double", p.ImportPath, d))
+					}
+				}
+			}
+		}
+		if f := family(p.ImportPath); f != "" {
+			for _, imp := range p.Imports {
+				if g := family(imp); g != "" && g != f {
+					out = append(out, fmt.Sprintf("%s imports %s: a resource family imports no other family; "+
+						"move what they share to conn, planned, cluster or tfx", p.ImportPath, imp))
+				}
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,177 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+
+	"github.com/qtail/terraform-provider-qtail/internal/qovery"
+	"github.com/qtail/terraform-provider-qtail/internal/tfx"
+)
+
+// ErrTimedOut marks a wait that did not end before the deadline of the
+// Terraform operation.
+var ErrTimedOut = errors.New("timed out")
+
+// DeployHelm deploys the Helm service and waits for the outcome. An action
+// already running (a deployment started in the console, say) is waited for
+// first. A failed deployment is a *qovery.DeploymentError with the reason;
+// a wait cut by the deadline wraps ErrTimedOut.
+func DeployHelm(ctx context.Context, q *qovery.Client, helmID string, poll time.Duration) error {
+	get := func(ctx context.Context) (*qovery.Status, error) { return q.GetHelmStatus(ctx, helmID) }
+	const attempts = 4
+	for attempt := 1; ; attempt++ {
+		before, err := q.GetHelmStatus(ctx, helmID)
+		if err != nil {
+			return deadline(ctx, fmt.Errorf("reading the deployment status: %w", err), "")
+		}
+		if !qovery.IsFinalState(before.State) && attempt < attempts {
+			// Another action runs: wait for it, whatever its outcome.
+			if _, err := qovery.WaitForDeployment(ctx, get, qovery.WaitOptions{PollInterval: poll}); err != nil && ctx.Err() != nil {
+				return deadline(ctx, err, before.State)
+			}
+			continue
+		}
+		_, err = q.DeployHelm(ctx, helmID, nil)
+		if qovery.IsConflict(err) && attempt < attempts {
+			continue
+		}
+		if err != nil {
+			return deadline(ctx, fmt.Errorf("starting the deployment: %w", err), before.State)
+		}
+		last, err := qovery.WaitForDeployment(ctx, get, qovery.WaitOptions{PollInterval: poll, Since: before})
+		if err != nil {
+			state := ""
+			if last != nil {
+				state = last.State
+			}
+			return deadline(ctx, err, state)
+		}
+		return nil
+	}
+}
+
+// deadline turns an error caused by the context's deadline into a precise
+// timeout error.
+func deadline(ctx context.Context, err error, lastState string) error {
+	if ctx.Err() == nil {
+		return err
+	}
+	if lastState == "" {
+		lastState = "unknown"
+	}
+	return fmt.Errorf("%w waiting for the deployment to end (last state seen: %s)", ErrTimedOut, lastState)
+}
+
+// DeleteRequestError is the failure of the request that deletes a Helm
+// service, as opposed to the wait for its deletion.
+type DeleteRequestError struct{ Err error }
+
+func (e *DeleteRequestError) Error() string { return e.Err.Error() }
+func (e *DeleteRequestError) Unwrap() error { return e.Err }
+
+// DeleteHelm deletes the Helm service and waits until it is gone; one
+// already gone is fine. A failed request is a *DeleteRequestError; a wait
+// cut by the deadline wraps ErrTimedOut.
+func DeleteHelm(ctx context.Context, q *qovery.Client, helmID string, poll time.Duration) error {
+	err := q.DeleteHelm(ctx, helmID)
+	if qovery.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return &DeleteRequestError{Err: err}
+	}
+	get := func(ctx context.Context) (*qovery.Status, error) { return q.GetHelmStatus(ctx, helmID) }
+	if err := qovery.WaitForDeletion(ctx, get, qovery.WaitOptions{PollInterval: poll}); err != nil {
+		if ctx.Err() != nil {
+			last := "unknown"
+			if s, serr := q.GetHelmStatus(context.WithoutCancel(ctx), helmID); serr == nil {
+				last = s.State
+			}
+			return fmt.Errorf("%w waiting for the Helm service to be deleted (last state seen: %s)", ErrTimedOut, last)
+		}
+		return err
+	}
+	return nil
+}
+
+// Deployed reports whether the Helm service helmID runs its configuration
+// (Qovery's state DEPLOYED, deployment status UP_TO_DATE), and warns about a
+// deployment that failed or a configuration not deployed yet, which the
+// plan then deploys. noun names what the service runs: "operator".
+func Deployed(diags *diag.Diagnostics, noun, helmID string, st *qovery.Status) bool {
+	switch {
+	case strings.HasSuffix(st.State, "_ERROR"):
+		reason := st.Message
+		if reason == "" {
+			reason = "no reason given; see the deployment logs in the Qovery console"
+		}
+		diags.AddWarning(tfx.TitleCase(noun)+" Deployment Failed",
+			fmt.Sprintf("The last deployment of the Helm service %s ended in %s (%s). qtail plans to deploy it again.", helmID, st.State, reason))
+	case st.State == qovery.StateDeployed && st.ServiceDeploymentStatus != qovery.UpToDate:
+		diags.AddWarning(tfx.TitleCase(noun)+" Configuration Not Deployed",
+			fmt.Sprintf("The Helm service %s is %s: its configuration changed since its last deployment. qtail plans to deploy it.", helmID, st.ServiceDeploymentStatus))
+	}
+	return st.State == qovery.StateDeployed && st.ServiceDeploymentStatus == qovery.UpToDate
+}
+
+// Deployment is one deploy-and-wait of a Helm service that qtail wrote, as
+// the operator and the manifest services do it: deploy the service, wait
+// for the outcome, then wait for what it brings up on the tailnet. Its
+// failures become errors that say what failed, that qtail saved what it
+// did, and how to go on.
+type Deployment struct {
+	Qovery *qovery.Client
+	Poll   time.Duration
+	HelmID string
+	// Noun names what the Helm service runs: "operator", "connector".
+	Noun string
+	// Op is the Terraform operation, "create", "update" or "delete",
+	// whose timeouts attribute bounds the waits.
+	Op      string
+	Timeout time.Duration
+	// ByOperator is set when the Helm service deploys objects that the
+	// operator turns into devices: its logs then tell what went wrong.
+	ByOperator bool
+}
+
+// Deploy deploys the Helm service and waits for the outcome. On failure it
+// adds the error, with step naming the wait ("waiting for the operator
+// deployment"), and returns false.
+func (d Deployment) Deploy(ctx context.Context, step string, diags *diag.Diagnostics) bool {
+	if err := DeployHelm(ctx, d.Qovery, d.HelmID, d.Poll); err != nil {
+		d.Failed(diags, step, err)
+		return false
+	}
+	return true
+}
+
+// Failed adds the error of a failed step of the deployment: a deployment
+// that ended in error, a wait cut by the timeout, or a failed API call.
+func (d Deployment) Failed(diags *diag.Diagnostics, step string, err error) {
+	var de *qovery.DeploymentError
+	switch {
+	case errors.As(err, &de):
+		reason := de.Reason
+		if reason == "" {
+			reason = "Qovery gave no reason; see the deployment logs of the Helm service in the Qovery console"
+		}
+		diags.AddError(tfx.TitleCase(d.Noun)+" Deployment Failed",
+			fmt.Sprintf("The deployment of the Helm service %s ended in %s:\n\n%s\n\nqtail saved what it created in the state; fix the "+
+				"cause and apply again.", d.HelmID, de.State, reason))
+	case errors.Is(err, ErrTimedOut):
+		look := "Look at the deployment in the Qovery console"
+		if d.ByOperator {
+			look += " and at the operator's logs"
+		}
+		diags.AddError("Timed Out "+tfx.TitleCase(step),
+			fmt.Sprintf("qtail waited %s (timeouts.%s) for the Helm service %s: %s. qtail saved what it did in the state. "+
+				"%s, raise timeouts.%s if it is only slow, then apply again.", d.Timeout, d.Op, d.HelmID, err, look, d.Op))
+	default:
+		tfx.APIError(diags, step, err)
+	}
+}

@@ -1,0 +1,223 @@
+package planned
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// World is what the resources planned so far by one provider instance
+// claim, declare, replace and refreshed. Its methods are safe for
+// concurrent use: Terraform plans several resources at once.
+type World struct {
+	mu sync.Mutex
+	// hostnames maps a claimed hostname (lower case) to who claims it.
+	hostnames map[string]string
+	// objects maps a claimed cluster-scoped object (lower case) to who
+	// claims it.
+	objects map[string]string
+	// released holds the IDs of objects that the plan replaces.
+	released map[string]bool
+	// failedOperators holds the Helm service and device IDs of operators
+	// whose creation failed.
+	failedOperators map[string]bool
+	// operatorClusters holds the clusters on which the plan has an
+	// operator.
+	operatorClusters map[string]bool
+	// proxyGroups maps an environment and a ProxyGroup name to its type.
+	// The environment stands for its cluster, which the ProxyGroup's plan
+	// reads only when it checks a change.
+	proxyGroups map[proxyGroupRef]string
+	// clusters maps an environment ID to its cluster ID, as far as read.
+	clusters map[string]string
+	// refreshed maps the Helm service of a refreshed manifest service to
+	// the IDs of its devices.
+	refreshed map[string][]string
+}
+
+type proxyGroupRef struct {
+	environmentID, name string
+}
+
+// ProxyGroup is one ProxyGroup that a resource of the plan declares.
+type ProxyGroup struct {
+	EnvironmentID, Name, Type string
+}
+
+// New returns an empty World.
+func New() *World {
+	return &World{
+		hostnames:        map[string]string{},
+		objects:          map[string]string{},
+		released:         map[string]bool{},
+		failedOperators:  map[string]bool{},
+		operatorClusters: map[string]bool{},
+		proxyGroups:      map[proxyGroupRef]string{},
+		clusters:         map[string]string{},
+		refreshed:        map[string][]string{},
+	}
+}
+
+// claim records key for owner in m, or returns the other owner.
+func (w *World) claim(m map[string]string, key, owner string) (other string, conflict bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	key = strings.ToLower(key)
+	if prev, ok := m[key]; ok && prev != owner {
+		return prev, true
+	}
+	m[key] = owner
+	return "", false
+}
+
+// ClaimHostname records that owner (an application ID, "connector NAME on
+// cluster ID") plans a device named hostname. It returns the other owner
+// that already claims the hostname, if any; claiming again for the same
+// owner is not a conflict (Terraform may plan one resource more than
+// once). Hostnames compare without case, as MagicDNS names do.
+func (w *World) ClaimHostname(hostname, owner string) (other string, conflict bool) {
+	return w.claim(w.hostnames, hostname, owner)
+}
+
+// ObjectName is the name under which a cluster-scoped object is claimed,
+// and shown in messages: "Connector homelab on cluster ID".
+func ObjectName(kind, name, clusterID string) string {
+	return fmt.Sprintf("%s %s on cluster %s", kind, name, clusterID)
+}
+
+// ClaimObject records that owner plans the cluster-scoped object named by
+// ObjectName, as ClaimHostname does for hostnames.
+func (w *World) ClaimObject(object, owner string) (other string, conflict bool) {
+	return w.claim(w.objects, object, owner)
+}
+
+// Release records objects (annotations groups, Helm services, devices) that
+// the plan replaces: they are no conflict for their replacement.
+func (w *World) Release(ids ...string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, id := range ids {
+		if id != "" {
+			w.released[id] = true
+		}
+	}
+}
+
+// Released reports whether the plan replaces the object id.
+func (w *World) Released(id string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return id != "" && w.released[id]
+}
+
+// AddFailedOperator records the Helm service and device IDs of an operator
+// whose creation failed: Terraform has it as tainted and plans its
+// replacement as a plain creation, without its state, right after
+// refreshing it. Read records it, so that the creation's checks do not take
+// the failed operator's Helm service and device for conflicts.
+func (w *World) AddFailedOperator(ids ...string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, id := range ids {
+		if id != "" {
+			w.failedOperators[id] = true
+		}
+	}
+}
+
+// FailedOperator reports whether id belongs to an operator whose creation
+// failed.
+func (w *World) FailedOperator(id string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.failedOperators[id]
+}
+
+// PlanOperatorOn records that the plan installs or keeps an operator on
+// the cluster.
+func (w *World) PlanOperatorOn(clusterID string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.operatorClusters[clusterID] = true
+}
+
+// OperatorPlannedOn reports whether the plan has an operator on the
+// cluster (a Connector's CRD comes with the operator).
+func (w *World) OperatorPlannedOn(clusterID string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.operatorClusters[clusterID]
+}
+
+// DeclareProxyGroup records that the plan has the ProxyGroup name of type
+// typ in the environment environmentID; clusterID is the environment's
+// cluster, or "" when it was not read. Declaring again replaces the type
+// (Terraform may plan one resource more than once).
+func (w *World) DeclareProxyGroup(environmentID, clusterID, name, typ string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.proxyGroups[proxyGroupRef{environmentID: environmentID, name: name}] = typ
+	if clusterID != "" {
+		w.clusters[environmentID] = clusterID
+	}
+}
+
+// ProxyGroupsNamed returns the planned ProxyGroups called name, in every
+// environment, by environment ID. An exposure that references
+// qtail_proxy_group.NAME.name is planned after that ProxyGroup, so it is
+// here by then; a ProxyGroup that no resource of the plan declares may be
+// managed elsewhere.
+func (w *World) ProxyGroupsNamed(name string) []ProxyGroup {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []ProxyGroup
+	for ref, typ := range w.proxyGroups {
+		if ref.name == name {
+			out = append(out, ProxyGroup{EnvironmentID: ref.environmentID, Name: name, Type: typ})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].EnvironmentID < out[j].EnvironmentID })
+	return out
+}
+
+// ClusterOf returns the cluster of an environment, reading it with read
+// the first time.
+func (w *World) ClusterOf(ctx context.Context, environmentID string,
+	read func(ctx context.Context, environmentID string) (string, error)) (string, error) {
+	w.mu.Lock()
+	c, ok := w.clusters[environmentID]
+	w.mu.Unlock()
+	if ok {
+		return c, nil
+	}
+	c, err := read(ctx, environmentID)
+	if err != nil {
+		return "", err
+	}
+	w.mu.Lock()
+	w.clusters[environmentID] = c
+	w.mu.Unlock()
+	return c, nil
+}
+
+// RecordRefresh records, when Read refreshes a manifest service, its Helm
+// service and the devices it found. A tainted resource (its creation
+// failed, or someone ran terraform taint) is refreshed, then planned as a
+// creation without its state: Refreshed then recognizes its Helm service.
+func (w *World) RecordRefresh(helmID string, deviceIDs []string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.refreshed[helmID] = slices.Clone(deviceIDs)
+}
+
+// Refreshed returns the devices of a manifest service that Read
+// refreshed; seen is false when Read did not refresh it.
+func (w *World) Refreshed(helmID string) (deviceIDs []string, seen bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	ids, ok := w.refreshed[helmID]
+	return slices.Clone(ids), ok
+}

@@ -1,0 +1,169 @@
+package policy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// rejectBad refuses a policy file that mentions "bad", as a server refuses
+// an invalid destination.
+func rejectBad(body []byte) string {
+	if strings.Contains(string(body), "bad") {
+		return `dst="bad": invalid destination`
+	}
+	return ""
+}
+
+func grantPut(name, dst string) []Mutation {
+	return []Mutation{{Key: Key{Kind: KindGrant, Name: name},
+		Value: json.RawMessage(`{"src":["*"],"dst":["` + dst + `"],"ip":["*"]}`)}}
+}
+
+// checkAll runs one check per name at once and returns their outcomes.
+func checkAll(p *Planner, names []string, dst func(i int) string) []error {
+	var wg sync.WaitGroup
+	errs := make([]error, len(names))
+	for i, name := range names {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = p.Check(context.Background(), grantPut(name, dst(i)))
+		}()
+	}
+	wg.Wait()
+	return errs
+}
+
+func TestPlannerBatchesAndIsolates(t *testing.T) {
+	b := newMemBackend("{\n\t\"grants\": [],\n}\n")
+	b.reject = rejectBad
+	p := NewPlanner(NewStore(b, StoreOptions{}))
+	ctx := context.Background()
+
+	// Ten good changes at once: one read, and far fewer validations than
+	// changes.
+	names := []string{"ga", "gb", "gc", "gd", "ge", "gf", "gg", "gh", "gi", "gj"}
+	for i, err := range checkAll(p, names, func(int) string { return "100.64.0.1" }) {
+		if err != nil {
+			t.Errorf("check %d: %v", i, err)
+		}
+	}
+	c := b.counts()
+	if c.gets != 1 {
+		t.Errorf("%d policy reads, want 1", c.gets)
+	}
+	if c.validates >= 10 {
+		t.Errorf("%d validations for 10 changes checked at once, want them batched", c.validates)
+	}
+	if n := len(p.Planned()); n != 10 {
+		t.Errorf("%d changes recorded as planned, want 10", n)
+	}
+
+	// A bad change among good ones fails alone, and is not planned.
+	errs := checkAll(p, []string{"ha", "hb", "hc", "hd", "he"}, func(i int) string {
+		if i == 3 {
+			return "bad"
+		}
+		return "100.64.0.2"
+	})
+	for i, err := range errs {
+		if (err != nil) != (i == 3) {
+			t.Errorf("check %d: %v", i, err)
+		}
+	}
+	if !IsRejected(errs[3]) || !strings.Contains(errs[3].Error(), "invalid destination") {
+		t.Errorf("want the server's rejection of the bad change, got %v", errs[3])
+	}
+	if n := len(p.Planned()); n != 14 {
+		t.Errorf("%d changes recorded as planned, want 14", n)
+	}
+
+	// A later change is validated together with the planned ones.
+	if err := p.Check(ctx, grantPut("ga", "bad")); err == nil {
+		t.Error("want a rejection of a change to a planned grant")
+	}
+	if c := b.counts(); c.writes != 0 {
+		t.Errorf("checks wrote the policy file %d times", c.writes)
+	}
+	planned, err := p.PlannedPolicy(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(planned), "// qtail:grant:he") || strings.Contains(string(planned), "// qtail:grant:hd") {
+		t.Errorf("the planned policy lacks a planned grant or holds the refused one:\n%s", planned)
+	}
+}
+
+// A change that cannot be checked (the server does not answer) is reported
+// as such, and planned all the same.
+func TestPlannerPlansAChangeItCannotCheck(t *testing.T) {
+	b := newMemBackend("{\n\t\"grants\": [],\n}\n")
+	b.reject = func([]byte) string { return "" }
+	store := NewStore(unreachableValidate{b}, StoreOptions{})
+	p := NewPlanner(store)
+	err := p.Check(context.Background(), grantPut("g", "100.64.0.1"))
+	var unchecked *ValidateCallError
+	if !errors.As(err, &unchecked) || IsRejected(err) {
+		t.Fatalf("err = %v, want a *ValidateCallError", err)
+	}
+	if n := len(p.Planned()); n != 1 {
+		t.Errorf("%d changes planned, want the unchecked one", n)
+	}
+}
+
+// unreachableValidate is a backend whose validation never gets an answer.
+type unreachableValidate struct{ *memBackend }
+
+func (unreachableValidate) Validate(context.Context, []byte) error {
+	return errors.New("dial tcp: connection refused")
+}
+
+func TestPlannerOwnedElsewhere(t *testing.T) {
+	b := newMemBackend("{\n\t\"grants\": [\n\t\t// qtail:grant:theirs\n\t\t{\"src\": [\"*\"], \"dst\": [\"tag:x\"], \"ip\": [\"*\"]},\n\t],\n}\n")
+	p := NewPlanner(NewStore(b, StoreOptions{}))
+	ctx := context.Background()
+	if err := p.Check(ctx, grantPut("mine", "100.64.0.1")); err != nil {
+		t.Fatal(err)
+	}
+	other := json.RawMessage(`{"src":["*"],"dst":["x"],"ip":["*"]}`)
+	if c := p.OwnedElsewhere(ctx, Key{Kind: KindGrant, Name: "mine"}, other); c == nil || !c.InPlan {
+		t.Errorf("a second resource of the plan writing the same key: %+v, want a conflict in the plan", c)
+	}
+	if c := p.OwnedElsewhere(ctx, Key{Kind: KindGrant, Name: "mine"}, grantPut("mine", "100.64.0.1")[0].Value); c != nil {
+		t.Errorf("the same content planned again: %+v, want no conflict", c)
+	}
+	c := p.OwnedElsewhere(ctx, Key{Kind: KindGrant, Name: "theirs"}, other)
+	if c == nil || c.InPlan || !SameJSON(c.Existing, json.RawMessage(`{"src":["*"],"dst":["tag:x"],"ip":["*"]}`)) {
+		t.Errorf("a marked entry with other content: %+v, want a conflict with the existing value", c)
+	}
+	if c := p.OwnedElsewhere(ctx, Key{Kind: KindGrant, Name: "free"}, other); c != nil {
+		t.Errorf("a free key: %+v, want no conflict", c)
+	}
+}
+
+func TestPlannerWarnsAboutAllowAllOnce(t *testing.T) {
+	const withRule = "{\n\t\"grants\": [\n\t\t{\"src\": [\"*\"], \"dst\": [\"*\"], \"ip\": [\"*\"]},\n\t],\n}\n"
+	ctx := context.Background()
+	p := NewPlanner(NewStore(newMemBackend(withRule), StoreOptions{}))
+	if !p.WarnAllowAll(ctx) {
+		t.Error("no warning while the rule is in the policy file")
+	}
+	if p.WarnAllowAll(ctx) {
+		t.Error("a second warning in the same plan")
+	}
+
+	p = NewPlanner(NewStore(newMemBackend(withRule), StoreOptions{}))
+	p.Record(Mutation{Key: AllowAllKey(), Delete: true})
+	if p.WarnAllowAll(ctx) {
+		t.Error("a warning although the plan removes the rule")
+	}
+
+	p = NewPlanner(NewStore(newMemBackend(basePolicy), StoreOptions{}))
+	if p.WarnAllowAll(ctx) {
+		t.Error("a warning without the rule")
+	}
+}

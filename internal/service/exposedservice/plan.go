@@ -1,0 +1,350 @@
+package exposedservice
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/qtail/terraform-provider-qtail/internal/cluster"
+	"github.com/qtail/terraform-provider-qtail/internal/manifest"
+	"github.com/qtail/terraform-provider-qtail/internal/policy"
+	"github.com/qtail/terraform-provider-qtail/internal/qovery"
+)
+
+func (r *exposedServiceResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	var cfg exposedServiceModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &cfg)...)
+	if resp.Diagnostics.HasError() || cfg.WaitForDevice.IsUnknown() {
+		return
+	}
+	wait := cfg.WaitForDevice.IsNull() || cfg.WaitForDevice.ValueBool()
+	if !wait {
+		return
+	}
+	if !cfg.Redeploy.IsUnknown() && !cfg.Redeploy.IsNull() && !cfg.Redeploy.ValueBool() {
+		resp.Diagnostics.AddAttributeError(path.Root("wait_for_device"), "Nothing Would Create the Proxy Device",
+			"With redeploy = false qtail does not redeploy the application, and Qovery applies annotations only at a deployment: "+
+				"no proxy device would appear while qtail waits for it. Set wait_for_device = false, or let qtail redeploy.")
+	}
+	if !cfg.ProxyGroup.IsUnknown() && !cfg.ProxyGroup.IsNull() {
+		resp.Diagnostics.AddAttributeError(path.Root("wait_for_device"), "A ProxyGroup Exposure Has No Device of Its Own",
+			fmt.Sprintf("With proxy_group = %q the application is served as a Tailscale Service by the devices of the ProxyGroup, "+
+				"so there is no proxy device to wait for. Set wait_for_device = false.", cfg.ProxyGroup.ValueString()))
+	}
+}
+
+// ModifyPlan plans the computed attributes at their desired values (so
+// that drift seen by Read shows as a change) and refuses, before anything is
+// created, what the operator could not expose.
+func (r *exposedServiceResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() {
+		return
+	}
+	var plan, state, cfg exposedServiceModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.Config.Get(ctx, &cfg)...)
+	creating := req.State.Raw.IsNull()
+	if !creating {
+		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	}
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	replacing := !creating && (!plan.ApplicationID.Equal(state.ApplicationID) || !plan.Tags.Equal(state.Tags))
+
+	resp.Diagnostics.Append(plan.planComputed(ctx, &cfg, &state, creating || replacing)...)
+	if replacing {
+		if r.Configured() {
+			r.Clients.Planned().Release(state.AnnotationsGroupID.ValueString(), state.DeviceID.ValueString())
+		}
+		if !plan.Tags.Equal(state.Tags) && plan.ApplicationID.Equal(state.ApplicationID) {
+			resp.Diagnostics.AddAttributeWarning(path.Root("tags"), "Changing Tags Replaces the Exposure",
+				"Tailscale fixes a device's tags when its auth key is created, so the proxy cannot change tags in place. qtail "+
+					"removes this exposure (detach, redeploy, the proxy device leaves the tailnet) and creates it again: a new "+
+					"device, with new tailnet IPs, carries the new tags.")
+		}
+	}
+
+	if r.Configured() {
+		// Both APIs are needed: a missing credential fails the plan, not
+		// the apply.
+		if r.Clients.PlanQovery(&resp.Diagnostics) != nil {
+			r.checkPlan(ctx, &plan, &state, creating || replacing, &resp.Diagnostics)
+		}
+		r.Clients.PlanTailnet(&resp.Diagnostics)
+	}
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+}
+
+// planComputed plans the computed attributes of m at their desired values:
+// the annotations qtail writes, the group attached, the IDs and the device
+// of the state, unknown where the apply changes them. renewed is set for a
+// creation or a replacement; cfg is the configuration.
+func (m *exposedServiceModel) planComputed(ctx context.Context, cfg, state *exposedServiceModel, renewed bool) diag.Diagnostics {
+	if cfg.AnnotationsGroupName.IsNull() {
+		if m.Hostname.IsUnknown() {
+			m.AnnotationsGroupName = types.StringUnknown()
+		} else {
+			m.AnnotationsGroupName = types.StringValue("tailscale-" + m.Hostname.ValueString())
+		}
+	}
+	ann, known, diags := m.desiredAnnotations(ctx)
+	if known {
+		values := make(map[string]attr.Value, len(ann))
+		for k, v := range ann {
+			values[k] = types.StringValue(v)
+		}
+		m.Annotations = types.MapValueMust(types.StringType, values)
+	} else {
+		m.Annotations = types.MapUnknown(types.StringType)
+	}
+	m.Attached = types.BoolValue(true)
+
+	if renewed {
+		m.ID = types.StringUnknown()
+		m.OrganizationID = types.StringUnknown()
+		m.AnnotationsGroupID = types.StringUnknown()
+		m.DeviceID = types.StringUnknown()
+		m.TailnetFQDN = types.StringUnknown()
+		m.TailnetIPs = types.ListUnknown(types.StringType)
+		m.Ports = types.ListUnknown(exposedPortType)
+	} else {
+		m.ID, m.OrganizationID, m.AnnotationsGroupID = state.ID, state.OrganizationID, state.AnnotationsGroupID
+		m.DeviceID, m.TailnetFQDN, m.TailnetIPs, m.Ports = state.DeviceID, state.TailnetFQDN, state.TailnetIPs, state.Ports
+		moved := !m.Hostname.Equal(state.Hostname) || !m.ProxyGroup.Equal(state.ProxyGroup)
+		missing := state.DeviceID.IsNull() && m.expectDevice()
+		if moved || missing || m.WaitForDevice.IsUnknown() || m.Redeploy.IsUnknown() {
+			m.DeviceID = types.StringUnknown()
+			m.TailnetFQDN = types.StringUnknown()
+			m.TailnetIPs = types.ListUnknown(types.StringType)
+		}
+	}
+	return diags
+}
+
+// exposureCheck is what the plan-time checks of one exposure share.
+type exposureCheck struct {
+	plan, state *exposedServiceModel
+	// creating is set for a creation or a replacement.
+	creating bool
+	appID    string
+	app      *qovery.Application
+	// ownGroup is the annotations group of the exposure being updated.
+	ownGroup string
+	// leftovers are the groups taken as this exposure's own, left by a
+	// failed creation.
+	leftovers map[string]bool
+	// ops looks up the operator of the application's cluster.
+	ops *cluster.Lookup
+}
+
+// checkPlan reads the application and the tailnet to plan the ports and to
+// refuse what cannot work. Checks whose inputs are unknown are skipped.
+func (r *exposedServiceResource) checkPlan(ctx context.Context, plan, state *exposedServiceModel, creating bool, diags *diag.Diagnostics) {
+	if plan.ApplicationID.IsUnknown() {
+		return
+	}
+	q := r.Clients.QoveryOrNil()
+	appID := plan.ApplicationID.ValueString()
+	app, err := q.GetApplication(ctx, appID)
+	if qovery.IsNotFound(err) {
+		diags.AddAttributeError(path.Root("application_id"), "Application Not Found",
+			fmt.Sprintf("Qovery has no application %s visible to this API token. Check application_id, and that the token "+
+				"belongs to the application's organization.", appID))
+		return
+	}
+	if err != nil {
+		diags.AddWarning("Application Not Checked", "qtail could not read application "+appID+" to plan its ports: "+err.Error()+
+			". The apply reads it again; look at the ports it records before you grant access to them.")
+		return
+	}
+	if len(app.Ports) == 0 {
+		diags.AddAttributeError(path.Root("application_id"), "Application Declares No Port", exposureNoPortDetail(app))
+		return
+	}
+	ports, d := exposedPorts(ctx, app.Ports)
+	diags.Append(d...)
+	plan.Ports = ports
+	if pg := plan.ProxyGroup; !pg.IsUnknown() && pg.ValueString() != "" {
+		// The operator serves an exposed Service only through an ingress
+		// ProxyGroup, and otherwise only records an event on the Service.
+		cluster.CheckProxyGroupType(ctx, r.Clients, pg.ValueString(), app.Environment.ID, manifest.ProxyGroupIngress, diags)
+	}
+
+	c := &exposureCheck{plan: plan, state: state, creating: creating, appID: appID, app: app, leftovers: map[string]bool{}}
+	if !creating {
+		c.ownGroup = state.AnnotationsGroupID.ValueString()
+	}
+	if !r.checkAttachedGroups(c, diags) || plan.Hostname.IsUnknown() {
+		return
+	}
+	hostname := plan.Hostname.ValueString()
+	if other, conflict := r.Clients.Planned().ClaimHostname(hostname, appID); conflict {
+		diags.AddAttributeError(path.Root("hostname"), "Hostname Planned Twice",
+			fmt.Sprintf("Another qtail_exposed_service of this configuration exposes application %s at the hostname %q. "+
+				"A hostname names one device on the tailnet: give each exposure its own.", other, hostname))
+		return
+	}
+	if !creating && plan.Hostname.Equal(state.Hostname) {
+		return
+	}
+	// The environment gives the organization (annotations groups are
+	// organization objects) and the cluster (its operator).
+	env, err := q.GetEnvironment(ctx, app.Environment.ID)
+	if err != nil {
+		diags.AddWarning("Exposure Not Checked", "qtail could not read the environment of application "+appID+": "+err.Error()+
+			". The hostname and the tags are not checked at plan time; the apply fails if the proxy device does not appear.")
+		return
+	}
+	c.ops = cluster.NewLookup(q, env)
+	r.checkHostname(ctx, c, diags)
+	if diags.HasError() || !creating {
+		return
+	}
+	tags, known, d := plan.planTags(ctx)
+	diags.Append(d...)
+	if known {
+		cluster.CheckOperatorOwnsTags(ctx, r.Clients, c.ops, cluster.TagsCheck{
+			Tags: tags, At: path.Root("tags"), Device: "proxy", Resource: "exposure",
+		}, diags)
+	}
+}
+
+// checkAttachedGroups refuses an application that another annotations
+// group already exposes; a group that a failed creation of this exposure
+// left is taken as its own (c.leftovers). It returns false after an error.
+func (r *exposedServiceResource) checkAttachedGroups(c *exposureCheck, diags *diag.Diagnostics) bool {
+	appID := c.appID
+	for _, g := range c.app.AnnotationsGroups {
+		if g.ID == c.ownGroup || r.Clients.Planned().Released(g.ID) || exposureAnnotationValue(g.Annotations, exposeAnnotation) != "true" {
+			continue
+		}
+		if c.creating && exposureLeftover(&g, c.plan) {
+			c.leftovers[g.ID] = true
+			exposureLeftoverWarning(diags, &g, appID)
+			continue
+		}
+		diags.AddAttributeError(path.Root("application_id"), "Application Already Exposed",
+			fmt.Sprintf("Application %s (%s) already has the annotations group %q (%s) attached, which exposes it on the tailnet as %q. "+
+				"The operator reads one set of annotations per Service: detach that group, or import it with\n\n"+
+				"  terraform import <address> %s/%s",
+				c.app.Name, appID, g.Name, g.ID, exposureAnnotationValue(g.Annotations, exposeHostnameAnnotation), appID, g.ID))
+		return false
+	}
+	return true
+}
+
+// exposureLeftover reports whether a group is what this exposure would
+// create: same name, same hostname. Terraform plans the replacement of a
+// tainted exposure (one whose creation failed half-way) as a creation, with
+// no prior state, while the tainted group still exists until the
+// replacement removes it; such a group is not a conflict.
+func exposureLeftover(g *qovery.AnnotationsGroup, plan *exposedServiceModel) bool {
+	return !plan.AnnotationsGroupName.IsUnknown() && g.Name == plan.AnnotationsGroupName.ValueString() &&
+		!plan.Hostname.IsUnknown() && strings.EqualFold(exposureAnnotationValue(g.Annotations, exposeHostnameAnnotation), plan.Hostname.ValueString())
+}
+
+func exposureLeftoverWarning(diags *diag.Diagnostics, g *qovery.AnnotationsGroup, appID string) {
+	diags.AddWarning("Existing Annotations Group Taken Over",
+		fmt.Sprintf("The annotations group %q (%s) already exposes this hostname, with the name this exposure gives its group. "+
+			"It is taken as this exposure's own earlier group (an exposure being replaced after a failed creation) and is not "+
+			"reported as a conflict. If it belongs to something else, import it instead:\n\n  terraform import <address> %s/%s",
+			g.Name, g.ID, appID, g.ID))
+}
+
+// exposureAnnotationValue returns the value of one annotation.
+func exposureAnnotationValue(list []qovery.Annotation, key string) string {
+	for _, a := range list {
+		if a.Key == key {
+			return a.Value
+		}
+	}
+	return ""
+}
+
+// checkHostname refuses a hostname that another exposure of the
+// organization, or another device of the tailnet, already uses.
+func (r *exposedServiceResource) checkHostname(ctx context.Context, c *exposureCheck, diags *diag.Diagnostics) {
+	hostname := c.plan.Hostname.ValueString()
+	appID := c.appID
+	world := r.Clients.Planned()
+	orgID := c.ops.Env.Organization.ID
+	groups, err := r.Clients.QoveryOrNil().ListAnnotationsGroups(ctx, orgID)
+	if err != nil {
+		diags.AddWarning("Hostname Not Checked", "qtail could not list the annotations groups of organization "+orgID+": "+err.Error()+
+			". Make sure that no other exposure uses the hostname "+hostname+".")
+	}
+	for _, g := range groups {
+		if g.ID == c.ownGroup || world.Released(g.ID) || exposureAnnotationValue(g.Annotations, exposeAnnotation) != "true" ||
+			!strings.EqualFold(exposureAnnotationValue(g.Annotations, exposeHostnameAnnotation), hostname) || c.leftovers[g.ID] {
+			continue
+		}
+		if c.creating && exposureLeftover(&g, c.plan) && g.AssociatedItemsCount != nil && *g.AssociatedItemsCount == 0 {
+			exposureLeftoverWarning(diags, &g, appID)
+			continue
+		}
+		diags.AddAttributeError(path.Root("hostname"), "Hostname Already Used by Another Exposure",
+			fmt.Sprintf("The annotations group %q (%s) of the organization already exposes a Service at the hostname %q. "+
+				"A hostname names one device on the tailnet: choose another one, or, if that group is this application's exposure, "+
+				"import it with\n\n  terraform import <address> %s/%s", g.Name, g.ID, hostname, appID, g.ID))
+		return
+	}
+
+	t := r.Clients.TailnetOrNil()
+	if t == nil {
+		return
+	}
+	dev, err := t.FindDeviceByHostname(ctx, hostname)
+	if err != nil {
+		diags.AddWarning("Hostname Not Checked", "qtail could not look up the tailnet's devices: "+err.Error()+
+			". Make sure that no other device of the tailnet is named "+hostname+".")
+		return
+	}
+	if dev == nil || cluster.DeviceID(dev) == c.state.DeviceID.ValueString() || world.Released(cluster.DeviceID(dev)) {
+		return
+	}
+	// A device that this application's operator could have created (each
+	// of its tags owned by an operator tag) is taken as the application's
+	// own proxy, left over from an exposure whose group was deleted
+	// without a redeployment: exposing the application again reuses it.
+	if len(dev.Tags) > 0 && r.operatorCouldOwn(ctx, c.ops, dev.Tags) {
+		return
+	}
+	owner := "tagged " + strings.Join(dev.Tags, ", ")
+	if len(dev.Tags) == 0 {
+		owner = "owned by " + dev.User
+	}
+	diags.AddAttributeError(path.Root("hostname"), "Hostname Already Used on the Tailnet",
+		fmt.Sprintf("The tailnet already has a device named %q (%s, %s). The proxy would get a suffixed MagicDNS name "+
+			"(%s-1) and the exposure could not be found by its name: choose another hostname, or rename or remove that device.",
+			hostname, cluster.DeviceID(dev), owner, hostname))
+}
+
+// operatorCouldOwn reports whether every tag is one of the operator's tags
+// or owned by one of them in the policy.
+func (r *exposedServiceResource) operatorCouldOwn(ctx context.Context, ops *cluster.Lookup, tags []string) bool {
+	op, _ := ops.Operator(ctx)
+	body, d := r.Clients.PlannedPolicy(ctx)
+	if d.HasError() {
+		return false
+	}
+	doc, err := policy.Parse(body)
+	if err != nil {
+		return false
+	}
+	for _, tag := range tags {
+		if ok, _, _ := doc.TagOwnedBy(tag, op.Tags); !ok {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,466 @@
+package exposedservice
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/qtail/terraform-provider-qtail/internal/conn"
+	"github.com/qtail/terraform-provider-qtail/internal/qovery"
+	"github.com/qtail/terraform-provider-qtail/internal/tailnet"
+	"github.com/qtail/terraform-provider-qtail/internal/tfx"
+)
+
+var (
+	_ resource.Resource                   = &exposedServiceResource{}
+	_ resource.ResourceWithConfigure      = &exposedServiceResource{}
+	_ resource.ResourceWithImportState    = &exposedServiceResource{}
+	_ resource.ResourceWithValidateConfig = &exposedServiceResource{}
+	_ resource.ResourceWithModifyPlan     = &exposedServiceResource{}
+)
+
+// NewExposedServiceResource returns the qtail_exposed_service resource.
+func NewExposedServiceResource() resource.Resource {
+	return &exposedServiceResource{}
+}
+
+type exposedServiceResource struct {
+	conn.ResourceBase
+}
+
+func (r *exposedServiceResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_exposed_service"
+}
+
+// exposureApplicationContext reads an application and the organization it belongs
+// to (annotations groups are organization objects).
+func exposureApplicationContext(ctx context.Context, q *qovery.Client, appID string) (*qovery.Application, *qovery.Environment, error) {
+	app, err := q.GetApplication(ctx, appID)
+	if err != nil {
+		return nil, nil, err
+	}
+	env, err := q.GetEnvironment(ctx, app.Environment.ID)
+	if err != nil {
+		return app, nil, err
+	}
+	return app, env, nil
+}
+
+func (r *exposedServiceResource) clients(diags *diag.Diagnostics) (*qovery.Client, *tailnet.Client) {
+	q, d := r.Clients.Qovery()
+	diags.Append(d...)
+	t, d := r.Clients.Tailnet()
+	diags.Append(d...)
+	return q, t
+}
+
+func (r *exposedServiceResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var plan exposedServiceModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	ctx, cancel, timeout := tfx.WithTimeout(ctx, plan.Timeouts.Create, &resp.Diagnostics)
+	defer cancel()
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	q, t := r.clients(&resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	groupReq, diags := plan.groupRequest(ctx)
+	if resp.Diagnostics.Append(diags...); resp.Diagnostics.HasError() {
+		return
+	}
+	appID := plan.ApplicationID.ValueString()
+	app, env, err := exposureApplicationContext(ctx, q, appID)
+	if err != nil {
+		tfx.APIError(&resp.Diagnostics, "read application "+appID, err)
+		return
+	}
+	if len(app.Ports) == 0 {
+		resp.Diagnostics.AddAttributeError(path.Root("application_id"), "Application Declares No Port", exposureNoPortDetail(app))
+		return
+	}
+	orgID := env.Organization.ID
+	group, err := q.CreateAnnotationsGroup(ctx, orgID, groupReq)
+	if err != nil {
+		tfx.APIError(&resp.Diagnostics, "create the annotations group "+groupReq.Name, err)
+		return
+	}
+
+	// From here on the group exists: a failure saves what was done, and
+	// Terraform marks the exposure tainted so that the next apply
+	// replaces it.
+	plan.ID = types.StringValue(exposureID(appID, group.ID))
+	plan.OrganizationID = types.StringValue(orgID)
+	plan.AnnotationsGroupID = types.StringValue(group.ID)
+	plan.Attached = types.BoolValue(false)
+	if plan.Ports.IsUnknown() {
+		ports, d := exposedPorts(ctx, app.Ports)
+		resp.Diagnostics.Append(d...)
+		plan.Ports = ports
+	}
+	fail := func(step string, err error) {
+		plan.settle()
+		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+		resp.Diagnostics.AddError("Unable to Expose the Application",
+			fmt.Sprintf("qtail created the annotations group %s (%s) but could not %s. The exposure is saved as tainted: "+
+				"the next apply removes it and tries again.\n\n%s", group.Name, group.ID, step, err))
+	}
+
+	if _, err := q.SetApplicationAnnotationsGroups(ctx, appID, append(app.AnnotationsGroupIDs(), group.ID)); err != nil {
+		fail("attach it to application "+appID, err)
+		return
+	}
+	plan.Attached = types.BoolValue(true)
+	if plan.Redeploy.ValueBool() {
+		if err := r.redeploy(ctx, q, appID, timeout, "create"); err != nil {
+			fail("redeploy application "+appID+" so that the annotations reach its Kubernetes Service", err)
+			return
+		}
+	}
+	dev, err := r.settleDevice(ctx, t, &plan, plan.expectDevice(), timeout, "create", &resp.Diagnostics)
+	if err != nil {
+		fail("see the proxy device join the tailnet", err)
+		return
+	}
+	resp.Diagnostics.Append(plan.fillDevice(ctx, dev)...)
+	if dev == nil && plan.TailnetFQDN.IsNull() {
+		plan.TailnetFQDN = r.guessFQDN(ctx, t, plan.Hostname.ValueString())
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+// settleDevice waits for the proxy device when one is expected. Otherwise
+// it looks the device up once: a device that is not there yet is no
+// failure (it shows up at the application's next deployment and a refresh
+// records it), and a failed look-up is only worth a warning.
+func (r *exposedServiceResource) settleDevice(ctx context.Context, t *tailnet.Client, m *exposedServiceModel, wait bool, timeout time.Duration,
+	op string, diags *diag.Diagnostics) (*tailnet.Device, error) {
+	tags, _, _ := m.planTags(ctx)
+	hostname := m.Hostname.ValueString()
+	if wait {
+		return r.waitForDevice(ctx, t, hostname, tags, timeout, op)
+	}
+	if m.ProxyGroup.ValueString() != "" {
+		return nil, nil
+	}
+	d, err := t.FindDeviceByHostname(ctx, hostname)
+	if err != nil {
+		diags.AddWarning("Proxy Device Not Looked Up", fmt.Sprintf("qtail could not look up the device %s; the next "+
+			"refresh records it.\n\n%s", hostname, err))
+		return nil, nil
+	}
+	if d == nil || !exposureTagsMatch(d.Tags, tags) {
+		return nil, nil
+	}
+	return d, nil
+}
+
+// guessFQDN returns HOSTNAME.SUFFIX with the MagicDNS suffix of the tailnet
+// as another device shows it, or null when no device shows it.
+func (r *exposedServiceResource) guessFQDN(ctx context.Context, t *tailnet.Client, hostname string) types.String {
+	devs, err := t.ListDevices(ctx, tailnet.ListDevicesOptions{})
+	if err != nil {
+		return types.StringNull()
+	}
+	for _, d := range devs {
+		if _, suffix, ok := strings.Cut(strings.TrimSuffix(d.Name, "."), "."); ok && suffix != "" {
+			return types.StringValue(hostname + "." + suffix)
+		}
+	}
+	return types.StringNull()
+}
+
+func (r *exposedServiceResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state exposedServiceModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	q, diags := r.Clients.Qovery()
+	if resp.Diagnostics.Append(diags...); resp.Diagnostics.HasError() {
+		return
+	}
+	appID, groupID := state.ApplicationID.ValueString(), state.AnnotationsGroupID.ValueString()
+	app, err := q.GetApplication(ctx, appID)
+	if qovery.IsNotFound(err) {
+		resp.Diagnostics.AddWarning("Exposed Application Deleted",
+			fmt.Sprintf("Qovery has no application %s any more: the exposure is removed from the state. Remove the resource from "+
+				"the configuration, or set application_id to the application that replaces it.", appID))
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	if err != nil {
+		tfx.APIError(&resp.Diagnostics, "read application "+appID, err)
+		return
+	}
+	if state.OrganizationID.ValueString() == "" {
+		env, err := q.GetEnvironment(ctx, app.Environment.ID)
+		if err != nil {
+			tfx.APIError(&resp.Diagnostics, "read the environment of application "+appID, err)
+			return
+		}
+		state.OrganizationID = types.StringValue(env.Organization.ID)
+	}
+	group, err := q.GetAnnotationsGroup(ctx, state.OrganizationID.ValueString(), groupID)
+	if qovery.IsNotFound(err) {
+		resp.Diagnostics.AddWarning("Annotations Group Deleted",
+			fmt.Sprintf("The annotations group %s of the exposure of application %s was deleted outside Terraform: "+
+				"the exposure is planned for creation again.", groupID, appID))
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	if err != nil {
+		tfx.APIError(&resp.Diagnostics, "read annotations group "+groupID, err)
+		return
+	}
+	resp.Diagnostics.Append(state.fillGroup(group)...)
+	state.ID = types.StringValue(exposureID(appID, groupID))
+	attached := slices.Contains(app.AnnotationsGroupIDs(), groupID)
+	state.Attached = types.BoolValue(attached)
+	if !attached {
+		resp.Diagnostics.AddWarning("Annotations Group Detached",
+			fmt.Sprintf("The annotations group %s (%s) is no longer attached to application %s (%s): the Service is not exposed "+
+				"after the application's next deployment. The next apply attaches it again and redeploys the application.",
+				group.Name, groupID, app.Name, appID))
+	}
+	if state.Redeploy.IsNull() {
+		state.Redeploy = types.BoolValue(true)
+	}
+	if state.WaitForDevice.IsNull() {
+		state.WaitForDevice = types.BoolValue(true)
+	}
+	if state.Ports.IsNull() {
+		// An import: the ports as they are. Otherwise the state keeps the
+		// ports made reachable by the last apply, and the plan compares
+		// them with the application's current ones.
+		ports, d := exposedPorts(ctx, app.Ports)
+		resp.Diagnostics.Append(d...)
+		state.Ports = ports
+	}
+	if state.Annotations.IsNull() {
+		state.Annotations = types.MapValueMust(types.StringType, map[string]attr.Value{})
+	}
+
+	if t := r.Clients.TailnetOrNil(); t != nil && !r.readProxy(ctx, t, &state, attached, &resp.Diagnostics) {
+		return
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+// readProxy records the proxy device of the exposure m, and warns when the
+// device it expects is gone. It returns false when the look-up failed.
+func (r *exposedServiceResource) readProxy(ctx context.Context, t *tailnet.Client, m *exposedServiceModel, attached bool, diags *diag.Diagnostics) bool {
+	dev, err := r.findProxy(ctx, t, m)
+	if err != nil {
+		tfx.APIError(diags, "look up the proxy device "+m.Hostname.ValueString(), err)
+		return false
+	}
+	fqdn := m.TailnetFQDN
+	diags.Append(m.fillDevice(ctx, dev)...)
+	if dev == nil {
+		if m.expectDevice() && attached {
+			diags.AddWarning("Proxy Device Missing",
+				fmt.Sprintf("The tailnet has no device %q tagged as the exposure of application %s expects: it was removed, "+
+					"or the proxy lost its registration. The next apply redeploys the application so that the operator creates it again.",
+					m.Hostname.ValueString(), m.ApplicationID.ValueString()))
+		} else if !m.expectDevice() {
+			m.TailnetFQDN = fqdn
+		}
+	}
+	return true
+}
+
+// findProxy finds the proxy device of an exposure: by the id in the state,
+// else by hostname with the expected tags.
+func (r *exposedServiceResource) findProxy(ctx context.Context, t *tailnet.Client, m *exposedServiceModel) (*tailnet.Device, error) {
+	if m.ProxyGroup.ValueString() != "" {
+		return nil, nil
+	}
+	hostname := m.Hostname.ValueString()
+	if id := m.DeviceID.ValueString(); id != "" {
+		d, err := t.GetDevice(ctx, id)
+		switch {
+		case err == nil && strings.EqualFold(d.Hostname, hostname):
+			return d, nil
+		case err != nil && !tailnet.IsNotFound(err):
+			return nil, err
+		}
+	}
+	if hostname == "" {
+		return nil, nil
+	}
+	d, err := t.FindDeviceByHostname(ctx, hostname)
+	if err != nil || d == nil {
+		return nil, err
+	}
+	tags, _, _ := m.planTags(ctx)
+	if !exposureTagsMatch(d.Tags, tags) {
+		return nil, nil
+	}
+	return d, nil
+}
+
+func (r *exposedServiceResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var plan, state exposedServiceModel
+	if !tfx.StartUpdate(ctx, req, resp, &plan, &state) {
+		return
+	}
+	ctx, cancel, timeout := tfx.WithTimeout(ctx, plan.Timeouts.Update, &resp.Diagnostics)
+	defer cancel()
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	q, t := r.clients(&resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	groupReq, diags := plan.groupRequest(ctx)
+	if resp.Diagnostics.Append(diags...); resp.Diagnostics.HasError() {
+		return
+	}
+	appID, groupID, orgID := state.ApplicationID.ValueString(), state.AnnotationsGroupID.ValueString(), state.OrganizationID.ValueString()
+
+	annotationsChanged := !plan.Annotations.Equal(state.Annotations)
+	if annotationsChanged || !plan.AnnotationsGroupName.Equal(state.AnnotationsGroupName) {
+		if _, err := q.EditAnnotationsGroup(ctx, orgID, groupID, groupReq); err != nil {
+			tfx.APIError(&resp.Diagnostics, "update annotations group "+groupID, err)
+			return
+		}
+	}
+	app, err := q.GetApplication(ctx, appID)
+	if err != nil {
+		tfx.APIError(&resp.Diagnostics, "read application "+appID, err)
+		return
+	}
+	reattached := false
+	if !slices.Contains(app.AnnotationsGroupIDs(), groupID) {
+		if _, err := q.SetApplicationAnnotationsGroups(ctx, appID, append(app.AnnotationsGroupIDs(), groupID)); err != nil {
+			tfx.APIError(&resp.Diagnostics, "attach annotations group "+groupID+" to application "+appID, err)
+			return
+		}
+		reattached = true
+	}
+	plan.Attached = types.BoolValue(true)
+	if plan.Ports.IsUnknown() {
+		ports, d := exposedPorts(ctx, app.Ports)
+		resp.Diagnostics.Append(d...)
+		plan.Ports = ports
+	}
+	deviceUnknown := plan.DeviceID.IsUnknown()
+	portsChanged := !plan.Ports.Equal(state.Ports)
+	redeployed := false
+	if plan.Redeploy.ValueBool() && (annotationsChanged || reattached || portsChanged || deviceUnknown) {
+		if err := r.redeploy(ctx, q, appID, timeout, "update"); err != nil {
+			resp.Diagnostics.AddError("Unable to Update the Exposure",
+				fmt.Sprintf("qtail updated the annotations group %s but the redeployment of application %s failed: the change "+
+					"reaches the Service at the next successful deployment. Fix the deployment (see its logs in the Qovery console), "+
+					"then apply again.\n\n%s", groupID, appID, err))
+			return
+		}
+		redeployed = true
+	}
+	if deviceUnknown || plan.TailnetFQDN.IsUnknown() || plan.TailnetIPs.IsUnknown() {
+		dev, err := r.settleDevice(ctx, t, &plan, plan.expectDevice() && redeployed, timeout, "update", &resp.Diagnostics)
+		if err != nil {
+			resp.Diagnostics.AddError("Unable to Update the Exposure", fmt.Sprintf("qtail redeployed application %s but %s.", appID, err))
+			return
+		}
+		resp.Diagnostics.Append(plan.fillDevice(ctx, dev)...)
+		if dev == nil && plan.ProxyGroup.ValueString() == "" {
+			plan.TailnetFQDN = r.guessFQDN(ctx, t, plan.Hostname.ValueString())
+		}
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+func (r *exposedServiceResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var state exposedServiceModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	ctx, cancel, timeout := tfx.WithTimeout(ctx, state.Timeouts.Delete, &resp.Diagnostics)
+	defer cancel()
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	q, t := r.clients(&resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	appID, groupID, orgID := state.ApplicationID.ValueString(), state.AnnotationsGroupID.ValueString(), state.OrganizationID.ValueString()
+	redeploy := state.Redeploy.IsNull() || state.Redeploy.ValueBool()
+
+	app, err := q.GetApplication(ctx, appID)
+	switch {
+	case qovery.IsNotFound(err):
+		// The application is gone, and its Service and proxy with it.
+		redeploy = false
+	case err != nil:
+		tfx.APIError(&resp.Diagnostics, "read application "+appID, err)
+		return
+	default:
+		if ids := app.AnnotationsGroupIDs(); slices.Contains(ids, groupID) {
+			rest := slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return id == groupID })
+			if _, err := q.SetApplicationAnnotationsGroups(ctx, appID, rest); err != nil {
+				tfx.APIError(&resp.Diagnostics, "detach annotations group "+groupID+" from application "+appID, err)
+				return
+			}
+		}
+		if redeploy {
+			if err := r.redeploy(ctx, q, appID, timeout, "delete"); err != nil {
+				resp.Diagnostics.AddError("Unable to Remove the Exposure",
+					fmt.Sprintf("qtail detached the annotations group %s from application %s, but the redeployment that removes "+
+						"the proxy failed. Fix the deployment (see its logs in the Qovery console), then run the destroy again.\n\n%s", groupID, appID, err))
+				return
+			}
+		}
+	}
+	if err := q.DeleteAnnotationsGroup(ctx, orgID, groupID); err != nil && !qovery.IsNotFound(err) {
+		tfx.APIError(&resp.Diagnostics, "delete annotations group "+groupID, err)
+		return
+	}
+	if !redeploy {
+		if app != nil && state.DeviceID.ValueString() != "" {
+			resp.Diagnostics.AddWarning("Proxy Device Left in Place",
+				fmt.Sprintf("redeploy is false, so application %s was not redeployed: its proxy device %s stays on the tailnet "+
+					"until the application's next deployment.", appID, state.Hostname.ValueString()))
+		}
+		return
+	}
+	if state.WaitForDevice.IsNull() || state.WaitForDevice.ValueBool() {
+		if err := r.waitForDeviceGone(ctx, t, &state, timeout); err != nil {
+			resp.Diagnostics.AddError("Proxy Device Still on the Tailnet", err.Error())
+		}
+	}
+}
+
+func (r *exposedServiceResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	parts, diags := tfx.SplitImportID(req.ID, 2, "APPLICATION_ID/ANNOTATIONS_GROUP_ID")
+	if resp.Diagnostics.Append(diags...); resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("application_id"), parts[0])...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("annotations_group_id"), parts[1])...)
+}
+
+// exposureNoPortDetail explains why an application without a port cannot
+// be exposed.
+func exposureNoPortDetail(app *qovery.Application) string {
+	return fmt.Sprintf("Application %s (%s) declares no port. Qovery creates a Kubernetes Service only for an application with at "+
+		"least one port, so the Tailscale operator would have nothing to expose. Declare the port the application listens on "+
+		"in Qovery (every declared port becomes reachable from the tailnet), or use an egress or a subnet router instead.", app.Name, app.ID)
+}

@@ -1,0 +1,380 @@
+package manifestservice
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/qtail/terraform-provider-qtail/internal/cluster"
+	"github.com/qtail/terraform-provider-qtail/internal/tailnet"
+	"github.com/qtail/terraform-provider-qtail/internal/tfx"
+)
+
+// The devices that a Connector or a ProxyGroup brings up, one per replica,
+// as the `devices` attribute reports them.
+
+var manifestDeviceType = types.ObjectType{AttrTypes: map[string]attr.Type{
+	"hostname":          types.StringType,
+	"id":                types.StringType,
+	"tailnet_fqdn":      types.StringType,
+	"tailnet_ips":       types.ListType{ElemType: types.StringType},
+	"advertised_routes": types.ListType{ElemType: types.StringType},
+	"approved_routes":   types.ListType{ElemType: types.StringType},
+}}
+
+// deviceWant is what one replica's device must look like.
+type deviceWant struct {
+	hostnames []string
+	tags      []string
+	routes    []string
+}
+
+// matches reports whether d is the device of hostname as wanted: every
+// wanted tag, every wanted route advertised.
+func (w deviceWant) matches(d *tailnet.Device) bool {
+	if !cluster.HasTags(d.Tags, w.tags) {
+		return false
+	}
+	for _, r := range w.routes {
+		if !slices.Contains(d.AdvertisedRoutes, r) {
+			return false
+		}
+	}
+	return true
+}
+
+// findDevices looks the wanted devices up in one list of the tailnet's
+// devices (all fields, for the routes). found holds one device per hostname
+// that has one (the matching one when several share the hostname), in the
+// order of w.hostnames; missing describes each hostname without a matching
+// device.
+func findDevices(ctx context.Context, tn *tailnet.Client, w deviceWant) (found []tailnet.Device, missing []string, err error) {
+	list, err := tn.ListDevices(ctx, tailnet.ListDevicesOptions{AllFields: true})
+	if err != nil {
+		return nil, nil, err
+	}
+	byHost := map[string][]tailnet.Device{}
+	for _, d := range list {
+		byHost[d.Hostname] = append(byHost[d.Hostname], d)
+	}
+	for _, h := range w.hostnames {
+		cands := byHost[h]
+		if len(cands) == 0 {
+			missing = append(missing, "no device named "+h)
+			continue
+		}
+		// The matching device first, then the online one, then the newest.
+		sort.SliceStable(cands, func(i, j int) bool {
+			mi, mj := w.matches(&cands[i]), w.matches(&cands[j])
+			if mi != mj {
+				return mi
+			}
+			return cands[i].ConnectedToControl && !cands[j].ConnectedToControl
+		})
+		d := cands[0]
+		found = append(found, d)
+		if !w.matches(&d) {
+			missing = append(missing, describeMismatch(&d, w))
+		}
+	}
+	return found, missing, nil
+}
+
+func describeMismatch(d *tailnet.Device, w deviceWant) string {
+	if !cluster.HasTags(d.Tags, w.tags) {
+		return fmt.Sprintf("device %s (%s) is tagged %s, not %s", d.Hostname, cluster.DeviceID(d), tfx.HCLList(d.Tags), tfx.HCLList(w.tags))
+	}
+	var lacking []string
+	for _, r := range w.routes {
+		if !slices.Contains(d.AdvertisedRoutes, r) {
+			lacking = append(lacking, r)
+		}
+	}
+	return fmt.Sprintf("device %s (%s) does not advertise %s", d.Hostname, cluster.DeviceID(d), strings.Join(lacking, ", "))
+}
+
+// waitForDevices waits until every wanted device is on the tailnet.
+func waitForDevices(ctx context.Context, tn *tailnet.Client, w deviceWant, poll time.Duration) ([]tailnet.Device, error) {
+	last := "nothing yet"
+	for {
+		found, missing, err := findDevices(ctx, tn, w)
+		if err != nil && ctx.Err() == nil {
+			return nil, fmt.Errorf("listing the tailnet's devices: %w", err)
+		}
+		if err == nil && len(missing) == 0 {
+			return found, nil
+		}
+		if err == nil {
+			last = strings.Join(missing, "; ")
+		}
+		if tfx.Sleep(ctx, poll) != nil {
+			return nil, fmt.Errorf("%w waiting for the devices %s to join the tailnet (last seen: %s)",
+				cluster.ErrTimedOut, strings.Join(w.hostnames, ", "), last)
+		}
+	}
+}
+
+// approveRoutes enables routes on every device that advertises them and has
+// not enabled them yet, keeping the routes already enabled. It returns the
+// devices as they are afterwards.
+func approveRoutes(ctx context.Context, tn *tailnet.Client, devices []tailnet.Device, routes []string) ([]tailnet.Device, error) {
+	out := slices.Clone(devices)
+	for i := range out {
+		d := &out[i]
+		enabled := slices.Clone(d.EnabledRoutes)
+		changed := false
+		for _, r := range routes {
+			if slices.Contains(d.AdvertisedRoutes, r) && !slices.Contains(enabled, r) {
+				enabled = append(enabled, r)
+				changed = true
+			}
+		}
+		if !changed {
+			continue
+		}
+		if err := tn.SetDeviceRoutes(ctx, cluster.DeviceID(d), enabled); err != nil {
+			return nil, fmt.Errorf("approving the routes of device %s (%s): %w", d.Hostname, cluster.DeviceID(d), err)
+		}
+		d.EnabledRoutes = enabled
+	}
+	return out, nil
+}
+
+// routesApprovedOn reports whether every device enables every route.
+func routesApprovedOn(devices []tailnet.Device, routes []string) bool {
+	for _, d := range devices {
+		for _, r := range routes {
+			if !slices.Contains(d.EnabledRoutes, r) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// devicesValue is the `devices` attribute for devices.
+func devicesValue(devices []tailnet.Device) (types.List, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	elems := make([]attr.Value, 0, len(devices))
+	for i := range devices {
+		d := &devices[i]
+		obj, dd := types.ObjectValue(manifestDeviceType.AttrTypes, map[string]attr.Value{
+			"hostname":          types.StringValue(d.Hostname),
+			"id":                types.StringValue(cluster.DeviceID(d)),
+			"tailnet_fqdn":      types.StringValue(cluster.DeviceFQDN(d)),
+			"tailnet_ips":       tfx.StringList(d.Addresses),
+			"advertised_routes": tfx.StringList(d.AdvertisedRoutes),
+			"approved_routes":   tfx.StringList(d.EnabledRoutes),
+		})
+		diags.Append(dd...)
+		elems = append(elems, obj)
+	}
+	l, dd := types.ListValue(manifestDeviceType, elems)
+	diags.Append(dd...)
+	return l, diags
+}
+
+// deviceModel is one element of a `devices` attribute.
+type deviceModel struct {
+	Hostname         types.String `tfsdk:"hostname"`
+	ID               types.String `tfsdk:"id"`
+	TailnetFQDN      types.String `tfsdk:"tailnet_fqdn"`
+	TailnetIPs       types.List   `tfsdk:"tailnet_ips"`
+	AdvertisedRoutes types.List   `tfsdk:"advertised_routes"`
+	ApprovedRoutes   types.List   `tfsdk:"approved_routes"`
+}
+
+// stateDevices reads the hostnames and IDs of the `devices` attribute.
+func stateDevices(ctx context.Context, l types.List) (hostnames, ids []string) {
+	if l.IsNull() || l.IsUnknown() {
+		return nil, nil
+	}
+	var devs []deviceModel
+	if d := l.ElementsAs(ctx, &devs, false); d.HasError() {
+		return nil, nil
+	}
+	for _, d := range devs {
+		hostnames = append(hostnames, d.Hostname.ValueString())
+		ids = append(ids, d.ID.ValueString())
+	}
+	return hostnames, ids
+}
+
+// withRoutesApproved returns the `devices` attribute as approveRoutes
+// leaves it: on each device, every route of routes that it advertises is
+// approved, after the routes approved already. ok is false when l cannot be
+// read.
+func withRoutesApproved(ctx context.Context, l types.List, routes []string) (types.List, bool) {
+	if l.IsNull() || l.IsUnknown() {
+		return l, false
+	}
+	var devs []deviceModel
+	if d := l.ElementsAs(ctx, &devs, false); d.HasError() {
+		return l, false
+	}
+	for i := range devs {
+		var advertised, approved []string
+		if devs[i].AdvertisedRoutes.ElementsAs(ctx, &advertised, false).HasError() ||
+			devs[i].ApprovedRoutes.ElementsAs(ctx, &approved, false).HasError() {
+			return l, false
+		}
+		for _, r := range routes {
+			if slices.Contains(advertised, r) && !slices.Contains(approved, r) {
+				approved = append(approved, r)
+			}
+		}
+		devs[i].ApprovedRoutes = tfx.StringList(approved)
+	}
+	out, d := types.ListValueFrom(ctx, manifestDeviceType, devs)
+	return out, !d.HasError()
+}
+
+// planDevices plans the `devices` attribute: unknown when the apply changes
+// them (changing), or when a device is gone and the redeployment brings it
+// back (waiting for devices); otherwise as in the state.
+func planDevices(ctx context.Context, changing, wait bool, state types.List, hostnames []string) types.List {
+	if changing || (wait && !devicesComplete(ctx, state, hostnames)) {
+		return types.ListUnknown(manifestDeviceType)
+	}
+	return state
+}
+
+// devicesComplete reports whether the `devices` attribute holds a device
+// for each wanted hostname.
+func devicesComplete(ctx context.Context, l types.List, want []string) bool {
+	have, _ := stateDevices(ctx, l)
+	for _, h := range want {
+		if !slices.Contains(have, h) {
+			return false
+		}
+	}
+	return true
+}
+
+// removeLeftoverDevices removes the devices that are still on the tailnet
+// after their Helm service is gone: a Kubernetes object deleted while the
+// operator does not run leaves its devices behind, offline.
+func removeLeftoverDevices(ctx context.Context, tn *tailnet.Client, ids []string) error {
+	for _, id := range ids {
+		if err := cluster.RemoveDevice(ctx, tn, id); err != nil {
+			return fmt.Errorf("removing device %s: %w", id, err)
+		}
+	}
+	return nil
+}
+
+// withDevices is a manifest model whose object brings up devices on the
+// tailnet, one per replica: a Connector or a ProxyGroup.
+type withDevices interface {
+	// waitsForDevices is wait_for_devices.
+	waitsForDevices() bool
+	// devicesAttr is the `devices` attribute.
+	devicesAttr() *types.List
+	// wantedDevices is what the devices must look like; the attributes
+	// must be known.
+	wantedDevices(ctx context.Context) (deviceWant, diag.Diagnostics)
+}
+
+// setDevices records devices in the `devices` attribute of m.
+func setDevices(m withDevices, devices []tailnet.Device, diags *diag.Diagnostics) {
+	l, d := devicesValue(devices)
+	diags.Append(d...)
+	*m.devicesAttr() = l
+}
+
+// awaitDevices waits, after the deployment d of a manifest service of kind
+// k, until the devices of m are on the tailnet, and records them. ok is
+// false when there is nothing more to do: tn is nil (wait_for_devices is
+// off) or the wait failed (the error is in diags).
+func awaitDevices(ctx context.Context, k manifestKind, m withDevices, tn *tailnet.Client, d cluster.Deployment,
+	diags *diag.Diagnostics) (devices []tailnet.Device, want deviceWant, ok bool) {
+	if tn == nil {
+		*m.devicesAttr() = types.ListNull(manifestDeviceType)
+		return nil, want, false
+	}
+	want, dd := m.wantedDevices(ctx)
+	diags.Append(dd...)
+	devices, err := waitForDevices(ctx, tn, want, d.Poll)
+	if err != nil {
+		d.Failed(diags, "waiting for "+k.possessive()+" devices", err)
+		return nil, want, false
+	}
+	setDevices(m, devices, diags)
+	return devices, want, true
+}
+
+// observeDevices looks the devices of m up on the tailnet and records those
+// that are as wanted. complete is true when every replica has one; warn
+// adds a warning when some are missing while m waits for them. ok is false
+// when the lookup failed (the error is in diags).
+func observeDevices(ctx context.Context, k manifestKind, m withDevices, tn *tailnet.Client, warn bool,
+	diags *diag.Diagnostics) (devices []tailnet.Device, want deviceWant, complete, ok bool) {
+	want, dd := m.wantedDevices(ctx)
+	diags.Append(dd...)
+	found, missing, err := findDevices(ctx, tn, want)
+	if err != nil {
+		tfx.APIError(diags, "look for "+k.possessive()+" devices on the tailnet", err)
+		return nil, want, false, false
+	}
+	if len(missing) > 0 && warn && m.waitsForDevices() {
+		diags.AddWarning(tfx.TitleCase(k.noun)+" Devices Missing",
+			fmt.Sprintf("The %s lacks devices on the tailnet: %s. qtail plans to redeploy it so that they join again.",
+				k.noun, strings.Join(missing, "; ")))
+	}
+	devices = matchingDevices(found, want)
+	setDevices(m, devices, diags)
+	return devices, want, len(missing) == 0, true
+}
+
+// matchingDevices keeps the devices that are as wanted.
+func matchingDevices(found []tailnet.Device, w deviceWant) []tailnet.Device {
+	out := make([]tailnet.Device, 0, len(found))
+	for i := range found {
+		if w.matches(&found[i]) {
+			out = append(out, found[i])
+		}
+	}
+	return out
+}
+
+// withReplicas is a pointer to a manifest model whose object brings up one
+// device per replica.
+type withReplicas[T any] interface {
+	*T
+	withDevices
+	replicas() *proxyReplicas
+}
+
+// replicaHooks completes the hooks h of a model whose object brings up one
+// device per replica with what every such model does: it needs the
+// Tailscale client while it waits for the devices, redeploys when a device
+// is gone from the tailnet (the redeployment brings it back), removes the
+// devices the operator left behind, and waits for devices after an import.
+func replicaHooks[T any, P withReplicas[T]](h manifestHooks[T]) manifestHooks[T] {
+	h.usesTailnet = func(m *T) bool { return P(m).waitsForDevices() }
+	h.redeploy = func(ctx context.Context, plan, state *T) bool {
+		want, _ := P(plan).wantedDevices(ctx)
+		return P(plan).waitsForDevices() && !devicesComplete(ctx, *P(state).devicesAttr(), want.hostnames)
+	}
+	h.leftovers = func(ctx context.Context, m *T) []string {
+		_, ids := stateDevices(ctx, *P(m).devicesAttr())
+		return ids
+	}
+	imported := h.imported
+	h.imported = func(m *T) {
+		if imported != nil {
+			imported(m)
+		}
+		if r := P(m).replicas(); r.WaitForDevices.IsNull() {
+			r.WaitForDevices = types.BoolValue(true)
+		}
+	}
+	return h
+}

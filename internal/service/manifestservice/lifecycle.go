@@ -1,0 +1,292 @@
+package manifestservice
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/qtail/terraform-provider-qtail/internal/cluster"
+	"github.com/qtail/terraform-provider-qtail/internal/qovery"
+	"github.com/qtail/terraform-provider-qtail/internal/tailnet"
+	"github.com/qtail/terraform-provider-qtail/internal/tfx"
+)
+
+// The lifecycle that qtail_connector, qtail_proxy_group and
+// qtail_egress_service share, implemented once by manifestResource: write
+// the Helm service, deploy it and wait (cluster.Deployment), then do what
+// the resource does on the tailnet; read it back from Qovery; delete it and
+// wait. Each resource supplies its model and a few hooks.
+
+// manifestModel is a pointer to a resource model that embeds
+// manifestServiceModel.
+type manifestModel[T any] interface {
+	*T
+	// shared returns the embedded attributes.
+	shared() *manifestServiceModel
+	// renderValues returns the name of the Kubernetes object and the
+	// values file; the attributes must be known.
+	renderValues(ctx context.Context) (name, values string, diags diag.Diagnostics)
+	// readValues sets the attributes from a values file read back from
+	// Qovery; an error means the file holds no such object.
+	readValues(file, helmID string, diags *diag.Diagnostics) error
+	// settle replaces the unknown computed values by what a saved state
+	// may hold.
+	settle()
+}
+
+// manifestHooks are what one manifest resource adds to the lifecycle.
+// Every hook may be nil.
+type manifestHooks[T any] struct {
+	// usesTailnet reports whether a create or an update of m needs the
+	// Tailscale client.
+	usesTailnet func(m *T) bool
+	// written runs once the Helm service h holds the configuration,
+	// before the deployment.
+	written func(ctx context.Context, m *T, h *qovery.Helm, diags *diag.Diagnostics)
+	// deployed runs after a successful deployment d: wait for devices,
+	// approve routes.
+	deployed func(ctx context.Context, m *T, tn *tailnet.Client, d cluster.Deployment, diags *diag.Diagnostics)
+	// redeploy reports whether an update must deploy although Qovery holds
+	// the planned configuration (a device gone from the tailnet).
+	redeploy func(ctx context.Context, plan, state *T) bool
+	// repair runs instead of a deployment when the update needs none.
+	repair func(ctx context.Context, m *T, tn *tailnet.Client, diags *diag.Diagnostics)
+	// observe runs in Read, after the attributes were read from Qovery.
+	observe func(ctx context.Context, m *T, diags *diag.Diagnostics)
+	// imported sets the attributes that Qovery does not hold to their
+	// defaults, after an import.
+	imported func(m *T)
+	// leftovers are the device IDs that Delete removes if the operator
+	// left them behind.
+	leftovers func(ctx context.Context, m *T) []string
+}
+
+// manifestResource implements Create, Read, Update, Delete and ImportState
+// for a manifest service of kind whose model is T. A resource embeds it and
+// sets the hooks when it is made.
+type manifestResource[T any, P manifestModel[T]] struct {
+	serviceBase
+	kind  manifestKind
+	hooks manifestHooks[T]
+}
+
+// deployment is the deploy-and-wait of the Helm service helmID in the
+// Terraform operation op.
+func (r *manifestResource[T, P]) deployment(q *qovery.Client, helmID, op string, timeout time.Duration) cluster.Deployment {
+	return cluster.Deployment{Qovery: q, Poll: r.Clients.PollInterval(), HelmID: helmID, Noun: r.kind.noun, Op: op,
+		Timeout: timeout, ByOperator: true}
+}
+
+// clients returns the Qovery client and, when the resource needs it for
+// m, the Tailscale client.
+func (r *manifestResource[T, P]) clients(m *T, diags *diag.Diagnostics) (*qovery.Client, *tailnet.Client) {
+	q, dd := r.Clients.Qovery()
+	diags.Append(dd...)
+	var tn *tailnet.Client
+	if r.hooks.usesTailnet != nil && r.hooks.usesTailnet(m) {
+		tn, dd = r.Clients.Tailnet()
+		diags.Append(dd...)
+	}
+	return q, tn
+}
+
+// manifestWrite is what a Create or an Update writes into the Helm
+// service.
+type manifestWrite struct {
+	q      *qovery.Client
+	tn     *tailnet.Client
+	name   string // of the Kubernetes object
+	values string
+	chart  manifestChart
+}
+
+// prepare renders what m writes into the Helm service, records the values
+// file in m, and gets the clients it needs. ok is false after an error.
+func (r *manifestResource[T, P]) prepare(ctx context.Context, m *T, diags *diag.Diagnostics) (w manifestWrite, ok bool) {
+	w.q, w.tn = r.clients(m, diags)
+	if diags.HasError() {
+		return w, false
+	}
+	base := P(m).shared()
+	name, values, dd := P(m).renderValues(ctx)
+	diags.Append(dd...)
+	chart, _, dd := base.chart(ctx)
+	if diags.Append(dd...); diags.HasError() {
+		return w, false
+	}
+	w.name, w.values, w.chart = name, values, chart
+	base.Values = types.StringValue(values)
+	return w, true
+}
+
+func (r *manifestResource[T, P]) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var plan T
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	base := P(&plan).shared()
+	ctx, cancel, timeout := tfx.WithTimeout(ctx, base.Timeouts.Create, &resp.Diagnostics)
+	defer cancel()
+	w, ok := r.prepare(ctx, &plan, &resp.Diagnostics)
+	if !ok {
+		return
+	}
+	svc, err := writeManifestService(ctx, w.q, r.kind, base.EnvironmentID.ValueString(), "", w.name, w.chart, w.values)
+	if err != nil {
+		tfx.APIError(&resp.Diagnostics, "create "+r.kind.possessive()+" Helm service", err)
+		return
+	}
+	r.deploy(ctx, &plan, svc, w.tn, r.deployment(w.q, svc.ID, "create", timeout), &resp.Diagnostics)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+func (r *manifestResource[T, P]) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var plan, state T
+	if !tfx.StartUpdate(ctx, req, resp, &plan, &state) {
+		return
+	}
+	base, old := P(&plan).shared(), P(&state).shared()
+	ctx, cancel, timeout := tfx.WithTimeout(ctx, base.Timeouts.Update, &resp.Diagnostics)
+	defer cancel()
+	w, ok := r.prepare(ctx, &plan, &resp.Diagnostics)
+	if !ok {
+		return
+	}
+	if !base.needsDeployment(old) && (r.hooks.redeploy == nil || !r.hooks.redeploy(ctx, &plan, &state)) {
+		// Qovery holds the configuration: only qtail's own settings, or
+		// something on the tailnet, changed.
+		base.Deployed = old.Deployed
+		if r.hooks.repair != nil {
+			r.hooks.repair(ctx, &plan, w.tn, &resp.Diagnostics)
+		}
+		P(&plan).settle()
+		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+		return
+	}
+	svc, err := writeManifestService(ctx, w.q, r.kind, base.EnvironmentID.ValueString(), old.ID.ValueString(), w.name, w.chart, w.values)
+	if err != nil {
+		tfx.APIError(&resp.Diagnostics, "update "+r.kind.possessive()+" Helm service", err)
+		// Nothing changed: the state stays as it was.
+		old.Timeouts = base.Timeouts
+		resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+		return
+	}
+	r.deploy(ctx, &plan, svc, w.tn, r.deployment(w.q, svc.ID, "update", timeout), &resp.Diagnostics)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+// deploy records the Helm service svc in m, deploys it and runs the
+// resource's hooks, recording in m what it achieved.
+func (r *manifestResource[T, P]) deploy(ctx context.Context, m *T, svc *qovery.Helm, tn *tailnet.Client, d cluster.Deployment, diags *diag.Diagnostics) {
+	base := P(m).shared()
+	defer P(m).settle()
+	base.ID = types.StringValue(svc.ID)
+	base.HelmServiceName = types.StringValue(svc.Name)
+	base.ClusterWideResourcesAllowed = types.BoolValue(svc.AllowClusterWideResources)
+	base.Deployed = types.BoolValue(false)
+	base.recordChart(ctx, svc)
+	if r.hooks.written != nil {
+		r.hooks.written(ctx, m, svc, diags)
+	}
+	if !d.Deploy(ctx, "waiting for "+r.kind.possessive()+" deployment", diags) {
+		return
+	}
+	base.Deployed = types.BoolValue(true)
+	if r.hooks.deployed != nil {
+		r.hooks.deployed(ctx, m, tn, d, diags)
+	}
+}
+
+func (r *manifestResource[T, P]) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state T
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	m := P(&state)
+	base := m.shared()
+	q, diags := r.Clients.Qovery()
+	if resp.Diagnostics.Append(diags...); resp.Diagnostics.HasError() {
+		return
+	}
+	imported := base.Values.IsNull()
+	obs, err := observeManifestService(ctx, q, base.ID.ValueString())
+	if qovery.IsNotFound(err) {
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	if err != nil {
+		tfx.APIError(&resp.Diagnostics, "read "+r.kind.possessive()+" Helm service", err)
+		return
+	}
+	base.fillFromQovery(ctx, r.kind, obs, &resp.Diagnostics)
+	if imported && r.hooks.imported != nil {
+		r.hooks.imported(&state)
+	}
+	if err := m.readValues(obs.file, obs.helm.ID, &resp.Diagnostics); err != nil {
+		if imported {
+			resp.Diagnostics.AddError("Not "+tfx.TitleCase(r.kind.article()+" "+r.kind.noun),
+				fmt.Sprintf("The Helm service %s holds no %s that qtail can read: %v. Import the Helm service of a qtail resource of this type.",
+					obs.helm.ID, r.kind.object, err))
+			return
+		}
+		resp.Diagnostics.AddWarning("Unreadable "+tfx.TitleCase(r.kind.noun),
+			fmt.Sprintf("The values of the Helm service %s: %v. qtail plans to write them again and redeploy.", obs.helm.ID, err))
+	}
+	if r.hooks.observe != nil {
+		r.hooks.observe(ctx, &state, &resp.Diagnostics)
+	}
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	var devices []string
+	if r.hooks.leftovers != nil {
+		devices = r.hooks.leftovers(ctx, &state)
+	}
+	r.world().RecordRefresh(obs.helm.ID, devices)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+func (r *manifestResource[T, P]) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var state T
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	base := P(&state).shared()
+	ctx, cancel, timeout := tfx.WithTimeout(ctx, base.Timeouts.Delete, &resp.Diagnostics)
+	defer cancel()
+	q, diags := r.Clients.Qovery()
+	if resp.Diagnostics.Append(diags...); resp.Diagnostics.HasError() {
+		return
+	}
+	helmID := base.ID.ValueString()
+	if err := cluster.DeleteHelm(ctx, q, helmID, r.Clients.PollInterval()); err != nil {
+		r.deployment(q, helmID, "delete", timeout).Failed(&resp.Diagnostics, "waiting for "+r.kind.possessive()+" deletion", err)
+		return
+	}
+	tn := r.Clients.TailnetOrNil()
+	if r.hooks.leftovers == nil || tn == nil {
+		return
+	}
+	if ids := r.hooks.leftovers(ctx, &state); len(ids) > 0 {
+		if err := removeLeftoverDevices(ctx, tn, ids); err != nil {
+			tfx.APIError(&resp.Diagnostics, "remove "+r.kind.possessive()+" devices from the tailnet", err)
+		}
+	}
+}
+
+// ImportState imports a manifest service by the ID of its Helm service.
+func (r *manifestResource[T, P]) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	if !tfx.IsUUID(req.ID) {
+		tfx.InvalidImportID(&resp.Diagnostics, req.ID, "the ID of "+r.kind.possessive()+" Helm service (a UUID)")
+		return
+	}
+	resource.ImportStatePassthroughID(ctx, path.Root("id"), req, resp)
+}

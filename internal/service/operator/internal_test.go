@@ -1,0 +1,82 @@
+package operator
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/qtail/terraform-provider-qtail/internal/policy"
+	"github.com/qtail/terraform-provider-qtail/internal/tfx"
+)
+
+func TestOAuthClientDescription(t *testing.T) {
+	t.Parallel()
+	if got := oauthClientDescription("prod-us-east-1", "x"); got != "qtail operator prod-us-east-1" {
+		t.Errorf("description %q", got)
+	}
+	got := oauthClientDescription("Prod (EU) / west.3 — a very long cluster name indeed", "x")
+	if len(got) > 50 || strings.ContainsAny(got, "()/.—") {
+		t.Errorf("description %q is not what the keys API accepts", got)
+	}
+	if got := oauthClientDescription("", "tailscale-operator"); got != "qtail operator tailscale-operator" {
+		t.Errorf("description without a cluster name %q", got)
+	}
+}
+
+func TestTagOwnerGaps(t *testing.T) {
+	t.Parallel()
+	doc, err := policy.Parse([]byte(`{
+		"tagOwners": {
+			"tag:k8s-operator": [],
+			"tag:k8s":          ["autogroup:admin"],
+			"tag:k8s-billing":  ["tag:k8s-operator"],
+		},
+	}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gaps := tagOwnerGaps(doc, []string{"tag:k8s-operator"}, []string{"tag:k8s", "tag:k8s-billing", "tag:k8s-web"})
+	var got []string
+	for _, g := range gaps {
+		got = append(got, g.tag+"="+tfx.HCLList(g.owners))
+	}
+	want := []string{`tag:k8s=["autogroup:admin", "tag:k8s-operator"]`, `tag:k8s-web=["tag:k8s-operator"]`}
+	if !slices.Equal(got, want) {
+		t.Fatalf("gaps = %v, want %v", got, want)
+	}
+	if gaps := tagOwnerGaps(doc, []string{"tag:k8s-operator"}, []string{"tag:k8s-operator", "tag:k8s-billing"}); len(gaps) != 0 {
+		t.Fatalf("no gap expected, got %+v", gaps)
+	}
+	if gaps := tagOwnerGaps(doc, []string{"tag:other"}, []string{"tag:k8s-billing"}); len(gaps) != 2 {
+		t.Fatalf("want the undeclared operator tag and the unowned proxy tag, got %+v", gaps)
+	}
+}
+
+// Moving from a created OAuth client to one given by hand revokes the
+// created client, unless the configuration now names that very client.
+func TestPlanCredentialsRevokesOnlyAClientLeftBehind(t *testing.T) {
+	t.Parallel()
+	state := &operatorModel{
+		CreateOAuthClient:           types.BoolValue(true),
+		OAuthClientID:               types.StringValue("kCreatedCNTRL"),
+		OAuthClientSecretVariableID: types.StringValue("var-1"),
+		OAuthClientSecretWOVersion:  types.Int64Null(),
+		DefaultTags:                 tfx.StringList([]string{"tag:k8s-operator"}),
+	}
+	explicit := func(id string) *operatorModel {
+		return &operatorModel{
+			CreateOAuthClient:          types.BoolValue(false),
+			OAuthClientID:              types.StringValue(id),
+			OAuthClientSecretWOVersion: types.Int64Value(1),
+			DefaultTags:                tfx.StringList([]string{"tag:k8s-operator"}),
+		}
+	}
+	if cp := planCredentials(explicit("kOtherCNTRL"), state); !cp.writeSecret || cp.revoke != "kCreatedCNTRL" {
+		t.Errorf("another client: %+v, want the secret written and kCreatedCNTRL revoked", cp)
+	}
+	if cp := planCredentials(explicit("kCreatedCNTRL"), state); !cp.writeSecret || cp.revoke != "" {
+		t.Errorf("the same client: %+v, want the secret written and nothing revoked", cp)
+	}
+}

@@ -1,0 +1,466 @@
+package operator
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/qtail/terraform-provider-qtail/internal/cluster"
+	"github.com/qtail/terraform-provider-qtail/internal/policy"
+	"github.com/qtail/terraform-provider-qtail/internal/qovery"
+	"github.com/qtail/terraform-provider-qtail/internal/tailnet"
+	"github.com/qtail/terraform-provider-qtail/internal/tfx"
+)
+
+// ValidateConfig requires exactly one way of getting the OAuth client:
+// oauth_client_id with its write-only secret and the secret's version, or
+// create_oauth_client = true.
+func (r *operatorResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	var cfg operatorModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &cfg)...)
+	if resp.Diagnostics.HasError() || cfg.CreateOAuthClient.IsUnknown() {
+		return
+	}
+	set := func(isNull, isUnknown bool) bool { return !isNull || isUnknown }
+	hasID := set(cfg.OAuthClientID.IsNull(), cfg.OAuthClientID.IsUnknown())
+	hasSecret := set(cfg.OAuthClientSecretWO.IsNull(), cfg.OAuthClientSecretWO.IsUnknown())
+	hasVersion := set(cfg.OAuthClientSecretWOVersion.IsNull(), cfg.OAuthClientSecretWOVersion.IsUnknown())
+
+	if cfg.CreateOAuthClient.ValueBool() {
+		for _, a := range []struct {
+			name string
+			set  bool
+		}{{"oauth_client_id", hasID}, {"oauth_client_secret_wo", hasSecret}, {"oauth_client_secret_wo_version", hasVersion}} {
+			if a.set {
+				resp.Diagnostics.AddAttributeError(path.Root(a.name), "Conflicting OAuth Client Settings",
+					fmt.Sprintf("%s cannot be set with create_oauth_client = true: qtail then creates the OAuth client itself. "+
+						"Use either create_oauth_client = true, or oauth_client_id with oauth_client_secret_wo and oauth_client_secret_wo_version.", a.name))
+			}
+		}
+		return
+	}
+	if !hasID {
+		resp.Diagnostics.AddAttributeError(path.Root("oauth_client_id"), "Missing OAuth Client",
+			"The operator needs an OAuth client: set oauth_client_id with oauth_client_secret_wo and oauth_client_secret_wo_version, "+
+				"or create_oauth_client = true to let qtail create one for this cluster.")
+		return
+	}
+	if !hasSecret {
+		resp.Diagnostics.AddAttributeError(path.Root("oauth_client_secret_wo"), "Missing OAuth Client Secret",
+			"oauth_client_id needs its secret in oauth_client_secret_wo (write-only: it never reaches the plan or the state).")
+	}
+	if !hasVersion {
+		resp.Diagnostics.AddAttributeError(path.Root("oauth_client_secret_wo_version"), "Missing OAuth Client Secret Version",
+			"oauth_client_secret_wo is write-only, so Terraform cannot see it change: set oauth_client_secret_wo_version (for example 1) "+
+				"and change it whenever the secret changes.")
+	}
+}
+
+// ModifyPlan plans the computed attributes at their desired values, so that
+// drift that no argument shows (a deleted variable, cluster-wide resources
+// turned off, a device gone) is planned as an update, and checks against
+// both APIs what would make the operator fail, before anything is created.
+func (r *operatorResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() {
+		return
+	}
+	var plan, state operatorModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	creating := req.State.Raw.IsNull()
+	if !creating {
+		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	}
+	if resp.Diagnostics.HasError() {
+		return
+	}
+
+	if !plan.planComputed(&state, creating, &resp.Diagnostics) {
+		return
+	}
+
+	// A Helm service found gone, whose OAuth client qtail created, is
+	// replaced: the delete revokes the old client.
+	helmGone := !creating && state.Values.IsNull()
+	if helmGone {
+		resp.RequiresReplace = append(resp.RequiresReplace, path.Root("values"))
+	}
+	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if !creating && (helmGone || !plan.EnvironmentID.Equal(state.EnvironmentID)) {
+		// A replacement: Terraform plans the new operator again as a
+		// creation, where the checks run. The Helm service and the device
+		// of the operator being replaced are no conflict then.
+		resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateReplaced, encodeReplaced(state.ID, state.DeviceID))...)
+		return
+	}
+	if !creating && resp.Plan.Raw.Equal(req.State.Raw) {
+		return
+	}
+	if !r.Configured() {
+		return
+	}
+	own := ownedIDs{state.ID.ValueString(), state.DeviceID.ValueString()}
+	if creating {
+		// A replacement planned above carries the replaced operator in
+		// the private state.
+		var rep replacedOperator
+		if raw, diags := req.Private.GetKey(ctx, privateReplaced); !diags.HasError() && len(raw) > 0 && json.Unmarshal(raw, &rep) == nil {
+			own = append(own, rep.HelmID, rep.DeviceID)
+		}
+	}
+	r.checkPlan(ctx, &operatorCheck{plan: &plan, state: &state, creating: creating, own: own}, &resp.Diagnostics)
+}
+
+// planComputed plans the computed attributes of m at their desired values (the
+// values file as qtail renders it, the operator deployed, the variables and
+// the device as the state has them, unknown where the apply changes them).
+// state is the zero model when creating. ok is false after an error.
+func (m *operatorModel) planComputed(state *operatorModel, creating bool, diags *diag.Diagnostics) (ok bool) {
+	// The same extra values written differently are no change.
+	if !creating && !m.ExtraValues.IsNull() && !m.ExtraValues.IsUnknown() && !state.ExtraValues.IsNull() &&
+		sameExtraValues(m.ExtraValues.ValueString(), state.ExtraValues.ValueString()) {
+		m.ExtraValues = state.ExtraValues
+	}
+	unknownString := types.StringUnknown()
+	m.ClusterWideResourcesAllowed = types.BoolValue(true)
+	m.Deployed = types.BoolValue(true)
+	m.Values = unknownString
+	if m.valuesKnown() {
+		rendered, dd := m.renderValues()
+		if diags.Append(dd...); diags.HasError() {
+			return false
+		}
+		m.Values = types.StringValue(rendered)
+		if !creating && !state.Values.IsNull() && cluster.YAMLEqual(rendered, state.Values.ValueString()) {
+			m.Values = state.Values
+		}
+	}
+	if creating {
+		m.ID = unknownString
+		m.OAuthClientIDVariableID, m.OAuthClientSecretVariableID = unknownString, unknownString
+		m.DeviceID, m.TailnetFQDN = unknownString, unknownString
+		if m.CreateOAuthClient.IsUnknown() || m.CreateOAuthClient.ValueBool() {
+			m.OAuthClientID = unknownString
+		}
+		return true
+	}
+	m.ID = state.ID
+	keep := func(v types.String) types.String {
+		if v.IsNull() {
+			return unknownString
+		}
+		return v
+	}
+	m.OAuthClientIDVariableID = keep(state.OAuthClientIDVariableID)
+	m.OAuthClientSecretVariableID = keep(state.OAuthClientSecretVariableID)
+	deviceMoves := !m.Hostname.Equal(state.Hostname) || !m.DefaultTags.Equal(state.DefaultTags)
+	m.DeviceID, m.TailnetFQDN = keep(state.DeviceID), keep(state.TailnetFQDN)
+	if deviceMoves {
+		m.DeviceID, m.TailnetFQDN = unknownString, unknownString
+	}
+	if m.CreateOAuthClient.IsUnknown() {
+		m.OAuthClientID = unknownString
+	} else if m.CreateOAuthClient.ValueBool() {
+		cp := planCredentials(m, state)
+		m.OAuthClientID = state.OAuthClientID
+		if cp.newClient {
+			m.OAuthClientID = unknownString
+		}
+	}
+	return true
+}
+
+// ownedIDs are the Helm service and device IDs that belong to the operator
+// being planned (or to the one it replaces): no conflict.
+type ownedIDs []string
+
+func (o ownedIDs) has(r *operatorResource, id string) bool {
+	if id == "" {
+		return false
+	}
+	for _, s := range o {
+		if s == id {
+			return true
+		}
+	}
+	// A tainted operator, being replaced, registered by Read.
+	return r.Clients.Planned().FailedOperator(id)
+}
+
+// replacedOperator names the Helm service and the device of an operator
+// being replaced.
+type replacedOperator struct {
+	HelmID   string `json:"helm_id,omitempty"`
+	DeviceID string `json:"device_id,omitempty"`
+}
+
+func encodeReplaced(helmID, deviceID types.String) []byte {
+	b, _ := json.Marshal(replacedOperator{HelmID: helmID.ValueString(), DeviceID: deviceID.ValueString()})
+	return b
+}
+
+// operatorChanged reports whether a planned attribute differs from the state.
+func operatorChanged(creating bool, plan, state attr.Value) bool {
+	return creating || plan.IsUnknown() || !plan.Equal(state)
+}
+
+// operatorCheck is what the plan-time checks of one operator share.
+type operatorCheck struct {
+	plan, state *operatorModel
+	creating    bool
+	// own are the Helm service and device of this operator, or of the one
+	// it replaces.
+	own ownedIDs
+}
+
+// changed reports whether a planned attribute differs from the state.
+func (c *operatorCheck) changed(plan, state attr.Value) bool {
+	return operatorChanged(c.creating, plan, state)
+}
+
+// checkPlan runs the API checks of a creation or an update. Each is skipped
+// when its inputs are not known yet, or when the provider's settings of its
+// API are not (they come from another resource).
+func (r *operatorResource) checkPlan(ctx context.Context, c *operatorCheck, diags *diag.Diagnostics) {
+	if q := r.Clients.PlanQovery(diags); q != nil {
+		r.checkQovery(ctx, q, c, diags)
+	}
+	if tn := r.Clients.PlanTailnet(diags); tn != nil {
+		r.checkTailnet(ctx, tn, c, diags)
+	}
+}
+
+// checkQovery checks the environment, the name of the Helm service and the
+// chart version.
+func (r *operatorResource) checkQovery(ctx context.Context, q *qovery.Client, c *operatorCheck, diags *diag.Diagnostics) {
+	plan, state := c.plan, c.state
+	if plan.EnvironmentID.IsUnknown() {
+		return
+	}
+	envID := plan.EnvironmentID.ValueString()
+	env, err := q.GetEnvironment(ctx, envID)
+	if qovery.IsNotFound(err) {
+		diags.AddAttributeError(path.Root("environment_id"), "Environment Not Found",
+			fmt.Sprintf("Qovery has no environment %s visible to this API token. Check environment_id, and that the token belongs to "+
+				"the environment's organization.", envID))
+		return
+	}
+	if err != nil {
+		tfx.APIError(diags, "read the environment "+envID, err)
+		return
+	}
+	r.Clients.Planned().PlanOperatorOn(env.ClusterID)
+
+	if !plan.Hostname.IsUnknown() && c.changed(plan.Hostname, state.Hostname) {
+		helms, err := q.ListHelms(ctx, envID)
+		if err != nil {
+			tfx.APIError(diags, "list the Helm services of the environment "+envID, err)
+			return
+		}
+		for _, h := range helms {
+			if c.own.has(r, h.ID) {
+				continue
+			}
+			if strings.EqualFold(h.Name, plan.Hostname.ValueString()) {
+				diags.AddAttributeError(path.Root("hostname"), "Helm Service Name Already Taken",
+					fmt.Sprintf("The environment %s already has a Helm service named %q (ID %s), and the operator's Helm service is named after "+
+						"its hostname. Choose another hostname, or adopt that service with:\n\n  terraform import <address> %s", env.Name, h.Name, h.ID, h.ID))
+				return
+			}
+			if c.creating && h.Source.Repository != nil && h.Source.Repository.ChartName == cluster.OperatorChart {
+				diags.AddAttributeError(path.Root("environment_id"), "Operator Already Installed",
+					fmt.Sprintf("The environment %s already runs the Tailscale operator: Helm service %q (ID %s). A cluster runs one operator; "+
+						"adopt that one with:\n\n  terraform import <address> %s", env.Name, h.Name, h.ID, h.ID))
+				return
+			}
+		}
+	}
+
+	versionChanged := c.changed(plan.ChartVersion, state.ChartVersion) ||
+		!plan.HelmRepositoryID.Equal(state.HelmRepositoryID)
+	if plan.HelmRepositoryID.IsUnknown() || plan.ChartVersion.IsUnknown() || !versionChanged {
+		return
+	}
+	cluster.CheckChartPublished(ctx, q, cluster.ChartCheck{OrgID: env.Organization.ID, RepoID: plan.HelmRepositoryID.ValueString(),
+		Chart: cluster.OperatorChart, Version: plan.ChartVersion.ValueString(),
+		RepoAt: path.Root("helm_repository_id"), VersionAt: path.Root("chart_version")}, diags)
+}
+
+// checkTailnet checks the tag owners, an OAuth client given by ID, and that
+// no other device uses the hostname.
+func (r *operatorResource) checkTailnet(ctx context.Context, tn *tailnet.Client, c *operatorCheck, diags *diag.Diagnostics) {
+	plan, state := c.plan, c.state
+	tags, known := tfx.Strings(plan.DefaultTags)
+	proxyTags, proxyKnown := tfx.Strings(plan.ProxyDefaultTags)
+	if !known || !proxyKnown || diags.HasError() {
+		return
+	}
+	body, dd := r.Clients.PlannedPolicy(ctx)
+	if dd.HasError() {
+		// A credential without the policy_file scope, say: the operator
+		// reports missing tag owners at deployment instead.
+		for _, d := range dd.Errors() {
+			diags.AddWarning("Operator's Tag Owners Not Checked", "qtail could not read the tailnet policy file to check the tag owners "+
+				"the operator needs ("+d.Summary()+": "+d.Detail()+"). The operator reports missing tag owners when it starts instead; "+
+				"give the provider's Tailscale credential the policy_file scope to have them checked at plan time.")
+		}
+		return
+	}
+	doc, err := policy.Parse(body)
+	if err != nil {
+		diags.AddWarning("Operator's Tag Owners Not Checked", "qtail could not parse the tailnet policy file: "+err.Error()+
+			". The operator reports missing tag owners when it starts instead.")
+		return
+	}
+	if gaps := tagOwnerGaps(doc, tags, proxyTags); len(gaps) > 0 {
+		diags.AddAttributeError(path.Root("default_tags"), "Missing Tag Owners for the Operator", tagOwnerGapsMessage(gaps, tags))
+		return
+	}
+
+	if !plan.CreateOAuthClient.IsUnknown() && !plan.CreateOAuthClient.ValueBool() && !plan.OAuthClientID.IsUnknown() &&
+		(c.creating || !plan.OAuthClientID.Equal(state.OAuthClientID) || !plan.DefaultTags.Equal(state.DefaultTags)) {
+		checkOAuthClient(ctx, tn, doc, plan.OAuthClientID.ValueString(), tags, diags)
+	}
+
+	if !plan.Hostname.IsUnknown() && c.changed(plan.Hostname, state.Hostname) {
+		hostname := plan.Hostname.ValueString()
+		dev, err := tn.FindDeviceByHostname(ctx, hostname)
+		if err != nil {
+			tfx.APIError(diags, "look for devices named "+hostname, err)
+			return
+		}
+		if dev != nil && !c.own.has(r, cluster.DeviceID(dev)) && !c.own.has(r, dev.ID) {
+			diags.AddAttributeError(path.Root("hostname"), "Hostname Already Used on the Tailnet",
+				fmt.Sprintf("The device %s (%s, tagged %s) already uses the hostname %s. Each operator needs a hostname of its own, unique "+
+					"per cluster, such as tailscale-operator-us-east-1: the operator's device would otherwise get a suffixed MagicDNS name. "+
+					"Choose another hostname, or remove that device from the tailnet.",
+					dev.Name, cluster.DeviceID(dev), tfx.HCLList(dev.Tags), hostname))
+		}
+	}
+}
+
+// tagOwnerGap is one tagOwners entry the operator needs.
+type tagOwnerGap struct {
+	tag      string
+	declared bool
+	// owners is the entry as it must read.
+	owners []string
+	// reason says what the operator does with the tag.
+	reason string
+}
+
+// tagOwnerGaps lists what tagOwners lacks: every operator tag declared, and
+// every proxy tag owned by an operator tag (or one itself).
+func tagOwnerGaps(doc *policy.Document, tags, proxyTags []string) []tagOwnerGap {
+	var gaps []tagOwnerGap
+	for _, t := range tags {
+		if !doc.Get(policy.Key{Kind: policy.KindTagOwner, Name: t}).Found {
+			gaps = append(gaps, tagOwnerGap{tag: t, owners: []string{}, reason: "the operator's own device is tagged with it"})
+		}
+	}
+	for _, p := range proxyTags {
+		owned, declared, owners := doc.TagOwnedBy(p, tags)
+		switch {
+		case owned:
+		case !declared:
+			gaps = append(gaps, tagOwnerGap{tag: p, owners: []string{tags[0]}, reason: "the operator tags its proxies with it, so one of its tags must own it"})
+		default:
+			gaps = append(gaps, tagOwnerGap{tag: p, declared: true, owners: append(owners, tags[0]),
+				reason: fmt.Sprintf("the operator tags its proxies with it, but its owners %s include none of the operator's tags", tfx.HCLList(owners))})
+		}
+	}
+	return gaps
+}
+
+// tagOwnerGapsMessage explains the gaps and shows the qtail_tag_owner
+// resources that would fill them.
+func tagOwnerGapsMessage(gaps []tagOwnerGap, tags []string) string {
+	var b strings.Builder
+	b.WriteString("The tailnet policy file, with the policy changes already planned in this run, lacks these tagOwners entries that the operator " +
+		"needs (tags " + tfx.HCLList(tags) + "):\n\n")
+	for _, g := range gaps {
+		fmt.Fprintf(&b, "  %q: %s  (%s)\n", g.tag, tfx.HCLList(g.owners), g.reason)
+	}
+	b.WriteString("\nWithout them the operator pod fails at startup, and nothing is created. Declare them with qtail_tag_owner resources, " +
+		"and list those in this resource's depends_on so that they are planned first:\n")
+	for _, g := range gaps {
+		fmt.Fprintf(&b, "\nresource \"qtail_tag_owner\" %q {\n  tag    = %q\n  owners = %s\n}\n", cluster.TagOwnerResourceName(g.tag), g.tag, tfx.HCLList(g.owners))
+	}
+	for _, g := range gaps {
+		if g.declared {
+			fmt.Fprintf(&b, "\n%s is already declared: if that entry was written by hand, adopt it first with\n  terraform import qtail_tag_owner.%s %s\n",
+				g.tag, cluster.TagOwnerResourceName(g.tag), g.tag)
+		}
+	}
+	return b.String()
+}
+
+// checkOAuthClient checks an OAuth client given by ID: it exists, is not
+// revoked, has the scopes the operator needs, and its tags are or own the
+// operator's tags. A credential that may not read keys skips the check.
+func checkOAuthClient(ctx context.Context, tn *tailnet.Client, doc *policy.Document, id string, tags []string, diags *diag.Diagnostics) {
+	attr := path.Root("oauth_client_id")
+	k, err := tn.GetKey(ctx, id)
+	switch {
+	case tailnet.IsNotFound(err):
+		diags.AddAttributeError(attr, "OAuth Client Not Found", fmt.Sprintf("The tailnet has no OAuth client %s. Check oauth_client_id, "+
+			"or set create_oauth_client = true to let qtail create a client for this cluster.", id))
+		return
+	case err != nil:
+		tflog.Debug(ctx, "could not read the OAuth client; not checked", map[string]any{"oauth_client_id": id, "error": err.Error()})
+		return
+	}
+	if k.KeyType != "" && k.KeyType != "client" {
+		diags.AddAttributeError(attr, "Not an OAuth Client", fmt.Sprintf("%s is a key of type %q, not an OAuth client. "+
+			"Set oauth_client_id to the ID of an OAuth client.", id, k.KeyType))
+		return
+	}
+	if k.Invalid || !k.Revoked.IsZero() {
+		diags.AddAttributeError(attr, "OAuth Client Revoked", fmt.Sprintf("The OAuth client %s is revoked: the operator could not authenticate with it. "+
+			"Create a new OAuth client, then set oauth_client_id, oauth_client_secret_wo and a new oauth_client_secret_wo_version.", id))
+		return
+	}
+	var missing []string
+	for _, s := range []string{"devices:core", "auth_keys"} {
+		if !oauthScopeGranted(k.Scopes, s) {
+			missing = append(missing, s)
+		}
+	}
+	if len(missing) > 0 {
+		diags.AddAttributeError(attr, "OAuth Client Lacks Scopes",
+			fmt.Sprintf("The OAuth client %s has the scopes %s; the operator needs %s with write access (and services for ProxyGroup ingress). "+
+				"Use an OAuth client that has them.",
+				id, tfx.HCLList(k.Scopes), tfx.HCLList(missing)))
+		return
+	}
+	for _, t := range tags {
+		if owned, _, _ := doc.TagOwnedBy(t, k.Tags); !owned {
+			diags.AddAttributeError(attr, "OAuth Client Cannot Tag the Operator",
+				fmt.Sprintf("The OAuth client %s is tagged %s: it can create devices tagged %s only if one of its tags is %s or owns it in tagOwners. "+
+					"Use a client tagged %s, or let one of its tags own %s with a qtail_tag_owner.",
+					id, tfx.HCLList(k.Tags), t, t, t, t))
+			return
+		}
+	}
+}
+
+// oauthScopeGranted reports whether an OAuth client's scopes grant write access
+// to want ("all" grants everything).
+func oauthScopeGranted(scopes []string, want string) bool {
+	for _, s := range scopes {
+		if s == want || s == "all" {
+			return true
+		}
+	}
+	return false
+}

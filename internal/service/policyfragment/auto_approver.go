@@ -1,0 +1,169 @@
+package policyfragment
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/boolplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/qtail/terraform-provider-qtail/internal/policy"
+	"github.com/qtail/terraform-provider-qtail/internal/tfx"
+)
+
+var (
+	_ resource.Resource                   = &autoApproverResource{}
+	_ resource.ResourceWithConfigure      = &autoApproverResource{}
+	_ resource.ResourceWithImportState    = &autoApproverResource{}
+	_ resource.ResourceWithModifyPlan     = &autoApproverResource{}
+	_ resource.ResourceWithValidateConfig = &autoApproverResource{}
+)
+
+// NewAutoApproverResource returns the qtail_auto_approver resource.
+func NewAutoApproverResource() resource.Resource {
+	return &autoApproverResource{fragmentResource[autoApproverModel, *autoApproverModel]{
+		what:       "auto approver",
+		importHint: "Declare it in autoApprovers first, or create it with a qtail_auto_approver resource.",
+	}}
+}
+
+type autoApproverResource struct {
+	fragmentResource[autoApproverModel, *autoApproverModel]
+}
+
+type autoApproverModel struct {
+	ID        types.String `tfsdk:"id"`
+	Route     types.String `tfsdk:"route"`
+	ExitNode  types.Bool   `tfsdk:"exit_node"`
+	Approvers types.List   `tfsdk:"approvers"`
+	Marker    types.String `tfsdk:"marker"`
+}
+
+func (m *autoApproverModel) fragmentKey() (policy.Key, bool) {
+	if m.Route.IsUnknown() || m.ExitNode.IsUnknown() {
+		return policy.Key{}, false
+	}
+	switch {
+	case m.ExitNode.ValueBool() && m.Route.IsNull():
+		return policy.ExitNodeKey(), true
+	case !m.ExitNode.ValueBool() && !m.Route.IsNull():
+		return policy.RouteKey(m.Route.ValueString()), true
+	}
+	return policy.Key{}, false
+}
+
+func (m *autoApproverModel) entry() (json.RawMessage, bool) { return listJSON(m.Approvers) }
+
+func (m *autoApproverModel) setEntry(key policy.Key, value json.RawMessage) diag.Diagnostics {
+	var diags diag.Diagnostics
+	if cidr, ok := strings.CutPrefix(key.Name, policy.RoutePrefix); ok {
+		m.Route, m.ExitNode = types.StringValue(cidr), types.BoolValue(false)
+	} else {
+		m.Route, m.ExitNode = types.StringNull(), types.BoolValue(true)
+	}
+	m.Approvers = readList(&diags, key, value)
+	return diags
+}
+
+func (m *autoApproverModel) computed() (*types.String, *types.String) { return &m.ID, &m.Marker }
+
+func (r *autoApproverResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_auto_approver"
+}
+
+func (r *autoApproverResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "One auto approver of the tailnet policy file: who may advertise a subnet route (`route`), " +
+			"or exit nodes (`exit_node = true`), with the route approved without an admin. qtail writes it as the member " +
+			"`\"CIDR\": [approvers]` of `autoApprovers.routes`, or as `autoApprovers.exitNode`, marked by the comment " +
+			"`// qtail:auto_approver:route:CIDR` or `// qtail:auto_approver:exitNode` on the line above it, and never touches the rest.\n\n" +
+			"An entry that already exists without qtail's marker is not taken over silently: if its approvers differ, " +
+			"the plan fails and tells how to import it; if they are the same, qtail adopts it.",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{
+				Computed:            true,
+				MarkdownDescription: "Import ID of the auto approver: `route:CIDR` for a route, `exitNode` for exit nodes.",
+			},
+			"route": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "The route, a CIDR in canonical form (no address bits set beyond the prefix length, " +
+					"IPv6 in lower case), for example `10.20.0.0/16` or `fd7a:115c:a1e0:b1a::/64`. Exactly one of `route` and " +
+					"`exit_node = true` must be set. Changing it replaces the auto approver.",
+				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
+				Validators:    []validator.String{tfx.StringCheck{Rule: "must be a CIDR in canonical form", Check: policy.ValidCanonicalCIDR}},
+			},
+			"exit_node": schema.BoolAttribute{
+				Optional: true,
+				Computed: true,
+				Default:  booldefault.StaticBool(false),
+				MarkdownDescription: "Set to `true` to manage the approvers of exit nodes (`autoApprovers.exitNode`) instead of a route. " +
+					"Default `false`. Changing it replaces the auto approver.",
+				PlanModifiers: []planmodifier.Bool{boolplanmodifier.RequiresReplace()},
+			},
+			"approvers": schema.ListAttribute{
+				Required:    true,
+				ElementType: types.StringType,
+				MarkdownDescription: "Who may advertise the route or exit node with it approved: user emails, `group:` names, " +
+					"`autogroup:` names or tags (the usual choice for a subnet router, such as `tag:k8s`). At least one.",
+				Validators: []validator.List{
+					listvalidator.SizeAtLeast(1),
+					listvalidator.ValueStringsAre(tfx.StringCheck{Rule: "must be a user email, group:, autogroup: or tag:", Check: checkOwner}),
+				},
+			},
+			"marker": schema.StringAttribute{
+				Computed: true,
+				MarkdownDescription: "Marker comment that identifies the auto approver in the policy file, without the leading `//`, " +
+					"for example `qtail:auto_approver:route:10.20.0.0/16`. It reads as an empty string when the entry is in the " +
+					"policy file without its marker: the next apply puts the marker back.",
+			},
+		},
+	}
+}
+
+func (r *autoApproverResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	var cfg autoApproverModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &cfg)...)
+	if resp.Diagnostics.HasError() || cfg.Route.IsUnknown() || cfg.ExitNode.IsUnknown() {
+		return
+	}
+	exitNode := cfg.ExitNode.ValueBool()
+	switch {
+	case exitNode && !cfg.Route.IsNull():
+		resp.Diagnostics.AddAttributeError(path.Root("route"), "Conflicting Attributes",
+			"Set either route (the approvers of one route) or exit_node = true (the approvers of exit nodes), not both. "+
+				"Exit nodes can also be approved as the routes 0.0.0.0/0 and ::/0.")
+	case !exitNode && cfg.Route.IsNull():
+		resp.Diagnostics.AddAttributeError(path.Root("route"), "Missing Route",
+			"Set route to the CIDR whose approvers this is, or exit_node = true for the approvers of exit nodes.")
+	}
+}
+
+func (r *autoApproverResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
+	if req.ID == policy.ExitNodeName {
+		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("exit_node"), true)...)
+		return
+	}
+	cidr, ok := strings.CutPrefix(req.ID, policy.RoutePrefix)
+	if !ok {
+		tfx.InvalidImportID(&resp.Diagnostics, req.ID, "route:CIDR (such as route:10.20.0.0/16) or exitNode")
+		return
+	}
+	if err := policy.ValidCanonicalCIDR(cidr); err != nil {
+		tfx.InvalidImportID(&resp.Diagnostics, req.ID, fmt.Sprintf("route:CIDR (such as route:10.20.0.0/16) or exitNode (%v)", err))
+		return
+	}
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("route"), cidr)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("exit_node"), false)...)
+}

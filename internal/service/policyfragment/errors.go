@@ -1,0 +1,43 @@
+package policyfragment
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+
+	"github.com/qtail/terraform-provider-qtail/internal/policy"
+	"github.com/qtail/terraform-provider-qtail/internal/tfx"
+)
+
+// fragmentWriteError adds the error of a failed change of the policy file.
+func fragmentWriteError(diags *diag.Diagnostics, action string, err error) {
+	var conflict *policy.UnmanagedConflictError
+	var contention *policy.ContentionError
+	var rejected *policy.RejectedError
+	switch {
+	case errors.As(err, &conflict):
+		diags.AddError("Entry Exists Without qtail's Marker", fmt.Sprintf("qtail could not %s: %v.", action, conflict))
+	case errors.As(err, &contention):
+		diags.AddError("Policy File Kept Changing", fmt.Sprintf("qtail could not %s: %v.", action, contention))
+	case errors.As(err, &rejected):
+		diags.AddError("Tailscale Rejected the Policy File", fmt.Sprintf("qtail could not %s: Tailscale refused the policy file.\n\n%v\n\n"+
+			"Nothing was written. Change the configuration (or the policy file) so that Tailscale accepts it, then apply again.", action, rejected.Err))
+	default:
+		tfx.APIError(diags, action, err)
+	}
+}
+
+// describeKey names the entry of key the way the policy file shows it.
+func describeKey(key policy.Key) string {
+	switch {
+	case key.Kind == policy.KindTagOwner:
+		return fmt.Sprintf("tagOwners[%q]", key.Name)
+	case key.Kind == policy.KindAutoApprover && key.Name == policy.ExitNodeName:
+		return "autoApprovers.exitNode"
+	case key.Kind == policy.KindAutoApprover:
+		return fmt.Sprintf("autoApprovers.routes[%q]", strings.TrimPrefix(key.Name, policy.RoutePrefix))
+	}
+	return "marked " + key.Marker()
+}

@@ -1,0 +1,657 @@
+package policyfragment_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/tailscale/hujson"
+
+	"github.com/qtail/terraform-provider-qtail/internal/acctest"
+	"github.com/qtail/terraform-provider-qtail/internal/fake/faults"
+	"github.com/qtail/terraform-provider-qtail/internal/fake/sandbox"
+	"github.com/qtail/terraform-provider-qtail/internal/policy"
+	"github.com/qtail/terraform-provider-qtail/internal/provider"
+)
+
+// sandboxPolicy is the starting policy of the sandbox tailnet.
+const sandboxPolicy = sandbox.DefaultPolicy
+
+// Routes of the fake Tailscale API, as the sandbox counts them.
+const (
+	routeGetPolicy      = "GET /tailscale/api/v2/tailnet/{tailnet}/acl"
+	routeSetPolicy      = "POST /tailscale/api/v2/tailnet/{tailnet}/acl"
+	routeValidatePolicy = "POST /tailscale/api/v2/tailnet/{tailnet}/acl/validate"
+)
+
+// sectionEntries returns the canonical JSON of every element of a
+// top-level array section (grants, tests) of a policy file, whatever the
+// casing of its name.
+func sectionEntries(body []byte, section string) ([]string, error) {
+	std, err := hujson.Standardize(bytes.Clone(body))
+	if err != nil {
+		return nil, fmt.Errorf("the policy file is not HuJSON: %w", err)
+	}
+	var root map[string]json.RawMessage
+	if err := json.Unmarshal(std, &root); err != nil {
+		return nil, err
+	}
+	var out []string
+	for name, v := range root {
+		if !strings.EqualFold(name, section) {
+			continue
+		}
+		var elems []json.RawMessage
+		if err := json.Unmarshal(v, &elems); err != nil {
+			return nil, fmt.Errorf("%s is not an array: %w", section, err)
+		}
+		for _, e := range elems {
+			c, err := policy.Canonicalize(e)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, string(c))
+		}
+	}
+	return out, nil
+}
+
+// mustSectionEntries is sectionEntries for a test goroutine.
+func mustSectionEntries(t testing.TB, body []byte, section string) []string {
+	t.Helper()
+	out, err := sectionEntries(body, section)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// markerLines counts the lines of body that are exactly key's marker.
+func markerLines(body []byte, key policy.Key) int {
+	n := 0
+	for _, line := range strings.Split(string(body), "\n") {
+		if strings.TrimSpace(line) == key.Marker() {
+			n++
+		}
+	}
+	return n
+}
+
+// expectFragment checks that the fake tailnet's policy file holds key's
+// fragment once, marked, with the canonical value want, and no unmarked
+// copy of it.
+func expectFragment(env *acctest.Env, key policy.Key, want string) func(*terraform.State) error {
+	return func(*terraform.State) error {
+		body, _ := env.Tailnet.Policy()
+		doc, err := policy.Parse(body)
+		if err != nil {
+			return err
+		}
+		f := doc.Get(key)
+		if !f.Found || !f.Marked {
+			return fmt.Errorf("%s: found=%v marked=%v in the policy file:\n%s", key, f.Found, f.Marked, body)
+		}
+		if string(f.Value) != want {
+			return fmt.Errorf("%s holds %s, want %s", key, f.Value, want)
+		}
+		if n := markerLines(body, key); n != 1 {
+			return fmt.Errorf("the marker of %s appears %d times:\n%s", key, n, body)
+		}
+		if section := map[policy.Kind]string{policy.KindGrant: "grants", policy.KindPolicyTest: "tests"}[key.Kind]; section != "" {
+			entries, err := sectionEntries(body, section)
+			if err != nil {
+				return err
+			}
+			n := 0
+			for _, e := range entries {
+				if e == want {
+					n++
+				}
+			}
+			if n != 1 {
+				return fmt.Errorf("%s: %d entries of %s hold %s:\n%s", key, n, section, want, body)
+			}
+		}
+		return nil
+	}
+}
+
+// expectNoFragment checks that key's fragment and its marker are gone.
+func expectNoFragment(env *acctest.Env, key policy.Key) func(*terraform.State) error {
+	return func(*terraform.State) error {
+		body, _ := env.Tailnet.Policy()
+		doc, err := policy.Parse(body)
+		if err != nil {
+			return err
+		}
+		if f := doc.Get(key); f.Found && f.Marked {
+			return fmt.Errorf("%s is still in the policy file:\n%s", key, body)
+		}
+		if markerLines(body, key) != 0 {
+			return fmt.Errorf("the marker of %s is still in the policy file:\n%s", key, body)
+		}
+		return nil
+	}
+}
+
+// stripFragments returns body with every fragment qtail owns removed,
+// markers included: the bytes that belong to others.
+func stripFragments(body []byte) ([]byte, error) {
+	doc, err := policy.Parse(body)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range doc.Fragments() {
+		doc.Delete(f.Key)
+	}
+	return doc.Bytes(), nil
+}
+
+// mustStrip is stripFragments for a body already parsed successfully.
+func mustStrip(body []byte) []byte {
+	out, err := stripFragments(body)
+	if err != nil {
+		return nil
+	}
+	return out
+}
+
+// withoutFragments is stripFragments for a test goroutine.
+func withoutFragments(t testing.TB, body []byte) []byte {
+	t.Helper()
+	out, err := stripFragments(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// deleteByHand removes key's entry and its marker from the tailnet's
+// policy file, as a person cleaning up the file would.
+func deleteByHand(t *testing.T, env *acctest.Env, key policy.Key) {
+	t.Helper()
+	body, _ := env.Tailnet.Policy()
+	doc, err := policy.Parse(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !doc.Delete(key) {
+		t.Fatalf("hand delete: %s is not in the policy file:\n%s", key, body)
+	}
+	env.SetPolicy(t, string(doc.Bytes()))
+}
+
+// removeMarkerByHand deletes the line of key's marker, leaving the entry.
+func removeMarkerByHand(t *testing.T, env *acctest.Env, key policy.Key) {
+	t.Helper()
+	body, _ := env.Tailnet.Policy()
+	var out []string
+	removed := 0
+	for _, line := range strings.SplitAfter(string(body), "\n") {
+		if strings.TrimSpace(line) == key.Marker() {
+			removed++
+			continue
+		}
+		out = append(out, line)
+	}
+	if removed != 1 {
+		t.Fatalf("hand edit: the marker of %s appears %d times:\n%s", key, removed, body)
+	}
+	env.SetPolicy(t, strings.Join(out, ""))
+}
+
+// handwrittenPolicy is a policy file as people write it: comments of both
+// kinds, blank lines, odd indentation, trailing commas or not, legacy key
+// casing (ACLs, TagOwners, Grants, Hosts) and sections qtail never touches.
+const handwrittenPolicy = `/* Tailnet policy of example.com.
+   Edited by hand and by several Terraform runs. */
+{
+	// Groups of people.
+	"groups": {
+		"group:eng":  ["alice@example.com", "bob@example.com",],
+		"group:ops": ["carol@example.com"], // on-call rotation
+	},
+
+  "Hosts": {"nas": "100.64.0.10", "phone": "100.64.0.3"},
+
+	"ACLs": [
+		{"action": "accept", "src": ["group:ops"], "dst": ["tag:db:5432"]},
+	],
+
+	"TagOwners": {
+	   "tag:db":     ["group:ops"],
+	   "tag:web": ["group:eng"] // no trailing comma here
+	},
+
+	"Grants": [
+		// Engineers reach the web tier.
+		{
+			"src": ["group:eng"],
+			"dst": ["tag:web"],
+			"ip":  ["tcp:443"],
+		},
+
+		{"src": ["group:ops"], "dst": ["phone"], "ip": ["tcp:22"]}, // ops to the phone
+	],
+
+	"autoApprovers": {
+		"routes": {
+			"10.1.0.0/16": ["tag:db"],
+		},
+	},
+
+	"tests": [
+	    // Written by hand.
+	    {"src": "carol@example.com", "accept": ["tag:db:5432"]},
+	],
+
+	"postures": {"posture:latest": ["node:tsReleaseTrack == 'stable'"]},
+	"nodeAttrs": [{"target": ["group:eng"], "attr": ["funnel"]}],
+	"randomizeClientPort": true, /* newer than some clients */
+}
+`
+
+// everyKind is one fragment of each kind.
+func everyKind(grantIP, cacheOwners, routeApprovers, exitApprovers, testAccept string) string {
+	return fmt.Sprintf(`
+resource "qtail_tag_owner" "cache" {
+  tag    = "tag:cache"
+  owners = %s
+}
+
+resource "qtail_grant" "eng_db" {
+  name = "eng-to-db"
+  src  = ["group:eng"]
+  dst  = ["tag:db", qtail_tag_owner.cache.tag]
+  ip   = %s
+}
+
+resource "qtail_auto_approver" "route" {
+  route     = "10.2.0.0/16"
+  approvers = %s
+}
+
+resource "qtail_auto_approver" "exit" {
+  exit_node = true
+  approvers = %s
+}
+
+resource "qtail_policy_test" "eng_db" {
+  name       = "eng-reach-db"
+  src        = "alice@example.com"
+  accept     = [%q]
+  depends_on = [qtail_grant.eng_db]
+}
+`, cacheOwners, grantIP, routeApprovers, exitApprovers, testAccept)
+}
+
+// expectOthersIntact checks that the policy file, without qtail's
+// fragments, is the original byte for byte, and that it holds n fragments.
+func expectOthersIntact(t *testing.T, env *acctest.Env, original string, n int) func(*terraform.State) error {
+	return func(*terraform.State) error {
+		body, _ := env.Tailnet.Policy()
+		if got := withoutFragments(t, body); string(got) != original {
+			return fmt.Errorf("bytes outside qtail's fragments changed:\n--- got (fragments removed)\n%s\n--- policy file\n%s", got, body)
+		}
+		doc, err := policy.Parse(body)
+		if err != nil {
+			return err
+		}
+		if got := len(doc.Fragments()); got != n {
+			return fmt.Errorf("%d fragments in the policy file, want %d:\n%s", got, n, body)
+		}
+		return nil
+	}
+}
+
+// TestFragments_goldenHandwrittenPolicy applies, updates and destroys one
+// fragment of each kind in a hand-written policy file: every byte outside
+// the fragments stays, and destroy gives the original file back.
+func TestFragments_goldenHandwrittenPolicy(t *testing.T) {
+	t.Parallel()
+	env := acctest.New(t, acctest.WithPolicy(handwrittenPolicy))
+	env.SetPolicy(t, handwrittenPolicy) // the fake tailnet accepts it as it is
+	resource.UnitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: env.Factories(),
+		CheckDestroy: func(*terraform.State) error {
+			if body, _ := env.Tailnet.Policy(); string(body) != handwrittenPolicy {
+				return fmt.Errorf("after destroy the policy file differs from the original:\n%s", body)
+			}
+			return nil
+		},
+		Steps: []resource.TestStep{
+			{
+				Config: everyKind(`["tcp:5432"]`, `["group:ops"]`, `["tag:db"]`, `["group:ops"]`, "tag:db:5432"),
+				Check: resource.ComposeTestCheckFunc(
+					expectOthersIntact(t, env, handwrittenPolicy, 5),
+					expectFragment(env, policy.Key{Kind: policy.KindGrant, Name: "eng-to-db"}, `{"dst":["tag:db","tag:cache"],"ip":["tcp:5432"],"src":["group:eng"]}`),
+					expectFragment(env, policy.Key{Kind: policy.KindTagOwner, Name: "tag:cache"}, `["group:ops"]`),
+					expectFragment(env, policy.RouteKey("10.2.0.0/16"), `["tag:db"]`),
+					expectFragment(env, policy.ExitNodeKey(), `["group:ops"]`),
+					expectFragment(env, policy.Key{Kind: policy.KindPolicyTest, Name: "eng-reach-db"}, `{"accept":["tag:db:5432"],"src":"alice@example.com"}`),
+				),
+			},
+			{
+				Config: everyKind(`["tcp:5432", "tcp:5433"]`, `["group:ops", "group:eng"]`, `["tag:db", "tag:cache"]`, `["group:eng"]`, "tag:db:5433"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("qtail_grant.eng_db", plancheck.ResourceActionUpdate),
+					plancheck.ExpectResourceAction("qtail_tag_owner.cache", plancheck.ResourceActionUpdate),
+					plancheck.ExpectResourceAction("qtail_auto_approver.route", plancheck.ResourceActionUpdate),
+					plancheck.ExpectResourceAction("qtail_auto_approver.exit", plancheck.ResourceActionUpdate),
+					plancheck.ExpectResourceAction("qtail_policy_test.eng_db", plancheck.ResourceActionUpdate),
+				}},
+				Check: resource.ComposeTestCheckFunc(
+					expectOthersIntact(t, env, handwrittenPolicy, 5),
+					expectFragment(env, policy.Key{Kind: policy.KindGrant, Name: "eng-to-db"}, `{"dst":["tag:db","tag:cache"],"ip":["tcp:5432","tcp:5433"],"src":["group:eng"]}`),
+					expectFragment(env, policy.Key{Kind: policy.KindPolicyTest, Name: "eng-reach-db"}, `{"accept":["tag:db:5433"],"src":"alice@example.com"}`),
+				),
+			},
+		},
+	})
+}
+
+// regionGrants is what the r-th region's Terraform run declares: n grants
+// named REGION-NN.
+func regionGrants(region string, r, n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, `
+resource "qtail_grant" "g%02d" {
+  name = "%s-%02d"
+  src  = ["group:ops"]
+  dst  = ["%s"]
+  ip   = ["tcp:443"]
+}
+`, i, region, i, regionGrantDst(r, i))
+	}
+	return b.String()
+}
+
+func regionGrantDst(r, i int) string { return fmt.Sprintf("100.64.%d.%d", r+1, i+1) }
+
+// regionFactories returns a provider instance of its own for one region's
+// run against env, like env.Factories(), with a budget of ten attempts per
+// policy write instead of the four of acctest's fast retry policy. The
+// Store counts 412s against the retry policy's MaxAttempts; with four
+// stores writing to one policy file as fast as an in-process fake answers,
+// a batch can lose four races in a row (it does in most runs), so this
+// test would then measure that budget rather than qtail's merging.
+func regionFactories(env *acctest.Env) map[string]func() (tfprotov6.ProviderServer, error) {
+	opts := env.ProviderOptions()
+	opts.Retry.MaxAttempts = 10
+	return map[string]func() (tfprotov6.ProviderServer, error){
+		"qtail": providerserver.NewProtocol6WithError(provider.NewWithOptions("test", opts)()),
+	}
+}
+
+// TestFragments_fourRegionsAtOnce runs four Terraform applies at the same
+// time against one tailnet, each with its own provider instance and 25
+// grants, as four regions would. All 100 grants end in the policy file,
+// the hand-written content stays, and a second plan in each is empty.
+func TestFragments_fourRegionsAtOnce(t *testing.T) {
+	t.Parallel()
+	const perRegion = 25
+	regions := []string{"us-east-1", "eu-west-3", "ap-south-1", "sa-east-1"}
+	env := acctest.New(t, acctest.WithPolicy(handwrittenPolicy))
+
+	// Every region waits, after its apply, until all have applied; the
+	// last one to arrive checks the policy file while nothing changes it.
+	var (
+		mu       sync.Mutex
+		arrived  int
+		allThere = make(chan struct{})
+		checkErr error
+	)
+	arrive := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		arrived++
+		if arrived < len(regions) {
+			return
+		}
+		body, _ := env.Tailnet.Policy()
+		doc, err := policy.Parse(body)
+		switch {
+		case err != nil:
+			checkErr = err
+		case len(doc.Fragments()) != len(regions)*perRegion:
+			checkErr = fmt.Errorf("%d grants owned by qtail, want %d:\n%s", len(doc.Fragments()), len(regions)*perRegion, body)
+		case !bytes.Equal(mustStrip(body), []byte(handwrittenPolicy)):
+			checkErr = fmt.Errorf("the hand-written content changed:\n%s", body)
+		default:
+			for _, r := range regions {
+				for i := range perRegion {
+					k := policy.Key{Kind: policy.KindGrant, Name: fmt.Sprintf("%s-%02d", r, i)}
+					if n := markerLines(body, k); n != 1 {
+						checkErr = fmt.Errorf("%s appears %d times", k, n)
+					}
+				}
+			}
+		}
+		close(allThere)
+	}
+
+	// The four runs start together: t.Run is called from one goroutine per
+	// region, so the -parallel limit does not serialize them.
+	var wg sync.WaitGroup
+	for r, region := range regions {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			t.Run(region, func(t *testing.T) {
+				var once sync.Once
+				// A run that fails before arriving must not block the others.
+				defer once.Do(arrive)
+				config := regionGrants(region, r, perRegion)
+				resource.UnitTest(t, resource.TestCase{
+					ProtoV6ProviderFactories: regionFactories(env),
+					Steps: []resource.TestStep{
+						{
+							Config: config,
+							Check: func(s *terraform.State) error {
+								for i := range perRegion {
+									k := policy.Key{Kind: policy.KindGrant, Name: fmt.Sprintf("%s-%02d", region, i)}
+									if err := expectFragment(env, k, `{"dst":["`+regionGrantDst(r, i)+`"],"ip":["tcp:443"],"src":["group:ops"]}`)(s); err != nil {
+										return err
+									}
+								}
+								once.Do(arrive)
+								return nil
+							},
+						},
+						{
+							// Once every region has applied, a plan here is
+							// still empty.
+							PreConfig: func() {
+								<-allThere
+								if checkErr != nil {
+									t.Error(checkErr)
+								}
+							},
+							Config:   config,
+							PlanOnly: true,
+						},
+					},
+				})
+			})
+		}()
+	}
+	wg.Wait()
+	if body, _ := env.Tailnet.Policy(); string(body) != handwrittenPolicy {
+		t.Errorf("after every region destroyed its grants the policy file differs from the original:\n%s", body)
+	}
+	t.Logf("policy API calls: %v", env.Faults.Calls())
+}
+
+// threeGrants is a configuration of three grants, created in one batch.
+const threeGrants = `
+resource "qtail_grant" "a" {
+  name = "a"
+  src  = ["group:platform-ops"]
+  dst  = ["100.64.0.1"]
+  ip   = ["tcp:22"]
+}
+
+resource "qtail_grant" "b" {
+  name = "b"
+  src  = ["group:platform-ops"]
+  dst  = ["100.64.0.2"]
+  ip   = ["tcp:22"]
+}
+
+resource "qtail_grant" "c" {
+  name = "c"
+  src  = ["group:platform-ops"]
+  dst  = ["100.64.0.3"]
+  ip   = ["tcp:22"]
+}
+`
+
+// expectThreeGrantsOnce checks that each grant of threeGrants is in the
+// policy file exactly once.
+func expectThreeGrantsOnce(env *acctest.Env) resource.TestCheckFunc {
+	var checks []resource.TestCheckFunc
+	for i, name := range []string{"a", "b", "c"} {
+		checks = append(checks, expectFragment(env, policy.Key{Kind: policy.KindGrant, Name: name},
+			fmt.Sprintf(`{"dst":["100.64.0.%d"],"ip":["tcp:22"],"src":["group:platform-ops"]}`, i+1)))
+	}
+	return resource.ComposeTestCheckFunc(checks...)
+}
+
+// expectFaultsServed checks that every injected failure was answered, so
+// that the apply succeeded through them, not around them.
+func expectFaultsServed(env *acctest.Env) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		if p := env.Faults.Pending(); len(p) != 0 {
+			return fmt.Errorf("injected failures left unused: %+v", p)
+		}
+		return nil
+	}
+}
+
+// expectPolicyUnchanged checks that the policy file is still start.
+func expectPolicyUnchanged(t *testing.T, env *acctest.Env, start string) {
+	t.Helper()
+	if body, _ := env.Tailnet.Policy(); string(body) != start {
+		t.Errorf("a failed apply changed the policy file:\n%s", body)
+	}
+}
+
+func TestFragments_412Storm(t *testing.T) {
+	t.Parallel()
+	env := acctest.New(t)
+	resource.UnitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: env.Factories(),
+		Steps: []resource.TestStep{
+			{
+				// Three writes refused with 412 (as if others kept writing):
+				// re-read, re-applied, written on the fourth attempt.
+				PreConfig: func() {
+					env.Faults.Add(faults.Rule{Route: routeSetPolicy, Status: 412, Count: 3,
+						Body: json.RawMessage(`{"message":"precondition failed, invalid old hash"}`)})
+				},
+				Config: threeGrants,
+				Check:  resource.ComposeTestCheckFunc(expectThreeGrantsOnce(env), expectFaultsServed(env)),
+			},
+		},
+	})
+}
+
+func TestFragments_412StormBeyondBounds(t *testing.T) {
+	t.Parallel()
+	env := acctest.New(t)
+	resource.UnitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: env.Factories(),
+		Steps: []resource.TestStep{
+			{
+				PreConfig: func() {
+					env.Faults.Add(faults.Rule{Route: routeSetPolicy, Status: 412, Count: 1000,
+						Body: json.RawMessage(`{"message":"precondition failed, invalid old hash"}`)})
+				},
+				Config: threeGrants,
+				ExpectError: acctest.ErrorRE(`gave up after 10 attempts to write the policy file: it kept changing underneath ` +
+					`(each write was refused with HTTP 412 because the file had changed since it was read; last error: ` +
+					`tailscale API POST /tailscale/api/v2/tailnet/example.com/acl: precondition failed, invalid old hash (HTTP 412)); ` +
+					`nothing was written, run the apply again`),
+			},
+			{
+				// The storm is over: the same apply succeeds, with no copies.
+				PreConfig: func() {
+					expectPolicyUnchanged(t, env, sandboxPolicy)
+					env.Faults.Reset()
+				},
+				Config: threeGrants,
+				Check:  expectThreeGrantsOnce(env),
+			},
+		},
+	})
+}
+
+func TestFragments_429WithRetryAfter(t *testing.T) {
+	t.Parallel()
+	env := acctest.New(t)
+	resource.UnitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: env.Factories(),
+		Steps: []resource.TestStep{
+			{
+				// A Retry-After longer than the provider waits for: the apply
+				// fails and says so, and nothing is written.
+				PreConfig: func() {
+					env.Faults.Add(faults.Rule{Route: routeSetPolicy, Status: 429, RetryAfter: 3600, Count: 1})
+				},
+				Config:      threeGrants,
+				ExpectError: acctest.ErrorRE(`tailscale API POST /tailscale/api/v2/tailnet/example.com/acl: Too Many Requests (HTTP 429)`),
+			},
+			{
+				// Two 429s asking for a one second wait: waited for, then
+				// written once.
+				PreConfig: func() {
+					expectPolicyUnchanged(t, env, sandboxPolicy)
+					env.Faults.Reset()
+					env.Faults.Add(faults.Rule{Route: routeSetPolicy, Status: 429, RetryAfter: 1, Count: 2})
+				},
+				Config: threeGrants,
+				Check:  resource.ComposeTestCheckFunc(expectThreeGrantsOnce(env), expectFaultsServed(env)),
+			},
+		},
+	})
+}
+
+func TestFragments_503(t *testing.T) {
+	t.Parallel()
+	env := acctest.New(t)
+	resource.UnitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: env.Factories(),
+		Steps: []resource.TestStep{
+			{
+				// Unavailable for longer than the retry policy lasts.
+				PreConfig: func() {
+					env.Faults.Add(faults.Rule{Route: routeSetPolicy, Status: 503, Count: 1000})
+				},
+				Config:      threeGrants,
+				ExpectError: acctest.ErrorRE(`tailscale API POST /tailscale/api/v2/tailnet/example.com/acl: Service Unavailable (HTTP 503, after 4 attempts)`),
+			},
+			{
+				// A short outage of reads and writes: retried, written once.
+				PreConfig: func() {
+					expectPolicyUnchanged(t, env, sandboxPolicy)
+					env.Faults.Reset()
+					env.Faults.Add(
+						faults.Rule{Route: routeGetPolicy, Status: 503, Count: 2},
+						faults.Rule{Route: routeSetPolicy, Status: 503, Count: 2},
+					)
+				},
+				Config: threeGrants,
+				Check:  resource.ComposeTestCheckFunc(expectThreeGrantsOnce(env), expectFaultsServed(env)),
+			},
+		},
+	})
+}

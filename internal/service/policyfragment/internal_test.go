@@ -1,0 +1,227 @@
+package policyfragment
+
+import (
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	"github.com/qtail/terraform-provider-qtail/internal/conn"
+	"github.com/qtail/terraform-provider-qtail/internal/fake/sandbox"
+	"github.com/qtail/terraform-provider-qtail/internal/policy"
+	"github.com/qtail/terraform-provider-qtail/internal/tfx"
+)
+
+// sandboxData returns the clients of a provider instance configured
+// against a fresh sandbox world whose tailnet starts with startPolicy (nil:
+// the sandbox default).
+func sandboxData(t *testing.T, startPolicy []byte) (*conn.Clients, *sandbox.World) {
+	t.Helper()
+	w, err := sandbox.New(sandbox.Options{InitialPolicy: startPolicy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(w.Handler())
+	t.Cleanup(srv.Close)
+	env := w.Env(srv.URL)
+	c := conn.New("test", conn.Options{})
+	val := func(attr, name string) conn.Setting { return conn.Setting{Attr: attr, Env: name, Value: env[name]} }
+	c.ConfigureTailnet(val("tailscale_api_key", "TAILSCALE_API_KEY"), val("tailscale_oauth_client_id", "TAILSCALE_OAUTH_CLIENT_ID"),
+		val("tailscale_oauth_client_secret", "TAILSCALE_OAUTH_CLIENT_SECRET"), val("tailscale_tailnet", "TAILSCALE_TAILNET"),
+		val("tailscale_base_url", "TAILSCALE_BASE_URL"))
+	if _, diags := c.Tailnet(); diags.HasError() {
+		t.Fatalf("tailnet not configured: %v", diags)
+	}
+	return c, w
+}
+
+// planGrant runs the ModifyPlan of qtail_grant for the creation of m.
+func planGrant(t *testing.T, d *conn.Clients, m *grantModel) (*grantModel, diag.Diagnostics) {
+	t.Helper()
+	ctx := context.Background()
+	r, ok := NewGrantResource().(*grantResource)
+	if !ok {
+		t.Fatal("NewGrantResource is not a *grantResource")
+	}
+	r.Clients = d
+	var sch resource.SchemaResponse
+	r.Schema(ctx, resource.SchemaRequest{}, &sch)
+	typ := sch.Schema.Type().TerraformType(ctx)
+	plan := tfsdk.Plan{Schema: sch.Schema, Raw: tftypes.NewValue(typ, nil)}
+	if diags := plan.Set(ctx, m); diags.HasError() {
+		t.Fatal(diags)
+	}
+	req := resource.ModifyPlanRequest{
+		Plan:  plan,
+		State: tfsdk.State{Schema: sch.Schema, Raw: tftypes.NewValue(typ, nil)},
+	}
+	resp := resource.ModifyPlanResponse{Plan: plan}
+	r.ModifyPlan(ctx, req, &resp)
+	var out grantModel
+	if diags := resp.Plan.Get(ctx, &out); diags.HasError() {
+		t.Fatal(diags)
+	}
+	return &out, resp.Diagnostics
+}
+
+func newGrantModel(name string, src, dst, ip []string) *grantModel {
+	return &grantModel{
+		ID:         types.StringUnknown(),
+		Name:       types.StringValue(name),
+		Src:        tfx.StringList(src),
+		Dst:        tfx.StringList(dst),
+		IP:         tfx.StringList(ip),
+		App:        appJSON{StringValue: types.StringNull()},
+		Via:        types.ListNull(types.StringType),
+		SrcPosture: types.ListNull(types.StringType),
+		Marker:     types.StringUnknown(),
+	}
+}
+
+func warnings(diags diag.Diagnostics) []string {
+	var out []string
+	for _, d := range diags.Warnings() {
+		out = append(out, d.Summary()+": "+d.Detail())
+	}
+	return out
+}
+
+func TestFragmentModifyPlan_plansIDAndMarkerAndWarnsWhileAllowAllExists(t *testing.T) {
+	t.Parallel()
+	d, _ := sandboxData(t, nil)
+	out, diags := planGrant(t, d, newGrantModel("ops-to-phone", []string{"group:platform-ops"}, []string{"100.64.0.3"}, []string{"tcp:443"}))
+	if diags.HasError() {
+		t.Fatalf("unexpected errors: %v", diags)
+	}
+	if out.ID.ValueString() != "ops-to-phone" || out.Marker.ValueString() != "qtail:grant:ops-to-phone" {
+		t.Errorf("planned id %s, marker %s", out.ID, out.Marker)
+	}
+	w := warnings(diags)
+	if len(w) != 1 || !strings.Contains(w[0], "lets every device reach every other device, including every proxy") ||
+		!strings.Contains(w[0], "findings.allow_all_present") {
+		t.Errorf("want one allow-all warning that explains the rule and its removal, got %q", w)
+	}
+}
+
+// One plan warns about the allow-all rule once, not once per fragment, and
+// not at all once it plans the rule's removal.
+func TestFragmentModifyPlan_warnsAboutAllowAllOncePerPlan(t *testing.T) {
+	t.Parallel()
+	d, _ := sandboxData(t, nil)
+	_, first := planGrant(t, d, newGrantModel("ops-to-phone", []string{"group:platform-ops"}, []string{"100.64.0.3"}, []string{"tcp:443"}))
+	_, second := planGrant(t, d, newGrantModel("ops-to-alice", []string{"group:platform-ops"}, []string{"100.64.0.1"}, []string{"tcp:22"}))
+	if first.HasError() || second.HasError() {
+		t.Fatalf("unexpected errors: %v %v", first, second)
+	}
+	if len(first.Warnings()) != 1 || len(second.Warnings()) != 0 {
+		t.Errorf("want one allow-all warning for the plan, got %q then %q", warnings(first), warnings(second))
+	}
+	if w := warnings(first); len(w) == 1 && !strings.Contains(w[0], "qtail_allow_all_removal") {
+		t.Errorf("the warning does not name the resource that removes the rule: %q", w[0])
+	}
+
+	d, _ = sandboxData(t, nil)
+	d.Planner().Record(policy.Mutation{Key: policy.AllowAllKey(), Delete: true})
+	if _, diags := planGrant(t, d, newGrantModel("ops-to-phone", []string{"group:platform-ops"}, []string{"100.64.0.3"}, []string{"tcp:443"})); len(diags.Warnings()) != 0 {
+		t.Errorf("the plan removes the rule, yet warns: %q", warnings(diags))
+	}
+}
+
+func TestFragmentModifyPlan_noWarningOnceAllowAllIsGone(t *testing.T) {
+	t.Parallel()
+	start := strings.Replace(sandbox.DefaultPolicy, `{"src": ["*"], "dst": ["*"], "ip": ["*"]},`,
+		`{"src": ["group:platform-ops"], "dst": ["*"], "ip": ["*"]},`, 1)
+	d, _ := sandboxData(t, []byte(start))
+	_, diags := planGrant(t, d, newGrantModel("ops-to-phone", []string{"group:platform-ops"}, []string{"100.64.0.3"}, []string{"tcp:443"}))
+	if diags.HasError() || len(diags.Warnings()) != 0 {
+		t.Errorf("want no diagnostics, got %v", diags)
+	}
+}
+
+func TestFragmentModifyPlan_rejectionCarriesTheServerMessage(t *testing.T) {
+	t.Parallel()
+	d, w := sandboxData(t, nil)
+	_, diags := planGrant(t, d, newGrantModel("g", []string{"tag:nope"}, []string{"100.64.0.3"}, []string{"tcp:443"}))
+	if !diags.HasError() {
+		t.Fatal("want an error")
+	}
+	e := diags.Errors()[0]
+	if e.Summary() != "Tailscale Rejects the Policy Change" || !strings.Contains(e.Detail(), `src=tag not found: "tag:nope"`) {
+		t.Errorf("got %s: %s", e.Summary(), e.Detail())
+	}
+	if n := w.Faults.Count("POST /tailscale/api/v2/tailnet/{tailnet}/acl"); n != 0 {
+		t.Errorf("plan wrote the policy %d times", n)
+	}
+}
+
+// The plan names whose the entry is that a new fragment would take over.
+func TestOwnedElsewhereMessage(t *testing.T) {
+	t.Parallel()
+	key := policy.RouteKey("10.0.0.0/8")
+	if msg := ownedElsewhereMessage(&policy.OwnershipConflict{Key: key, InPlan: true}); !strings.Contains(msg, "Another resource of this configuration") {
+		t.Errorf("a conflict within the plan: %q", msg)
+	}
+	msg := ownedElsewhereMessage(&policy.OwnershipConflict{Key: key, Existing: json.RawMessage(`["tag:a"]`)})
+	for _, want := range []string{"marked // qtail:auto_approver:route:10.0.0.0/8", `["tag:a"]`, "terraform import <address> route:10.0.0.0/8"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("a conflict with another configuration: %q lacks %q", msg, want)
+		}
+	}
+}
+
+func TestFragmentCheckers(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		check func(string) error
+		in    string
+		want  string // "" for valid
+	}{
+		{"app ok", checkAppJSON, `{"tailscale.com/cap/kubernetes":[{"impersonate":{"groups":["system:masters"]}}]}`, ""},
+		{"app not object", checkAppJSON, `[1]`, "JSON object"},
+		{"app empty", checkAppJSON, `{}`, "at least one capability"},
+		{"app no path", checkAppJSON, `{"example.com":[{}]}`, "{domain}/{path}"},
+		{"app not list of objects", checkAppJSON, `{"example.com/cap":{"a":1}}`, "list of JSON objects"},
+		{"owner email", checkOwner, "alice@example.com", ""},
+		{"owner group", checkOwner, "group:ops", ""},
+		{"owner tag", checkOwner, "tag:k8s-operator", ""},
+		{"owner autogroup", checkOwner, "autogroup:admin", ""},
+		{"owner star", checkOwner, "*", "owners and approvers are"},
+		{"owner ip", checkOwner, "100.64.0.1", "owners and approvers are"},
+		{"owner bad autogroup", checkOwner, "autogroup:everyone", "unknown autogroup"},
+		{"posture", checkPosture, "posture:latest", ""},
+		{"posture bare", checkPosture, "latest", "posture:NAME"},
+		{"proto tcp", checkProto, "tcp", ""},
+		{"proto number", checkProto, "47", ""},
+		{"proto unknown", checkProto, "quic", "not known"},
+		{"proto star", checkProto, "*", "name one protocol"},
+	} {
+		err := tc.check(tc.in)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %q: unexpected error %v", tc.name, tc.in, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: %q: error %v, want it to contain %q", tc.name, tc.in, err, tc.want)
+		}
+	}
+}
+
+func TestGrantAppJSONSemanticEquality(t *testing.T) {
+	t.Parallel()
+	a := appJSON{StringValue: types.StringValue(`{"example.com/cap/x": [ {"b": 1, "a": [true]} ]}`)}
+	b := appJSON{StringValue: types.StringValue(`{"example.com/cap/x":[{"a":[true],"b":1}]}`)}
+	c := appJSON{StringValue: types.StringValue(`{"example.com/cap/x":[{"a":[false],"b":1}]}`)}
+	if eq, diags := a.StringSemanticEquals(context.Background(), b); !eq || diags.HasError() {
+		t.Errorf("formatting and member order made a difference: %v %v", eq, diags)
+	}
+	if eq, _ := a.StringSemanticEquals(context.Background(), c); eq {
+		t.Error("different values compared equal")
+	}
+}

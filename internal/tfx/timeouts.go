@@ -1,0 +1,104 @@
+package tfx
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+)
+
+// DefaultTimeout is how long a resource that waits (for a deployment, a
+// device) waits per operation when its timeouts attribute does not say.
+const DefaultTimeout = 20 * time.Minute
+
+// WithTimeout bounds ctx by the duration a timeouts attribute gives for
+// one operation (get is its Create, Update or Delete method), or
+// DefaultTimeout. It also returns that duration, for messages.
+func WithTimeout(ctx context.Context, get func(context.Context, time.Duration) (time.Duration, diag.Diagnostics),
+	diags *diag.Diagnostics) (context.Context, context.CancelFunc, time.Duration) {
+	d, dd := get(ctx, DefaultTimeout)
+	diags.Append(dd...)
+	if d <= 0 {
+		d = DefaultTimeout
+	}
+	c, cancel := context.WithTimeout(ctx, d)
+	return c, cancel, d
+}
+
+// OnlyTimeoutsChange reports whether an update changes nothing but the
+// timeouts attribute: there is nothing to do but to save them.
+func OnlyTimeoutsChange(req resource.UpdateRequest) bool {
+	timeoutsPath := tftypes.NewAttributePath().WithAttributeName("timeouts")
+	strip := func(v tftypes.Value) (tftypes.Value, error) {
+		return tftypes.Transform(v, func(p *tftypes.AttributePath, v tftypes.Value) (tftypes.Value, error) {
+			if p.Equal(timeoutsPath) {
+				return tftypes.NewValue(v.Type(), nil), nil
+			}
+			return v, nil
+		})
+	}
+	plan, err := strip(req.Plan.Raw)
+	if err != nil {
+		return false
+	}
+	state, err := strip(req.State.Raw)
+	if err != nil {
+		return false
+	}
+	return plan.Equal(state)
+}
+
+// StartUpdate reads the plan and the state of an update into plan and
+// state (pointers to the resource's model). It returns false when there is
+// nothing more to do: the models could not be read (the error is in resp),
+// or the update changes the timeouts attribute alone, which it saves (new
+// waits for the next operations: nothing to deploy).
+func StartUpdate(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse, plan, state any) bool {
+	resp.Diagnostics.Append(req.Plan.Get(ctx, plan)...)
+	resp.Diagnostics.Append(req.State.Get(ctx, state)...)
+	if resp.Diagnostics.HasError() {
+		return false
+	}
+	if OnlyTimeoutsChange(req) {
+		resp.Diagnostics.Append(resp.State.Set(ctx, plan)...)
+		return false
+	}
+	return true
+}
+
+// TimeoutsAttribute is the `timeouts` attribute of a resource that waits
+// (create, update, delete), described for the docs: create, update and del
+// say what each operation waits for.
+func TimeoutsAttribute(ctx context.Context, create, update, del string) schema.Attribute {
+	a := timeouts.Attributes(ctx, timeouts.Opts{Create: true, Update: true, Delete: true})
+	nested, ok := a.(schema.SingleNestedAttribute)
+	if !ok {
+		return a
+	}
+	nested.MarkdownDescription = fmt.Sprintf("How long qtail waits before it gives up, per operation, as a duration such as `30m` or `1h`. "+
+		"Each defaults to `%s`.", DefaultTimeout)
+	for name, text := range map[string]string{"create": create, "update": update, "delete": del} {
+		if s, ok := nested.Attributes[name].(schema.StringAttribute); ok {
+			s.MarkdownDescription = text
+			nested.Attributes[name] = s
+		}
+	}
+	return nested
+}
+
+// Sleep waits for d, or until ctx is done.
+func Sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
