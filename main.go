@@ -1,20 +1,32 @@
 // Command terraform-provider-qtail serves the qtail Terraform provider.
+//
+// Run as `terraform-provider-qtail review [flags] PLAN.json...` it reviews
+// saved plans instead (see internal/review); Terraform never starts it
+// with that argument.
 package main
 
 import (
 	"context"
 	"flag"
 	"log"
+	"os"
 
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 
 	"github.com/qtail/terraform-provider-qtail/internal/provider"
+	"github.com/qtail/terraform-provider-qtail/internal/review"
 )
 
 // version is set by the release build (goreleaser ldflags).
 var version = "dev"
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == review.Command {
+		os.Exit(review.Main(context.Background(), os.Args[2:], review.Env{
+			Version: version, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv,
+		}))
+	}
+
 	var debug bool
 	flag.BoolVar(&debug, "debug", false, "run the provider with support for debuggers like delve")
 	flag.Parse()

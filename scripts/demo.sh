@@ -11,11 +11,16 @@
 # homelab (make demo-homelab): an operator and a connector that is a subnet
 # router for six routes and an exit node, with the status of each route; the
 # hand edit revokes a route in the Tailscale admin console.
+# review (make demo-review): after the quickstart's apply, a plan that opens
+# port 9443 of billing-api to group:platform-ops, reviewed by
+# `terraform-provider-qtail review` (access changes, exit code 2), then a
+# plan without changes (no access change, exit code 0).
 set -euo pipefail
-example=${1:-quickstart}
-case "$example" in
-  quickstart | homelab) ;;
-  *) echo "usage: $0 [quickstart|homelab]" >&2; exit 2 ;;
+mode=${1:-quickstart}
+case "$mode" in
+  quickstart | homelab) example=$mode ;;
+  review) example=quickstart ;;
+  *) echo "usage: $0 [quickstart|homelab|review]" >&2; exit 2 ;;
 esac
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
@@ -93,6 +98,42 @@ curl -fsS -u "$TAILSCALE_API_KEY:" -H 'Accept: application/hujson' "$TAILSCALE_B
 
 say "terraform plan right after apply (must be empty)"
 empty_plan
+
+if [ "$mode" = review ]; then
+  # review PLAN_NAME WANT_CODE: plan, save the plan as JSON, review it.
+  review() {
+    tf plan -input=false -compact-warnings -out="$work/$1.tfplan" >"$work/$1.plan.txt"
+    tf show -json "$work/$1.tfplan" >"$work/$1.json"
+    set +e
+    "$root/terraform-provider-qtail" review -o "$work/$1.md" "$work/$1.json"
+    local code=$?
+    set -e
+    cat "$work/$1.md"
+    if [ "$code" -ne "$2" ]; then echo "the review exited with $code, want $2" >&2; exit 1; fi
+  }
+  expect() {
+    if ! grep -qF -- "$2" "$work/$1.md"; then echo "the review of $1 does not say: $2" >&2; exit 1; fi
+  }
+
+  say "A pull request opens port 9443 of billing-api to group:platform-ops: its plan, reviewed"
+  cat >"$work/$example/review_override.tf" <<'TF'
+resource "qtail_grant" "platform_ops_to_billing" {
+  ip = concat([for p in qtail_exposed_service.billing.ports : "tcp:${p.internal_port}"], ["tcp:9443"])
+}
+TF
+  review us-east-1 2
+  expect us-east-1 "| 9443 | no one | \`group:platform-ops\` | **gained** \`group:platform-ops\` |"
+  expect us-east-1 "\`billing-api-us-east-1\` (service"
+  expect us-east-1 "policy tests **pass**"
+
+  say "The same configuration without the change: the review says so"
+  rm "$work/$example/review_override.tf"
+  review unchanged 0
+  expect unchanged "**No access change**"
+
+  say "Done: the review names who gains access to what, and exits 2; without a change it exits 0"
+  exit 0
+fi
 
 console() {
   curl -fsS -X POST "$admin/console" -H 'Content-Type: application/json' -d "$1" >/dev/null

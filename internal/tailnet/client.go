@@ -49,14 +49,23 @@ type Config struct {
 	// (e.g. "http://127.0.0.1:8787/tailscale") is kept. Plain http is
 	// refused unless the host is a loopback address.
 	BaseURL string
-	// APIKey is an API access token. Set it, or OAuthClientID and
-	// OAuthClientSecret, not both.
+	// APIKey is an API access token. Set it, or OAuthClientID with
+	// OAuthClientSecret or with an identity token, not both.
 	APIKey string
 	// OAuthClientID and OAuthClientSecret are an OAuth client's
 	// credentials, exchanged at BASE/api/v2/oauth/token for access tokens
 	// that are reused until they expire.
 	OAuthClientID     string
 	OAuthClientSecret string
+	// IdentityToken is an OIDC identity token (a JWT) of a workload, such
+	// as a CI job, that OAuthClientID (the client ID of a federated
+	// identity) trusts; it replaces the client secret: it is exchanged at
+	// BASE/api/v2/oauth/token-exchange for access tokens. IdentityTokenFunc
+	// is the same as a function, called whenever a token is needed, for
+	// identity tokens that expire before the work is done (see
+	// GitHubActionsIDToken). Set at most one of them.
+	IdentityToken     string
+	IdentityTokenFunc func(ctx context.Context) (string, error)
 	// Scopes optionally narrows the scopes of the OAuth access tokens.
 	Scopes []string
 	// Tailnet is the tailnet name; default "-", the credential's own.
@@ -90,12 +99,16 @@ func New(cfg Config) (*Client, error) {
 	}
 	hasKey := cfg.APIKey != ""
 	hasOAuth := cfg.OAuthClientID != "" || cfg.OAuthClientSecret != ""
+	hasIdentity := cfg.IdentityToken != "" || cfg.IdentityTokenFunc != nil
+	if err := checkIdentityConfig(cfg, hasKey, hasIdentity); err != nil {
+		return nil, err
+	}
 	switch {
 	case hasKey && hasOAuth:
 		return nil, errors.New("tailscale credentials: set either an API key or an OAuth client ID and secret, not both")
 	case !hasKey && !hasOAuth:
 		return nil, errors.New("tailscale credentials: missing; set an API key or an OAuth client ID and secret")
-	case hasOAuth && (cfg.OAuthClientID == "" || cfg.OAuthClientSecret == ""):
+	case hasOAuth && !hasIdentity && (cfg.OAuthClientID == "" || cfg.OAuthClientSecret == ""):
 		return nil, errors.New("tailscale credentials: an OAuth client needs both its ID and its secret")
 	}
 
@@ -117,7 +130,15 @@ func New(cfg Config) (*Client, error) {
 	}
 
 	at := &authTransport{next: next, scheme: base.Scheme, host: base.Host, apiKey: cfg.APIKey, userAgent: ua}
-	if hasOAuth {
+	tokenHTTP := &http.Client{
+		Transport:     userAgentTransport{next: next, userAgent: ua},
+		CheckRedirect: hc.CheckRedirect, Jar: hc.Jar, Timeout: hc.Timeout,
+	}
+	switch {
+	case hasIdentity:
+		at.tokens = newExchangeSource(cfg, base, tokenHTTP)
+		at.tokenPath = base.JoinPath(exchangePath).Path
+	case hasOAuth:
 		tokenURL := base.JoinPath(tokenPath)
 		conf := &clientcredentials.Config{
 			ClientID:     cfg.OAuthClientID,
@@ -128,10 +149,6 @@ func New(cfg Config) (*Client, error) {
 			// documents the token request; this also spares the
 			// header-then-body probing of the auto-detect mode.
 			AuthStyle: oauth2.AuthStyleInParams,
-		}
-		tokenHTTP := &http.Client{
-			Transport:     userAgentTransport{next: next, userAgent: ua},
-			CheckRedirect: hc.CheckRedirect, Jar: hc.Jar, Timeout: hc.Timeout,
 		}
 		at.tokens = &tokenCache{conf: conf, http: tokenHTTP}
 		at.tokenPath = tokenURL.Path
@@ -198,11 +215,16 @@ type authTransport struct {
 	scheme    string
 	host      string
 	apiKey    string
-	tokens    *tokenCache
+	tokens    tokenSource
 	tokenPath string
 	// secret is the OAuth client secret, kept out of error messages.
 	secret    string
 	userAgent string
+}
+
+// tokenSource gives the access token of an API call.
+type tokenSource interface {
+	token(ctx context.Context) (*oauth2.Token, error)
 }
 
 // tokenCache fetches OAuth access tokens with the context of the API call
@@ -282,6 +304,9 @@ func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // tokenError turns a failed token request into an *APIError with a
 // message that says what to check.
 func (t *authTransport) tokenError(err error) error {
+	if e, ok := AsAPIError(err); ok {
+		return e
+	}
 	var re *oauth2.RetrieveError
 	if !errors.As(err, &re) {
 		return fmt.Errorf("tailscale API POST %s: requesting an OAuth access token: %w", t.tokenPath, err)

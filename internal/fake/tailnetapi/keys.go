@@ -12,8 +12,9 @@ import (
 )
 
 const (
-	keyTypeAuth   = "auth"
-	keyTypeClient = "client"
+	keyTypeAuth      = "auth"
+	keyTypeClient    = "client"
+	keyTypeFederated = "federated"
 )
 
 // key is an auth key or an OAuth client. For an OAuth client the id is the
@@ -107,7 +108,7 @@ func (k *key) wire(withSecret bool, now time.Time) keyJSON {
 		out.Key = k.Secret
 	}
 	switch k.KeyType {
-	case keyTypeClient:
+	case keyTypeClient, keyTypeFederated:
 		out.Scopes = slices.Clone(k.Scopes)
 	default:
 		create := createCapDTO{Reusable: k.Reusable, Ephemeral: k.Ephemeral, Preauthorized: k.Preauth, Tags: slices.Clone(k.Tags)}

@@ -114,6 +114,17 @@ func (s *Server) storePolicyLocked(body []byte) *aclcheck.Error {
 // decoding, then the semantic checks and tests of aclcheck against the
 // current topology.
 func (s *Server) checkPolicyLocked(body []byte) *aclcheck.Error {
+	if e := checkSyntax(body); e != nil {
+		return e
+	}
+	// Copies: hujson.Standardize and friends rewrite their input in place,
+	// and body may be the stored policy.
+	return aclcheck.Check(bytes.Clone(body), s.topologyLocked())
+}
+
+// checkSyntax checks what POST /acl checks before the policy's meaning:
+// HuJSON syntax, then strict decoding.
+func checkSyntax(body []byte) *aclcheck.Error {
 	v, err := hujson.Parse(body)
 	if err != nil {
 		return &aclcheck.Error{Message: parseErrorMessage(err)}
@@ -121,9 +132,7 @@ func (s *Server) checkPolicyLocked(body []byte) *aclcheck.Error {
 	if msg := strictCheck(v); msg != "" {
 		return &aclcheck.Error{Message: msg}
 	}
-	// Copies: hujson.Standardize and friends rewrite their input in place,
-	// and body may be the stored policy.
-	return aclcheck.Check(bytes.Clone(body), s.topologyLocked())
+	return nil
 }
 
 // parseErrorMessage turns a hujson error into the "line N, column M: ..."
@@ -257,16 +266,8 @@ func (s *Server) handleSetPolicy(w http.ResponseWriter, r *http.Request, p princ
 // {"message": ..., "data": [...]}. A body that is not HuJSON, or neither an
 // object nor an array, is a malformed request: 400.
 func (s *Server) handleValidatePolicy(w http.ResponseWriter, r *http.Request, p principal) {
-	if !p.allows("policy_file:read") {
-		permissionDenied(w)
-		return
-	}
-	body, ok := readBody(w, r)
+	body, ok := readPolicyRequest(w, r, p, "a policy file (object) or a list of tests (array)")
 	if !ok {
-		return
-	}
-	if len(bytes.TrimSpace(body)) == 0 {
-		writeError(w, http.StatusBadRequest, "request body is empty: send a policy file (object) or a list of tests (array)")
 		return
 	}
 	v, err := hujson.Parse(body)

@@ -78,6 +78,9 @@ type Server struct {
 	keyOrder      []string
 	tokens        map[string]*accessToken
 	seeded        []*key
+	// federated are the trust settings of the federated identities, by
+	// client ID; they survive Reset, as their seeded keys do.
+	federated map[string]*FederatedIdentity
 }
 
 // New returns a server with the given options.
@@ -168,10 +171,12 @@ func (s *Server) routes() {
 	}
 
 	add(http.MethodPost, "/api/v2/oauth/token", s.handleToken)
+	add(http.MethodPost, "/api/v2/oauth/token-exchange", s.handleTokenExchange)
 
 	add(http.MethodGet, "/api/v2/tailnet/{tailnet}/acl", s.api(s.handleGetPolicy))
 	add(http.MethodPost, "/api/v2/tailnet/{tailnet}/acl", s.api(s.handleSetPolicy))
 	add(http.MethodPost, "/api/v2/tailnet/{tailnet}/acl/validate", s.api(s.handleValidatePolicy))
+	add(http.MethodPost, "/api/v2/tailnet/{tailnet}/acl/preview", s.api(s.handlePreviewPolicy))
 
 	add(http.MethodGet, "/api/v2/tailnet/{tailnet}/devices", s.api(s.handleListDevices))
 	add(http.MethodGet, "/api/v2/device/{id}", s.api(s.handleGetDevice))

@@ -1,0 +1,308 @@
+package review
+
+import (
+	"encoding/json"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+
+	tfjson "github.com/hashicorp/terraform-json"
+
+	"github.com/qtail/terraform-provider-qtail/internal/fake/tailnetapi"
+	"github.com/qtail/terraform-provider-qtail/internal/fake/tailnetapi/aclcheck"
+	"github.com/qtail/terraform-provider-qtail/internal/tailnet"
+)
+
+func TestUnifiedDiff(t *testing.T) {
+	lines := func(n int, prefix string) string {
+		var b strings.Builder
+		for i := 1; i <= n; i++ {
+			b.WriteString(prefix)
+			b.WriteString(strings.Repeat("x", i%3))
+			b.WriteString(string(rune('a' + i%26)))
+			b.WriteString("\n")
+		}
+		return b.String()
+	}
+	base := lines(20, "l")
+	baseLines := splitLines(base)
+	for _, tc := range []struct {
+		name, from, to, want string
+	}{
+		{"equal", base, base, ""},
+		{"both empty", "", "", ""},
+		{"from nothing", "", "a\nb\n", "--- a\n+++ b\n@@ -0,0 +1,2 @@\n+a\n+b\n"},
+		{"one line changed", "a\nb\nc\n", "a\nB\nc\n", "--- a\n+++ b\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n"},
+		{"insert in the middle",
+			strings.Join(baseLines[:10], "\n") + "\n" + strings.Join(baseLines[10:], "\n") + "\n",
+			strings.Join(baseLines[:10], "\n") + "\nNEW\n" + strings.Join(baseLines[10:], "\n") + "\n",
+			"--- a\n+++ b\n@@ -8,6 +8,7 @@\n " + strings.Join(baseLines[7:10], "\n ") + "\n+NEW\n " + strings.Join(baseLines[10:13], "\n ") + "\n"},
+		{"two hunks",
+			base,
+			"FIRST\n" + strings.Join(baseLines[1:19], "\n") + "\nLAST\n",
+			"--- a\n+++ b\n@@ -1,4 +1,4 @@\n-" + baseLines[0] + "\n+FIRST\n " + strings.Join(baseLines[1:4], "\n ") + "\n" +
+				"@@ -17,4 +17,4 @@\n " + strings.Join(baseLines[16:19], "\n ") + "\n-" + baseLines[19] + "\n+LAST\n"},
+		{"removed at the end", "a\nb\nc\n", "a\n", "--- a\n+++ b\n@@ -1,3 +1 @@\n a\n-b\n-c\n"},
+	} {
+		if got := unifiedDiff(tc.from, tc.to, "a", "b", 3); got != tc.want {
+			t.Errorf("%s:\n got %q\nwant %q", tc.name, got, tc.want)
+		}
+	}
+	// The script turns one text into the other.
+	from, to := splitLines(lines(40, "p")), splitLines(lines(35, "q")+lines(10, "p"))
+	var gotFrom, gotTo []string
+	for _, op := range lineDiff(from, to) {
+		if op.kind != '+' {
+			gotFrom = append(gotFrom, op.line)
+		}
+		if op.kind != '-' {
+			gotTo = append(gotTo, op.line)
+		}
+	}
+	if !slices.Equal(gotFrom, from) || !slices.Equal(gotTo, to) {
+		t.Error("the edit script does not rebuild both texts")
+	}
+}
+
+// world is a fake tailnet with a web proxy tagged tag:web and two users.
+type world struct {
+	srv *tailnetapi.Server
+	api *tailnet.Client
+}
+
+const worldPolicy = `{
+	"groups": {"group:ops": ["alice@example.com"]},
+	"tagOwners": {"tag:web": [], "tag:db": []},
+	"grants": [
+		{"src": ["*"], "dst": ["*"], "ip": ["*"]},
+		// qtail:grant:ops-web
+		{"src": ["group:ops"], "dst": ["tag:web"], "ip": ["tcp:443"]},
+	],
+}
+`
+
+func newWorld(t *testing.T, policy string) *world {
+	t.Helper()
+	srv := tailnetapi.New(tailnetapi.Options{
+		APIKey: "tskey-api-review",
+		Topology: aclcheck.Topology{
+			Users: []aclcheck.User{{ID: 1, Name: "alice", Email: "alice@example.com"}, {ID: 2, Name: "bob", Email: "bob@example.com"}},
+			Nodes: map[string]aclcheck.Node{
+				"alice-laptop": {Hostname: "alice-laptop", IPv4: "100.64.0.1", User: "alice"},
+				"bob-laptop":   {Hostname: "bob-laptop", IPv4: "100.64.0.2", User: "bob"},
+			},
+		},
+		InitialPolicy: []byte(policy),
+	})
+	srv.AddDevice(tailnetapi.DeviceSpec{Hostname: "web", Tags: []string{"tag:web"}, IPv4: "100.64.0.10"})
+	srv.AddDevice(tailnetapi.DeviceSpec{Hostname: "db", Tags: []string{"tag:db"}, IPv4: "100.64.0.11"})
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(ts.Close)
+	api, err := tailnet.New(tailnet.Config{BaseURL: ts.URL, APIKey: "tskey-api-review"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &world{srv: srv, api: api}
+}
+
+// change is a resource change of a plan, in the JSON of terraform show.
+func change(address, typ string, actions []string, before, after, unknown map[string]any) map[string]any {
+	name := address[strings.IndexByte(address, '.')+1:]
+	return map[string]any{
+		"address": address, "mode": "managed", "type": typ, "name": name,
+		"provider_name": "registry.terraform.io/qtail/qtail",
+		"change":        map[string]any{"actions": actions, "before": before, "after": after, "after_unknown": unknown},
+	}
+}
+
+func plan(t *testing.T, label string, changes ...map[string]any) Plan {
+	t.Helper()
+	b, err := json.Marshal(map[string]any{"format_version": "1.2", "terraform_version": "1.11.4", "resource_changes": changes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p tfjson.Plan
+	if err := json.Unmarshal(b, &p); err != nil {
+		t.Fatal(err)
+	}
+	return Plan{Label: label, Plan: &p}
+}
+
+func grantAttrs(name string, src, dst, ip []any) map[string]any {
+	return map[string]any{"id": name, "name": name, "src": src, "dst": dst, "ip": ip, "app": nil, "via": nil, "src_posture": nil, "marker": "qtail:grant:" + name}
+}
+
+func findingKinds(r *Report) map[FindingKind]bool {
+	out := map[FindingKind]bool{}
+	for _, f := range r.Findings {
+		out[f.Kind] = f.New
+	}
+	return out
+}
+
+// TestFindings: the allow-all rule kept, a grant from autogroup:member to a
+// tag, a service tagged with a tag nobody owns, and (once the allow-all
+// rule goes) a service no rule reaches.
+func TestFindings(t *testing.T) {
+	w := newWorld(t, worldPolicy)
+	p := plan(t, "root.json",
+		change("qtail_grant.members_db", "qtail_grant", []string{"create"}, nil,
+			grantAttrs("members-db", []any{"autogroup:member"}, []any{"tag:db"}, []any{"tcp:5432"}), map[string]any{"id": true, "marker": true}),
+		change("qtail_exposed_service.api", "qtail_exposed_service", []string{"create"}, nil,
+			map[string]any{"hostname": "api", "tags": []any{"tag:api"}, "ports": nil}, map[string]any{"ports": true, "tailnet_ips": true}),
+	)
+	rep, err := Run(t.Context(), w.api, []Plan{p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := findingKinds(rep)
+	want := map[FindingKind]bool{FindingAllowAll: false, FindingBroadGrant: true, FindingTagWithoutOwner: true}
+	if len(got) != len(want) || !func() bool {
+		for k, v := range want {
+			if nv, ok := got[k]; !ok || nv != v {
+				return false
+			}
+		}
+		return true
+	}() {
+		t.Errorf("findings %+v, want kinds (new) %v", rep.Findings, want)
+	}
+	md := rep.Markdown()
+	for _, s := range []string{"`qtail_grant \"members-db\"` lets `autogroup:member` reach `tag:db`", "`tag:api` is used by qtail_exposed_service.api"} {
+		if !strings.Contains(md, s) {
+			t.Errorf("the report lacks %q:\n%s", s, md)
+		}
+	}
+	// The db device is previewed because the new grant names its tag:
+	// the members gain it.
+	if pa := portOf(rep, "db", 5432); pa == nil || !slices.Contains(pa.Gained, "autogroup:member") {
+		t.Errorf("db:5432 %+v", pa)
+	}
+
+	// Without the allow-all rule, the web proxy loses its only grant in
+	// this plan: nobody reaches it any more.
+	if err := w.srv.SetPolicyDirect([]byte(strings.Replace(worldPolicy, `{"src": ["*"], "dst": ["*"], "ip": ["*"]},`, "", 1))); err != nil {
+		t.Fatal(err)
+	}
+	p = plan(t, "root.json",
+		change("qtail_grant.ops_web", "qtail_grant", []string{"delete"},
+			grantAttrs("ops-web", []any{"group:ops"}, []any{"tag:web"}, []any{"tcp:443"}), nil, nil),
+		change("qtail_exposed_service.web", "qtail_exposed_service", []string{"no-op"},
+			map[string]any{"hostname": "web", "tags": []any{"tag:web"}, "tailnet_ips": []any{"100.64.0.10"}, "ports": []any{map[string]any{"internal_port": 443, "protocol": "HTTP"}}},
+			map[string]any{"hostname": "web", "tags": []any{"tag:web"}, "tailnet_ips": []any{"100.64.0.10"}, "ports": []any{map[string]any{"internal_port": 443, "protocol": "HTTP"}}}, nil),
+	)
+	rep, err = Run(t.Context(), w.api, []Plan{p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := findingKinds(rep); len(got) != 1 || !got[FindingServiceWithoutGrant] {
+		t.Errorf("findings %+v", rep.Findings)
+	}
+	if pa := portOf(rep, "web", 443); pa == nil || !slices.Equal(pa.Lost, []string{"group:ops"}) {
+		t.Errorf("web:443 %+v", pa)
+	}
+	if u := rep.Users; len(u) != 1 || u[0].User != "alice@example.com" || !slices.Equal(u[0].Lost, []string{"tag:web:tcp:443"}) {
+		t.Errorf("users %+v", rep.Users)
+	}
+	if rep.ExitCode() != ExitAccessChange {
+		t.Errorf("exit code %d", rep.ExitCode())
+	}
+}
+
+func portOf(r *Report, target string, port uint16) *PortAccess {
+	for _, ta := range r.Access {
+		if ta.Name != target {
+			continue
+		}
+		for i := range ta.Ports {
+			if ta.Ports[i].Port == port {
+				return &ta.Ports[i]
+			}
+		}
+	}
+	return nil
+}
+
+// TestRefusedAndUnknown: a planned policy that Tailscale refuses is an
+// error exit with its message; an entry known only after apply stays out
+// of the planned policy, with a note; two plans writing one fragment
+// differently conflict.
+func TestRefusedAndUnknown(t *testing.T) {
+	w := newWorld(t, worldPolicy)
+	p1 := plan(t, "a.json",
+		change("qtail_grant.x", "qtail_grant", []string{"create"}, nil,
+			grantAttrs("x", []any{"group:ghosts"}, []any{"tag:web"}, []any{"tcp:80"}), nil),
+		change("qtail_grant.later", "qtail_grant", []string{"create"}, nil,
+			map[string]any{"name": "later", "src": []any{"group:ops"}, "dst": []any{"tag:web"}}, map[string]any{"ip": true}),
+	)
+	p2 := plan(t, "b.json",
+		change("qtail_grant.x", "qtail_grant", []string{"create"}, nil,
+			grantAttrs("x", []any{"group:ops"}, []any{"tag:web"}, []any{"tcp:81"}), nil),
+	)
+	rep, err := Run(t.Context(), w.api, []Plan{p1, p2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := findingKinds(rep); !got[FindingConflict] {
+		t.Errorf("no conflict among %+v", rep.Findings)
+	}
+	// The last write wins: group:ops, which exists, so the policy passes.
+	if !rep.Validation.Passed {
+		t.Errorf("validation %+v", rep.Validation)
+	}
+	if len(rep.Fragments) != 3 || !rep.Fragments[1].Unknown || strings.Contains(rep.PolicyDiff, "qtail:grant:later") {
+		t.Errorf("fragments %+v\n%s", rep.Fragments, rep.PolicyDiff)
+	}
+	if len(rep.Notes) == 0 || !strings.Contains(rep.Notes[0], "known only after apply") {
+		t.Errorf("notes %v", rep.Notes)
+	}
+
+	rep, err = Run(t.Context(), w.api, []Plan{p1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Validation.Passed || !strings.Contains(rep.Validation.Message, `group not found: "group:ghosts"`) || rep.ExitCode() != ExitError {
+		t.Errorf("validation %+v, exit code %d", rep.Validation, rep.ExitCode())
+	}
+	if md := rep.Markdown(); !strings.Contains(md, "**Fail**: Tailscale refuses the planned policy file: src=group not found") &&
+		!strings.Contains(md, "group not found") {
+		t.Errorf("report:\n%s", md)
+	}
+}
+
+// TestRoutes: a route a connector starts advertising, and the grant to it,
+// are previewed at the route's first address on the grant's port.
+func TestRoutes(t *testing.T) {
+	w := newWorld(t, strings.Replace(worldPolicy, `{"src": ["*"], "dst": ["*"], "ip": ["*"]},`, "", 1))
+	conn := func(routes ...any) map[string]any {
+		return map[string]any{"name": "homelab", "subnet_routes": routes, "tags": []any{"tag:web"}}
+	}
+	p := plan(t, "root.json",
+		change("qtail_connector.homelab", "qtail_connector", []string{"update"}, conn("10.10.0.0/16"), conn("10.10.0.0/16", "10.20.0.0/16"), nil),
+		change("qtail_grant.ops_db", "qtail_grant", []string{"create"}, nil,
+			grantAttrs("ops-db", []any{"group:ops"}, []any{"10.20.0.0/16"}, []any{"tcp:5432"}), nil),
+	)
+	rep, err := Run(t.Context(), w.api, []Plan{p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var routes []string
+	for _, ta := range rep.Access {
+		if ta.Kind == "route" {
+			routes = append(routes, ta.Name+" "+ta.Status+" "+ta.IP)
+		}
+	}
+	if want := []string{"10.10.0.0/16 unchanged 10.10.0.1", "10.20.0.0/16 added 10.20.0.1"}; !slices.Equal(routes, want) {
+		t.Errorf("routes %q, want %q", routes, want)
+	}
+	if pa := portOf(rep, "10.20.0.0/16", 5432); pa == nil || !slices.Equal(pa.Gained, []string{"group:ops"}) || len(pa.Before) != 0 {
+		t.Errorf("10.20.0.0/16:5432 %+v", pa)
+	}
+	if pa := portOf(rep, "10.10.0.0/16", 5432); pa != nil {
+		t.Errorf("10.10.0.0/16:5432 %+v: nobody reaches it, before or after", pa)
+	}
+	if !strings.Contains(rep.Graph, `-->|"gains 5432"|`) {
+		t.Errorf("graph:\n%s", rep.Graph)
+	}
+}
