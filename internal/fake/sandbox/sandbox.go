@@ -41,7 +41,16 @@ type Options struct {
 	DeployTime time.Duration
 	// InitialPolicy replaces the sandbox's starting policy file.
 	InitialPolicy []byte
+	// Compat is the set of earlier behaviours the simulated operator
+	// keeps; nil means DefaultCompat.
+	Compat *cluster.Compat
 }
+
+// DefaultCompat is what a sandbox keeps of the simulation's earlier
+// behaviours unless Options.Compat says otherwise: those that tests of the
+// provider written against them still need, until the provider handles
+// the real operator's.
+var DefaultCompat = cluster.Compat{}
 
 // Seed holds the IDs of what the sandbox created at start.
 type Seed struct {
@@ -141,6 +150,11 @@ func (w *World) build() error {
 		InitialPolicy:  policy,
 	})
 	w.Cluster = cluster.New(w.Tailnet)
+	compat := DefaultCompat
+	if w.opts.Compat != nil {
+		compat = *w.opts.Compat
+	}
+	w.Cluster.SetCompat(compat)
 	w.Qovery = qoveryapi.New(qoveryapi.Options{
 		Token:      QoveryToken,
 		Prefix:     "/qovery",
