@@ -49,8 +49,26 @@ type Options struct {
 // DefaultCompat is what a sandbox keeps of the simulation's earlier
 // behaviours unless Options.Compat says otherwise: those that tests of the
 // provider written against them still need, until the provider handles
-// the real operator's.
-var DefaultCompat = cluster.Compat{}
+// the real operator's:
+//
+//   - OperatorNewDevice: an uninstalled operator's device stays on the
+//     tailnet (offline), which the provider's plan takes for another
+//     device holding the hostname (TestOperator_driftInQoveryIsRepaired,
+//     TestOperator_timeoutSaysWhatItWaitedFor);
+//   - NoEgressProxies: the operator rewrites an egress Service's
+//     externalName, which the egress tests expect to stay the placeholder
+//     (TestEgressService_fqdnCreatesImportsAndDestroys,
+//     TestEgressService_tailnetIPThroughProxyGroup,
+//     TestEgressService_switchingTargetUpdatesInPlace,
+//     TestEgressService_drift);
+//   - ProxyGroupIngressWithoutService: an exposure through an ingress
+//     ProxyGroup needs the services scope, which the hand-installed
+//     operator of the tests lacks (TestProxyGroup_exposureThroughAnIngressGroup).
+var DefaultCompat = cluster.Compat{
+	OperatorNewDevice:               true,
+	NoEgressProxies:                 true,
+	ProxyGroupIngressWithoutService: true,
+}
 
 // Seed holds the IDs of what the sandbox created at start.
 type Seed struct {
