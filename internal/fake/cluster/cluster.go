@@ -151,6 +151,9 @@ func (e *Engine) Operators() []Operator {
 	for _, o := range e.operators {
 		c := *o
 		c.Tags, c.ProxyTags, c.ClientTags = slices.Clone(o.Tags), slices.Clone(o.ProxyTags), slices.Clone(o.ClientTags)
+		// The copy does not carry the secret, so that printing it
+		// cannot leak it.
+		c.secret = ""
 		out = append(out, c)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ClusterID < out[j].ClusterID })

@@ -46,27 +46,27 @@ func parseOwners(v tailnetapi.Service) (ownerRefs, error) {
 }
 
 // ownerAnnotations returns the annotations of the Tailscale Service with
-// this operator among its owners, or why the operator may not take it: a
-// Service without owners was made by someone else, one owned by a
-// ProxyGroup serves an Ingress.
-func ownerAnnotations(operatorID string, existing *tailnetapi.Service) (map[string]string, error) {
+// this operator among its owners, or why the operator may not take it (in
+// the operator's words): a Service without owners was made by someone
+// else, one owned by a ProxyGroup serves an Ingress.
+func ownerAnnotations(operatorID string, existing *tailnetapi.Service) (map[string]string, string) {
 	own := ownerRef{OperatorID: operatorID}
 	if existing == nil {
 		b, _ := json.Marshal(ownerRefs{OwnerRefs: []ownerRef{own}})
-		return map[string]string{ownerAnnotation: string(b)}, nil
+		return map[string]string{ownerAnnotation: string(b)}, ""
 	}
 	o, err := parseOwners(*existing)
 	if err != nil {
-		return nil, err
+		return nil, err.Error()
 	}
 	if len(o.OwnerRefs) == 0 {
-		return nil, fmt.Errorf("Tailscale Service %s exists, but does not contain owner annotation with owner references; not proceeding as this is likely a resource created by something other than the Tailscale Kubernetes operator", existing.Name)
+		return nil, fmt.Sprintf("Tailscale Service %s exists, but does not contain owner annotation with owner references; not proceeding as this is likely a resource created by something other than the Tailscale Kubernetes operator", existing.Name)
 	}
 	if slices.ContainsFunc(o.OwnerRefs, func(r ownerRef) bool { return r.OperatorID == operatorID && r.Resource == nil }) {
-		return existing.Annotations, nil
+		return existing.Annotations, ""
 	}
 	if o.OwnerRefs[0].Resource != nil {
-		return nil, fmt.Errorf("Tailscale Service %s is owned by another resource: %s; cannot be reused for an Ingress", existing.Name, o.OwnerRefs[0].Resource)
+		return nil, fmt.Sprintf("Tailscale Service %s is owned by another resource: %s; cannot be reused for an Ingress", existing.Name, o.OwnerRefs[0].Resource)
 	}
 	o.OwnerRefs = append(o.OwnerRefs, own)
 	b, _ := json.Marshal(o)
@@ -75,7 +75,7 @@ func ownerAnnotations(operatorID string, existing *tailnetapi.Service) (map[stri
 		out[k] = v
 	}
 	out[ownerAnnotation] = string(b)
-	return out, nil
+	return out, ""
 }
 
 // proxyGroupAvailableLocked reports the ProxyGroupAvailable condition: at
@@ -175,10 +175,10 @@ func (e *Engine) reconcileAppThroughProxyGroupLocked(op *Operator, svc qoveryapi
 		e.logf("%s: error getting Tailscale Service %q: %v", what, hostname, err)
 		return
 	}
-	annotations, err := ownerAnnotations(op.NodeID, existing)
-	if err != nil {
-		e.logf("%s: InvalidTailscaleService: error ensuring ownership of Tailscale Service %s: %v. To proceed, you can either manually delete the existing "+
-			"Tailscale Service or choose a different hostname with the '%s' annotaion", what, hostname, err, AnnotationHostname)
+	annotations, refused := ownerAnnotations(op.NodeID, existing)
+	if refused != "" {
+		e.logf("%s: InvalidTailscaleService: error ensuring ownership of Tailscale Service %s: %s. To proceed, you can either manually delete the existing "+
+			"Tailscale Service or choose a different hostname with the '%s' annotaion", what, hostname, refused, AnnotationHostname)
 		return
 	}
 	want := tailnetapi.Service{Name: name, Tags: tags, Ports: []string{"do-not-validate"}, Comment: managedServiceComment, Annotations: annotations}

@@ -41,14 +41,17 @@ func TestServicesLifecycle(t *testing.T) {
 	if len(addrs) != 2 || created["name"] != "svc:web" || created["comment"] != "managed" {
 		t.Fatalf("created %v", created)
 	}
-	got := h.do("GET", servicesPath+"/svc:web", "", nil).want(t, 200).json(t)
-	if got["addrs"].([]any)[0] != addrs[0] || got["annotations"].(map[string]any)["a"] != "b" {
-		t.Errorf("read back %v", got)
+	var got serviceJSON
+	if err := json.Unmarshal(h.do("GET", servicesPath+"/svc:web", "", nil).want(t, 200).body, &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Addrs) != 2 || got.Addrs[0] != addrs[0] || got.Annotations["a"] != "b" {
+		t.Errorf("read back %+v", got)
 	}
 
 	// A PUT replaces every field but the addresses.
 	updated := h.do("PUT", servicesPath+"/svc:web", `{"name":"svc:web","ports":["tcp:443","tcp:8000-8010"]}`, nil).want(t, 200).json(t)
-	if updated["addrs"].([]any)[0] != addrs[0] || updated["comment"] != nil || updated["tags"] != nil || updated["annotations"] != nil {
+	if a, ok := updated["addrs"].([]any); !ok || a[0] != addrs[0] || updated["comment"] != nil || updated["tags"] != nil || updated["annotations"] != nil {
 		t.Errorf("after replace %v", updated)
 	}
 	h.do("PUT", servicesPath+"/svc:db", `{"ports":["tcp:5432"]}`, nil).want(t, 200)
