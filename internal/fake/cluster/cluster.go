@@ -1,10 +1,14 @@
 // Package cluster simulates what the Tailscale Kubernetes operator does in
 // the clusters that Qovery deploys to, so that the fakes show the results
-// qtail promises: the operator device after a valid operator deployment, a
-// proxy device for each exposed Service, the devices and routes of the
-// Connectors and ProxyGroups a Helm service renders, the checks of egress
-// Services, and the reasons a real operator pod, Helm or the Kubernetes API
-// server would fail.
+// qtail promises: the operator device after a valid operator deployment
+// (kept across upgrades, as the operator keeps its node in a Secret), a
+// proxy device for each exposed Service and each egress Service without a
+// ProxyGroup, the Tailscale Service of an exposure through an ingress
+// ProxyGroup, the devices and routes of the Connectors and ProxyGroups a
+// Helm service renders, the ProxyClasses they wait for, and the reasons a
+// real operator pod, Helm or the Kubernetes API server would fail. Compat
+// keeps earlier, less faithful behaviours for the tests that still need
+// them.
 //
 // An Engine is the Deployer of the fake Qovery API: the fake calls it at the
 // end of every deployment and deletion, with the service as the deployment
