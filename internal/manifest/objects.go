@@ -27,12 +27,20 @@ const (
 	TailscaleAPIVersion = "tailscale.com/v1alpha1"
 	KindConnector       = "Connector"
 	KindProxyGroup      = "ProxyGroup"
+	KindProxyClass      = "ProxyClass"
 	KindService         = "Service"
 
 	// Annotations of an egress Service.
 	AnnotationTailnetFQDN = "tailscale.com/tailnet-fqdn"
 	AnnotationTailnetIP   = "tailscale.com/tailnet-ip"
 	AnnotationProxyGroup  = "tailscale.com/proxy-group"
+	// AnnotationHostname and AnnotationTags name an egress proxy device
+	// (default NAMESPACE-NAME, and the operator's proxy tags).
+	AnnotationHostname = "tailscale.com/hostname"
+	AnnotationTags     = "tailscale.com/tags"
+	// AnnotationProxyClass names the ProxyClass of a Service's proxy; the
+	// operator also reads it as a label, which wins.
+	AnnotationProxyClass = "tailscale.com/proxy-class"
 	// LegacyAnnotationTailnetIP is the older name of tailnet-ip, which the
 	// operator still reads.
 	LegacyAnnotationTailnetIP = "tailscale.com/ts-tailnet-target-ip"
@@ -48,6 +56,23 @@ const (
 // ExitNodeRoutes are the routes an exit node advertises.
 var ExitNodeRoutes = []string{"0.0.0.0/0", "::/0"}
 
+// ChartDefaultProxyTags are the operator chart's proxyConfig.defaultTags
+// (PROXY_TAGS): the tags of every proxy, Connector and ProxyGroup device
+// that names none, unless the operator's values say otherwise.
+var ChartDefaultProxyTags = []string{"tag:k8s"}
+
+// deviceTags returns the tags an object's devices get: its own, else the
+// operator's proxy tags (PROXY_TAGS), else the chart's default.
+func deviceTags(own, proxyTags []string) []string {
+	switch {
+	case len(own) > 0:
+		return slices.Clone(own)
+	case len(proxyTags) > 0:
+		return slices.Clone(proxyTags)
+	}
+	return slices.Clone(ChartDefaultProxyTags)
+}
+
 // Connector is a tailscale.com/v1alpha1 Connector: a subnet router, an exit
 // node, or both, with one device per replica.
 type Connector struct {
@@ -60,15 +85,24 @@ type Connector struct {
 	Replicas     *int64
 	SubnetRoutes []string
 	ExitNode     bool
-	// Tags nil leaves the CRD's default ([tag:k8s]).
-	Tags       []string
+	// Tags nil leaves the choice to the operator: the CRD has no default,
+	// the operator applies its proxy tags (PROXY_TAGS, the chart's
+	// proxyConfig.defaultTags). See DeviceTags.
+	Tags []string
+	// ProxyClass must name a ProxyClass that is Ready on the cluster, or
+	// the operator brings up no device (the Connector waits).
 	ProxyClass string
 }
 
+// DeviceTags are the tags of the connector's devices, given the proxy
+// tags of the cluster's operator (nil when unknown: the chart's default).
+func (c Connector) DeviceTags(proxyTags []string) []string { return deviceTags(c.Tags, proxyTags) }
+
 // DeviceHostnames are the hostnames of the devices the operator brings up
-// for the connector: the hostname (default NAME-connector) with one
-// replica, PREFIX-0 ... PREFIX-(N-1) otherwise (the prefix being the
-// hostname prefix, or the hostname when none is set).
+// for the connector, in replica order: PREFIX-0 ... PREFIX-(N-1) with a
+// hostname prefix; otherwise every replica gets the hostname (default
+// NAME-connector), as the operator does, so that replicas beyond the first
+// share it and Tailscale suffixes their MagicDNS names (NAME-1, NAME-2).
 func (c Connector) DeviceHostnames() []string {
 	n := int64(1)
 	if c.Replicas != nil {
@@ -80,16 +114,13 @@ func (c Connector) DeviceHostnames() []string {
 	if base == "" {
 		base = c.Name + "-connector"
 	}
-	if c.HostnamePrefix == "" && n == 1 {
-		return []string{base}
-	}
-	prefix := c.HostnamePrefix
-	if prefix == "" {
-		prefix = base
-	}
 	out := make([]string, 0, n)
 	for i := range n {
-		out = append(out, prefix+"-"+strconv.FormatInt(i, 10))
+		if c.HostnamePrefix != "" {
+			out = append(out, c.HostnamePrefix+"-"+strconv.FormatInt(i, 10))
+		} else {
+			out = append(out, base)
+		}
 	}
 	return out
 }
@@ -112,9 +143,17 @@ type ProxyGroup struct {
 	// Replicas nil leaves the CRD's default (2).
 	Replicas       *int64
 	HostnamePrefix string
-	Tags           []string
-	ProxyClass     string
+	// Tags nil leaves the operator's proxy tags; see DeviceTags.
+	Tags []string
+	// ProxyClass (or, when empty, the operator's
+	// proxyConfig.defaultProxyClass) must be Ready on the cluster, or the
+	// operator brings up no device.
+	ProxyClass string
 }
+
+// DeviceTags are the tags of the ProxyGroup's devices, given the proxy
+// tags of the cluster's operator (nil when unknown: the chart's default).
+func (p ProxyGroup) DeviceTags(proxyTags []string) []string { return deviceTags(p.Tags, proxyTags) }
 
 // ProxyGroupDefaultReplicas is the CRD's default replica count.
 const ProxyGroupDefaultReplicas = 2
@@ -154,7 +193,10 @@ func (p ServicePort) String() string {
 }
 
 // EgressService is a Service of type ExternalName that the operator turns
-// into an egress proxy to a tailnet machine.
+// into an egress proxy to a tailnet machine: without a ProxyGroup, a proxy
+// device of its own (see ProxyHostname and DeviceTags), whose headless
+// Service in the operator's namespace the operator then writes into
+// externalName; with one, the ProxyGroup's devices.
 type EgressService struct {
 	Name string
 	// TailnetFQDN and TailnetIP are exclusive.
@@ -162,7 +204,28 @@ type EgressService struct {
 	TailnetIP   string
 	Ports       []ServicePort
 	ProxyGroup  string
+	// Hostname and Tags name and tag the proxy device of a Service without
+	// a ProxyGroup (empty: NAMESPACE-NAME and the operator's proxy tags).
+	Hostname string
+	Tags     []string
+	// ProxyClass of the proxy device (a ProxyGroup's own applies
+	// otherwise).
+	ProxyClass string
 }
+
+// ProxyHostname is the hostname of the egress proxy device of a Service
+// without a ProxyGroup, in namespace: the hostname annotation, else
+// NAMESPACE-NAME.
+func (e EgressService) ProxyHostname(namespace string) string {
+	if e.Hostname != "" {
+		return e.Hostname
+	}
+	return namespace + "-" + e.Name
+}
+
+// DeviceTags are the tags of the egress proxy device, given the proxy tags
+// of the cluster's operator (nil when unknown: the chart's default).
+func (e EgressService) DeviceTags(proxyTags []string) []string { return deviceTags(e.Tags, proxyTags) }
 
 // RenderConnector renders the values file of a connector's Helm service.
 func RenderConnector(c Connector) (string, error) {
@@ -222,6 +285,15 @@ func RenderEgressService(e EgressService) (string, error) {
 	if e.ProxyGroup != "" {
 		ann[AnnotationProxyGroup] = e.ProxyGroup
 	}
+	if e.Hostname != "" {
+		ann[AnnotationHostname] = e.Hostname
+	}
+	if len(e.Tags) > 0 {
+		ann[AnnotationTags] = strings.Join(e.Tags, ",")
+	}
+	if e.ProxyClass != "" {
+		ann[AnnotationProxyClass] = e.ProxyClass
+	}
 	ports := make([]any, 0, len(e.Ports))
 	for _, p := range e.Ports {
 		ports = append(ports, map[string]any{"name": p.PortName(), "port": p.Port, "protocol": p.Protocol})
@@ -261,6 +333,7 @@ type object struct {
 
 type objectMetadata struct {
 	Name        string            `yaml:"name"`
+	Labels      map[string]string `yaml:"labels"`
 	Annotations map[string]string `yaml:"annotations"`
 }
 
@@ -356,6 +429,12 @@ func ReadEgressService(doc string) (EgressService, error) {
 		TailnetFQDN: o.Metadata.Annotations[AnnotationTailnetFQDN],
 		TailnetIP:   o.Metadata.Annotations[AnnotationTailnetIP],
 		ProxyGroup:  o.Metadata.Annotations[AnnotationProxyGroup],
+		Hostname:    o.Metadata.Annotations[AnnotationHostname],
+		Tags:        splitTags(o.Metadata.Annotations[AnnotationTags]),
+		ProxyClass:  o.Metadata.Labels[AnnotationProxyClass],
+	}
+	if e.ProxyClass == "" {
+		e.ProxyClass = o.Metadata.Annotations[AnnotationProxyClass]
 	}
 	if e.TailnetIP == "" {
 		e.TailnetIP = o.Metadata.Annotations[LegacyAnnotationTailnetIP]

@@ -173,8 +173,11 @@ func TestConnectorDeviceHostnames(t *testing.T) {
 		{"one replica", Connector{Name: "homelab", Replicas: new(int64(1))}, []string{"homelab-connector"}},
 		{"prefix", Connector{Name: "homelab", HostnamePrefix: "router", Replicas: new(int64(3))}, []string{"router-0", "router-1", "router-2"}},
 		{"prefix, default replicas", Connector{Name: "homelab", HostnamePrefix: "router"}, []string{"router-0"}},
-		{"hostname with replicas", Connector{Name: "homelab", Hostname: "home", Replicas: new(int64(2))}, []string{"home-0", "home-1"}},
-		{"default with replicas", Connector{Name: "homelab", Replicas: new(int64(2))}, []string{"homelab-connector-0", "homelab-connector-1"}},
+		// Without a prefix every replica takes the same hostname, as the
+		// operator's StatefulSet reconciler gives it (the CRD refuses a
+		// hostname with more than one replica).
+		{"hostname with replicas", Connector{Name: "homelab", Hostname: "home", Replicas: new(int64(2))}, []string{"home", "home"}},
+		{"default with replicas", Connector{Name: "homelab", Replicas: new(int64(3))}, []string{"homelab-connector", "homelab-connector", "homelab-connector"}},
 		{"no replicas", Connector{Name: "homelab", Replicas: new(int64(0))}, []string{}},
 		{"negative replicas", Connector{Name: "homelab", HostnamePrefix: "router", Replicas: new(int64(-1))}, []string{}},
 	} {
@@ -362,5 +365,60 @@ func TestCheckNames(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestDeviceTagsFollowTheOperator(t *testing.T) {
+	// Read back, a Connector without tags has none: the CRD has no
+	// default, the operator applies its proxy tags.
+	doc, err := RenderConnector(Connector{Name: "lan", SubnetRoutes: []string{"10.0.0.0/16"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := ReadConnector(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Tags != nil {
+		t.Fatalf("a Connector without tags reads back tagged %v", c.Tags)
+	}
+	for _, tc := range []struct {
+		name      string
+		got, want []string
+	}{
+		{"connector, operator's proxy tags", c.DeviceTags([]string{"tag:lan", "tag:k8s"}), []string{"tag:lan", "tag:k8s"}},
+		{"connector, operator unknown", c.DeviceTags(nil), []string{"tag:k8s"}},
+		{"connector, own tags", Connector{Tags: []string{"tag:router"}}.DeviceTags([]string{"tag:lan"}), []string{"tag:router"}},
+		{"proxy group, operator's proxy tags", ProxyGroup{}.DeviceTags([]string{"tag:pg"}), []string{"tag:pg"}},
+		{"egress, own tags", EgressService{Tags: []string{"tag:db"}}.DeviceTags([]string{"tag:k8s"}), []string{"tag:db"}},
+		{"egress, operator's", EgressService{}.DeviceTags([]string{"tag:egress"}), []string{"tag:egress"}},
+	} {
+		if !reflect.DeepEqual(tc.got, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, tc.got, tc.want)
+		}
+	}
+}
+
+func TestEgressProxyAnnotationsRoundTrip(t *testing.T) {
+	e := EgressService{Name: "db", TailnetFQDN: "db.tail1.ts.net", Ports: []ServicePort{{Port: 5432, Protocol: "TCP"}},
+		Hostname: "prod-db-egress", Tags: []string{"tag:egress", "tag:db"}, ProxyClass: "small"}
+	doc, err := RenderEgressService(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"tailscale.com/hostname: prod-db-egress", "tailscale.com/tags: tag:egress,tag:db", "tailscale.com/proxy-class: small"} {
+		if !strings.Contains(doc, want) {
+			t.Errorf("rendered values lack %q:\n%s", want, doc)
+		}
+	}
+	back, err := ReadEgressService(doc)
+	if err != nil || !reflect.DeepEqual(back, e) {
+		t.Fatalf("read back %+v, %v; want %+v", back, err, e)
+	}
+	if h := back.ProxyHostname("prod"); h != "prod-db-egress" {
+		t.Errorf("ProxyHostname with the annotation = %q", h)
+	}
+	if h := (EgressService{Name: "db"}).ProxyHostname("prod"); h != "prod-db" {
+		t.Errorf("default ProxyHostname = %q", h)
 	}
 }

@@ -30,20 +30,56 @@ type OperatorValues struct {
 	DefaultTags      []string
 	ProxyDefaultTags []string
 	APIServerProxy   string // "false", "true" or "noauth"
+	// OAuthAudience, when set, makes the operator authenticate with
+	// workload identity federation: the chart projects a service account
+	// token with this audience and the operator exchanges it for an API
+	// token of the federated identity whose ID is the client ID variable;
+	// no client secret is rendered. Only charts with WorkloadIdentity in
+	// the version table read it.
+	OAuthAudience string
 }
 
-// ownedPaths are the value keys qtail sets: extra values may not touch them.
-var ownedPaths = []string{
-	"oauth.clientId",
-	"oauth.clientSecret",
-	"operatorConfig.hostname",
-	"operatorConfig.defaultTags",
-	"proxyConfig.defaultTags",
-	"apiServerProxyConfig.mode",
+// OwnedPath is a chart value that qtail sets, and what to set instead of
+// overriding it.
+type OwnedPath struct {
+	// Path is the dotted key, such as oauth.clientId.
+	Path string
+	// Instead says which attributes of the operator resource set it.
+	Instead string
+}
+
+// Attribute guidance for the OAuth client of the operator.
+const insteadOAuthClient = "qtail manages the operator's OAuth client: set oauth_client_id with oauth_client_secret_wo " +
+	"and oauth_client_secret_wo_version, or create_oauth_client = true"
+
+// ownedPaths are the value keys qtail sets or keeps unset: extra values may
+// not touch them. oauth.audience (workload identity) and oauthSecretVolume
+// (client credentials from another volume) would silently replace the
+// OAuth client qtail manages: with either, the chart no longer mounts the
+// Secret holding qtail's client.
+var ownedPaths = []OwnedPath{
+	{"oauth.clientId", insteadOAuthClient},
+	{"oauth.clientSecret", insteadOAuthClient},
+	{"oauth.audience", "workload identity would replace the OAuth client qtail manages; " + insteadOAuthClient},
+	{"oauthSecretVolume", "a volume of client credentials would replace the OAuth client qtail manages; " + insteadOAuthClient},
+	{"operatorConfig.hostname", "set hostname"},
+	{"operatorConfig.defaultTags", "set default_tags"},
+	{"proxyConfig.defaultTags", "set proxy_default_tags"},
+	{"apiServerProxyConfig.mode", "set api_server_proxy"},
 }
 
 // OwnedPaths lists the value keys qtail sets, in dotted form.
-func OwnedPaths() []string { return append([]string(nil), ownedPaths...) }
+func OwnedPaths() []string {
+	out := make([]string, 0, len(ownedPaths))
+	for _, p := range ownedPaths {
+		out = append(out, p.Path)
+	}
+	return out
+}
+
+// OwnedPathDetails lists the value keys qtail sets with what to set
+// instead of each.
+func OwnedPathDetails() []OwnedPath { return append([]OwnedPath(nil), ownedPaths...) }
 
 // ownedParents are maps that qtail fills; their other keys are open to
 // extra values, but they must stay maps.
@@ -64,12 +100,12 @@ func ParseExtraValues(doc string) (map[string]any, error) {
 	}
 	var owned []string
 	for _, p := range ownedPaths {
-		if _, ok := lookup(out, p); ok {
-			owned = append(owned, p)
+		if _, ok := lookup(out, p.Path); ok {
+			owned = append(owned, fmt.Sprintf("%s (%s)", p.Path, p.Instead))
 		}
 	}
 	if len(owned) > 0 {
-		return nil, fmt.Errorf("these keys are set by qtail from the resource's own attributes and cannot be overridden: %s", strings.Join(owned, ", "))
+		return nil, fmt.Errorf("these keys are set by qtail from the resource's own attributes and cannot be overridden: %s", strings.Join(owned, "; "))
 	}
 	for parent := range ownedParents {
 		if v, ok := out[parent]; ok {
@@ -117,7 +153,13 @@ func set(m map[string]any, dotted string, v any) {
 func RenderOperatorValues(v OperatorValues, extra map[string]any) (string, error) {
 	doc := deepCopy(extra)
 	set(doc, "oauth.clientId", OAuthClientIDRef)
-	set(doc, "oauth.clientSecret", OAuthClientSecretRef)
+	if v.OAuthAudience != "" {
+		// The chart then mounts no client secret: the operator exchanges
+		// a projected service account token instead.
+		set(doc, "oauth.audience", v.OAuthAudience)
+	} else {
+		set(doc, "oauth.clientSecret", OAuthClientSecretRef)
+	}
 	set(doc, "operatorConfig.hostname", v.Hostname)
 	set(doc, "operatorConfig.defaultTags", toAny(v.DefaultTags))
 	// The chart reads proxyConfig.defaultTags as one comma-separated string.
@@ -164,9 +206,12 @@ func ReadOperatorValues(doc string) (OperatorValues, map[string]any, error) {
 	if s, ok := lookup(all, "apiServerProxyConfig.mode"); ok {
 		v.APIServerProxy = fmt.Sprint(s)
 	}
+	if s, ok := lookup(all, "oauth.audience"); ok && s != nil {
+		v.OAuthAudience = fmt.Sprint(s)
+	}
 	extra := deepCopy(all)
 	for _, p := range ownedPaths {
-		remove(extra, p)
+		remove(extra, p.Path)
 	}
 	for parent := range ownedParents {
 		if m, ok := extra[parent].(map[string]any); ok && len(m) == 0 {
@@ -177,15 +222,37 @@ func ReadOperatorValues(doc string) (OperatorValues, map[string]any, error) {
 }
 
 // OAuthReferences reports whether the values file still reads the OAuth
-// client from the two Qovery variables.
+// client from the Qovery variables: the client ID and secret, or with
+// workload identity (oauth.audience) the client ID alone.
 func OAuthReferences(doc string) bool {
 	all := map[string]any{}
 	if err := yaml.Unmarshal([]byte(doc), &all); err != nil {
 		return false
 	}
 	id, _ := lookup(all, "oauth.clientId")
-	secret, _ := lookup(all, "oauth.clientSecret")
+	secret, hasSecret := lookup(all, "oauth.clientSecret")
+	audience, _ := lookup(all, "oauth.audience")
+	if a, ok := audience.(string); ok && a != "" {
+		return id == OAuthClientIDRef && !hasSecret
+	}
 	return id == OAuthClientIDRef && secret == OAuthClientSecretRef
+}
+
+// OperatorDefaultProxyClass returns proxyConfig.defaultProxyClass of an
+// operator values file: the ProxyClass the operator applies to exposed
+// Services and ProxyGroups that name none (not to Connectors). Empty when
+// unset or unreadable.
+func OperatorDefaultProxyClass(doc string) string {
+	all := map[string]any{}
+	if yaml.Unmarshal([]byte(doc), &all) != nil {
+		return ""
+	}
+	if s, ok := lookup(all, "proxyConfig.defaultProxyClass"); ok {
+		if name, ok := s.(string); ok {
+			return name
+		}
+	}
+	return ""
 }
 
 // CanonicalYAML renders a values map in the stable form, for comparing

@@ -188,3 +188,20 @@ func (c *Client) SetDeviceRoutes(ctx context.Context, id string, routes []string
 		return c.api.Devices().SetSubnetRoutes(ctx, id, routes)
 	})
 }
+
+// SetDeviceTags replaces a device's tags (POST /device/{id}/tags). The
+// tags must be declared in tagOwners, and with an OAuth client be among its
+// tags or owned by them; otherwise the API answers 400 "requested tags
+// [...] are invalid or not permitted". Replacing tags keeps the device (its
+// ids and addresses), which is how a running operator's device changes
+// tags: the operator itself only tags its device when it first logs in.
+// Setting a list is safe to repeat, so the request is retried like an
+// idempotent one.
+func (c *Client) SetDeviceTags(ctx context.Context, id string, tags []string) error {
+	if tags == nil {
+		tags = []string{}
+	}
+	return c.call(retry.Idempotent(ctx), http.MethodPost, c.devicePath(id, "tags"), func(ctx context.Context) error {
+		return c.api.Devices().SetTags(ctx, id, tags)
+	})
+}

@@ -1,10 +1,14 @@
 // Package cluster simulates what the Tailscale Kubernetes operator does in
 // the clusters that Qovery deploys to, so that the fakes show the results
-// qtail promises: the operator device after a valid operator deployment, a
-// proxy device for each exposed Service, the devices and routes of the
-// Connectors and ProxyGroups a Helm service renders, the checks of egress
-// Services, and the reasons a real operator pod, Helm or the Kubernetes API
-// server would fail.
+// qtail promises: the operator device after a valid operator deployment
+// (kept across upgrades, as the operator keeps its node in a Secret), a
+// proxy device for each exposed Service and each egress Service without a
+// ProxyGroup, the Tailscale Service of an exposure through an ingress
+// ProxyGroup, the devices and routes of the Connectors and ProxyGroups a
+// Helm service renders, the ProxyClasses they wait for, and the reasons a
+// real operator pod, Helm or the Kubernetes API server would fail. Compat
+// keeps earlier, less faithful behaviours for the tests that still need
+// them.
 //
 // An Engine is the Deployer of the fake Qovery API: the fake calls it at the
 // end of every deployment and deletion, with the service as the deployment
@@ -14,12 +18,15 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
 	"go.yaml.in/yaml/v3"
+	yamlv2 "gopkg.in/yaml.v2"
 
 	"github.com/qtail/terraform-provider-qtail/internal/fake/qoveryapi"
 	"github.com/qtail/terraform-provider-qtail/internal/fake/tailnetapi"
@@ -43,18 +50,37 @@ const (
 
 // Operator is an operator the simulation runs on a cluster.
 type Operator struct {
-	HelmID      string
-	ClusterID   string
-	Namespace   string
-	Hostname    string
-	Tags        []string
-	ProxyTags   []string
-	OAuthClient string
+	HelmID    string
+	ClusterID string
+	// ChartVersion is the operator chart's version: its CRDs define the
+	// tailscale.com kinds the cluster knows.
+	ChartVersion string
+	// Namespace is the operator's namespace (its Helm release's), where
+	// it makes the proxies' StatefulSets and Services.
+	Namespace string
+	// Hostname is OPERATOR_HOSTNAME, the name of its device.
+	Hostname string
+	// Tags are OPERATOR_INITIAL_TAGS: the tags the operator asks for when
+	// its node logs in. A node that is already logged in keeps the tags it
+	// has on the tailnet.
+	Tags []string
+	// ProxyTags are PROXY_TAGS, DefaultProxyClass PROXY_DEFAULT_CLASS.
+	ProxyTags         []string
+	DefaultProxyClass string
+	OAuthClient       string
 	// ClientTags are the tags of the OAuth client: the operator mints the
 	// auth keys of its proxies, connectors and ProxyGroup replicas with
 	// it, so they must own the tags those devices ask for.
 	ClientTags []string
 	DeviceID   string
+	// NodeID is the device's stable node ID, which identifies the
+	// operator in the owner references of its Tailscale Services.
+	NodeID string
+
+	// secret is the OAuth client's secret; never logged.
+	secret string
+	// audience is set when the operator uses workload identity.
+	audience string
 }
 
 // Proxy is an exposed Service's proxy.
@@ -66,13 +92,27 @@ type Proxy struct {
 	DeviceID      string
 }
 
+// nodeKey locates the operator Secret, where the operator keeps its tsnet
+// state: one per namespace of a cluster.
+type nodeKey struct{ cluster, namespace string }
+
 // Engine is the simulated cluster side.
 type Engine struct {
 	tailnet *tailnetapi.Server
 
 	mu        sync.Mutex
+	compat    Compat
 	operators map[string]*Operator // by cluster ID
-	proxies   map[string]*Proxy    // by application ID
+	// nodes are the operator Secrets: the device each holds the state of,
+	// kept when the operator is uninstalled.
+	nodes   map[nodeKey]string
+	proxies map[string]*Proxy // by application ID
+	// apps are the applications as last deployed, by ID: their Services
+	// stay on the cluster for the operator to reconcile.
+	apps map[string]qoveryapi.ServiceSnapshot
+	// appServices are the Tailscale Services the operator made for
+	// applications exposed through a ProxyGroup, by application ID.
+	appServices map[string]string
 	// objects are the Kubernetes objects that Helm services rendered
 	// from their manifests values (see manifests.go).
 	objects map[objectKey]*ownedObject
@@ -81,20 +121,30 @@ type Engine struct {
 
 // New returns an engine that adds and removes devices on tailnet.
 func New(tailnet *tailnetapi.Server) *Engine {
-	return &Engine{tailnet: tailnet, operators: map[string]*Operator{}, proxies: map[string]*Proxy{}, objects: map[objectKey]*ownedObject{}}
+	e := &Engine{tailnet: tailnet}
+	e.resetLocked()
+	return e
+}
+
+func (e *Engine) resetLocked() {
+	e.operators = map[string]*Operator{}
+	e.nodes = map[nodeKey]string{}
+	e.proxies = map[string]*Proxy{}
+	e.apps = map[string]qoveryapi.ServiceSnapshot{}
+	e.appServices = map[string]string{}
+	e.objects = map[objectKey]*ownedObject{}
+	e.events = nil
 }
 
 var _ qoveryapi.Deployer = (*Engine)(nil)
 
-// Reset forgets every operator, proxy and rendered object (the devices
-// are the tailnet's).
+// Reset forgets every operator, proxy, application and rendered object
+// (the devices are the tailnet's). The earlier behaviours set with
+// SetCompat stay.
 func (e *Engine) Reset() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.operators = map[string]*Operator{}
-	e.proxies = map[string]*Proxy{}
-	e.objects = map[objectKey]*ownedObject{}
-	e.events = nil
+	e.resetLocked()
 }
 
 // Operators lists the running operators.
@@ -105,6 +155,9 @@ func (e *Engine) Operators() []Operator {
 	for _, o := range e.operators {
 		c := *o
 		c.Tags, c.ProxyTags, c.ClientTags = slices.Clone(o.Tags), slices.Clone(o.ProxyTags), slices.Clone(o.ClientTags)
+		// The copy does not carry the secret, so that printing it
+		// cannot leak it.
+		c.secret = ""
 		out = append(out, c)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ClusterID < out[j].ClusterID })
@@ -157,12 +210,20 @@ func (e *Engine) Delete(_ context.Context, svc qoveryapi.ServiceSnapshot) error 
 	switch svc.Kind {
 	case "HELM":
 		if op, ok := e.operators[svc.ClusterID]; ok && op.HelmID == svc.ID {
-			e.tailnet.RemoveDevice(op.DeviceID)
+			if e.compat.OperatorNewDevice {
+				e.tailnet.RemoveDevice(op.DeviceID)
+			} else {
+				// The operator Secret is not part of the release: the
+				// node survives, offline, and comes back with the next
+				// operator in this namespace.
+				e.tailnet.SetConnected(op.DeviceID, false)
+			}
 			delete(e.operators, svc.ClusterID)
 		}
 		e.deleteManifestsLocked(svc)
 	case "APPLICATION":
-		e.removeProxy(svc.ID)
+		e.unexposeLocked(svc.ID)
+		delete(e.apps, svc.ID)
 	}
 	return nil
 }
@@ -172,13 +233,16 @@ type operatorValues struct {
 	OAuth struct {
 		ClientID     string `yaml:"clientId"`
 		ClientSecret string `yaml:"clientSecret"`
+		Audience     string `yaml:"audience"`
 	} `yaml:"oauth"`
-	OperatorConfig struct {
+	OAuthSecretVolume map[string]any `yaml:"oauthSecretVolume"`
+	OperatorConfig    struct {
 		Hostname    string `yaml:"hostname"`
 		DefaultTags any    `yaml:"defaultTags"`
 	} `yaml:"operatorConfig"`
 	ProxyConfig struct {
-		DefaultTags any `yaml:"defaultTags"`
+		DefaultTags       any    `yaml:"defaultTags"`
+		DefaultProxyClass string `yaml:"defaultProxyClass"`
 	} `yaml:"proxyConfig"`
 	APIServerProxyConfig struct {
 		Mode any `yaml:"mode"`
@@ -206,26 +270,37 @@ func tagList(v any, def string) []string {
 	return out
 }
 
-// deployOperator brings up the operator device, or fails as Helm or the
-// operator pod would. In order:
+// deployOperator brings up the operator, or fails as Helm or the operator
+// pod would. In order:
 //
 //   - the chart renders CRDs and ClusterRoles: without
 //     allow_cluster_wide_resources the deployment is refused;
 //   - a cluster runs one operator: the CRDs of another release on the same
 //     cluster make Helm refuse the install;
-//   - the pod reads its OAuth client from the chart values (or a precreated
-//     Secret, which Qovery does not make): without them it cannot start;
-//   - it exchanges them for an access token: an unknown or revoked client,
-//     or a wrong secret, is refused;
-//   - it mints an auth key for its own device, which needs the devices:core
-//     and auth_keys scopes and tags declared in tagOwners and owned by the
-//     client's tags; its proxy tags must be owned by its own tags;
-//   - it parses APISERVER_PROXY.
+//   - the chart writes the hostname unquoted into the Deployment: one that
+//     YAML reads as a number or boolean makes the API server refuse it,
+//     null leaves the operator's default hostname;
+//   - the pod parses APISERVER_PROXY;
+//   - it reads its OAuth client from the files of the operator-oauth
+//     Secret (made from the chart values; Qovery precreates none), or with
+//     workload identity (oauth.audience, from chart 1.92) from its
+//     environment; a volume of credentials (oauthSecretVolume) is beyond
+//     what the simulation can read;
+//   - its tsnet node is kept in the operator Secret of its namespace: a
+//     node still on the tailnet starts without calling the API, under the
+//     new hostname (the same device, renamed) and with the tags it has;
+//   - otherwise the node logs in: the operator exchanges its OAuth client
+//     for an access token (an unknown or revoked client, or a wrong
+//     secret, is refused; a workload identity needs a federated identity
+//     the fake tailnet does not have) and mints an auth key with
+//     OPERATOR_INITIAL_TAGS, which needs the devices:core and auth_keys
+//     scopes and tags declared in tagOwners and owned by the client's
+//     tags.
 //
-// A failed deployment leaves a running operator as it was (Helm's --atomic
-// rolls the release back). A successful one adds the operator device, or
-// keeps it when the hostname and tags are unchanged and the device is still
-// on the tailnet; otherwise the old device is replaced.
+// The proxy tags are not checked at start: each proxy's auth key is minted
+// when the proxy is made, and fails then. A failed deployment leaves a
+// running operator as it was (Helm's --atomic rolls the release back). A
+// running operator reconciles every object it watches on the cluster.
 func (e *Engine) deployOperator(svc qoveryapi.ServiceSnapshot) error {
 	if !svc.AllowClusterWideResources {
 		return fmt.Errorf("helm chart %s renders cluster-wide resources (CustomResourceDefinition connectors.tailscale.com, ClusterRole tailscale-operator) "+
@@ -233,6 +308,7 @@ func (e *Engine) deployOperator(svc qoveryapi.ServiceSnapshot) error {
 	}
 	e.mu.Lock()
 	other, taken := e.operators[svc.ClusterID]
+	compat := e.compat
 	e.mu.Unlock()
 	if taken && other.HelmID != svc.ID {
 		return fmt.Errorf("helm upgrade --install failed: rendered manifests contain a resource that already exists. Unable to continue with install: "+
@@ -254,29 +330,121 @@ func (e *Engine) deployOperator(svc qoveryapi.ServiceSnapshot) error {
 			vals.OAuth.ClientID = kv[1]
 		case "oauth.clientSecret":
 			vals.OAuth.ClientSecret = kv[1]
+		case "oauth.audience":
+			vals.OAuth.Audience = kv[1]
 		case "operatorConfig.hostname":
 			vals.OperatorConfig.Hostname = kv[1]
 		}
 	}
-	if vals.OAuth.ClientID == "" || vals.OAuth.ClientSecret == "" {
+	hostname := vals.OperatorConfig.Hostname
+	if hostname == "" {
+		hostname = defaultHostname
+	}
+	if !compat.QuotedOperatorHostname {
+		switch t := unquotedType(hostname); t {
+		case "string":
+		case "null":
+			// OPERATOR_HOSTNAME is then empty: the operator's default.
+			hostname = defaultHostname
+		default:
+			return fmt.Errorf("helm upgrade --install failed: unable to build kubernetes objects from release manifest: error validating \"\": error validating data: "+
+				"ValidationError(Deployment.spec.template.spec.containers[0].env[1].value): invalid type for io.k8s.api.core.v1.EnvVar.value: got %q, expected \"string\" "+
+				"(the chart writes operatorConfig.hostname %q unquoted)", t, hostname)
+		}
+	}
+	switch mode := fmt.Sprint(vals.APIServerProxyConfig.Mode); {
+	case vals.APIServerProxyConfig.Mode == nil, mode == "false", mode == "true", mode == "noauth":
+	default:
+		return fmt.Errorf("operator pod failed: unknown APISERVER_PROXY value %q", mode)
+	}
+	workloadIdentity := vals.OAuth.Audience != "" && chartReadsAudience(svc.ChartVersion)
+	switch {
+	case len(vals.OAuthSecretVolume) > 0:
+		return fmt.Errorf("operator pod failed: the OAuth client comes from the volume in oauthSecretVolume, which the simulation cannot read; " +
+			"give oauth.clientId and oauth.clientSecret instead")
+	case workloadIdentity && vals.OAuth.ClientID == "":
+		return fmt.Errorf("operator pod failed: CLIENT_ID_FILE and CLIENT_SECRET_FILE must be set (oauth.audience without oauth.clientId)")
+	case !workloadIdentity && (vals.OAuth.ClientID == "" || vals.OAuth.ClientSecret == ""):
 		return fmt.Errorf("operator pod failed: reading client ID \"/oauth/client_id\": open /oauth/client_id: no such file or directory " +
 			"(no oauth.clientId and oauth.clientSecret in the chart values, and no precreated operator-oauth Secret)")
 	}
-	clientTags, scopes, ok := e.tailnet.CheckOAuthClient(vals.OAuth.ClientID, vals.OAuth.ClientSecret)
-	if !ok {
+	tags := tagList(vals.OperatorConfig.DefaultTags, defaultOperatorTag)
+	proxyTags := tagList(vals.ProxyConfig.DefaultTags, defaultProxyTag)
+
+	e.mu.Lock()
+	node := nodeKey{svc.ClusterID, svc.Namespace}
+	nodeDevice, hasNode := e.nodes[node]
+	e.mu.Unlock()
+	loggedIn := !compat.OperatorNewDevice && hasNode && deviceExists(e.tailnet, nodeDevice)
+
+	// The OAuth client, as far as the tailnet knows it; a node that must
+	// log in needs it valid.
+	clientTags, scopes, clientOK := e.tailnet.CheckOAuthClient(vals.OAuth.ClientID, vals.OAuth.ClientSecret)
+	if !loggedIn {
+		if err := e.checkLogin(vals, workloadIdentity, tags, clientTags, scopes, clientOK); err != nil {
+			return err
+		}
+	}
+	if compat.OperatorOwnsProxyTags {
+		body, _ := e.tailnet.Policy()
+		pol, perr := aclcheck.Parse(body)
+		if perr != nil {
+			return fmt.Errorf("operator pod failed: the tailnet policy is invalid: %s", perr.Message)
+		}
+		for _, pt := range proxyTags {
+			if !anyOwns(pol, tags, pt) {
+				return fmt.Errorf("operator pod failed: proxy tags [%s] are not owned by the operator's tags %v in tagOwners: the operator could not create auth keys for its proxies", pt, tags)
+			}
+		}
+	}
+
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	op := &Operator{
+		HelmID: svc.ID, ClusterID: svc.ClusterID, ChartVersion: svc.ChartVersion, Namespace: svc.Namespace, Hostname: hostname,
+		Tags: tags, ProxyTags: proxyTags, DefaultProxyClass: vals.ProxyConfig.DefaultProxyClass,
+		OAuthClient: vals.OAuth.ClientID, ClientTags: slices.Clone(clientTags),
+		secret: vals.OAuth.ClientSecret,
+	}
+	if workloadIdentity {
+		op.audience, op.secret = vals.OAuth.Audience, ""
+	}
+	switch old, ok := e.operators[svc.ClusterID]; {
+	case loggedIn:
+		dev, _ := e.tailnet.RenameDevice(nodeDevice, hostname)
+		e.tailnet.SetConnected(nodeDevice, true)
+		op.DeviceID, op.NodeID = dev.ID, dev.NodeID
+	case compat.OperatorNewDevice && ok && old.Hostname == hostname && sameSet(old.Tags, tags) && deviceExists(e.tailnet, old.DeviceID):
+		op.DeviceID, op.NodeID = old.DeviceID, old.NodeID
+	default:
+		if ok && compat.OperatorNewDevice {
+			e.tailnet.RemoveDevice(old.DeviceID)
+		}
+		dev := e.tailnet.AddDevice(tailnetapi.DeviceSpec{Hostname: hostname, Tags: tags, OS: "linux"})
+		op.DeviceID, op.NodeID = dev.ID, dev.NodeID
+	}
+	e.operators[svc.ClusterID] = op
+	e.nodes[node] = op.DeviceID
+	if !compat.ReconcileOnAppDeploy {
+		e.reconcileClusterLocked(svc.ClusterID, "")
+	}
+	return nil
+}
+
+// checkLogin is what stops a node that must log in: the credentials,
+// their scopes, and the tags of the operator's auth key.
+func (e *Engine) checkLogin(vals operatorValues, workloadIdentity bool, tags, clientTags, scopes []string, clientOK bool) error {
+	if workloadIdentity {
+		return fmt.Errorf("operator pod failed: creating operator authkey: token exchange failed with status 401: "+
+			"no federated identity %s in the tailnet accepts tokens for audience %q", vals.OAuth.ClientID, vals.OAuth.Audience)
+	}
+	if !clientOK {
 		return fmt.Errorf("operator pod failed: getting OAuth token: oauth2: \"invalid_client\" \"invalid client credentials\" (client %s)", vals.OAuth.ClientID)
 	}
 	if !hasScope(scopes, "devices:core") || !hasScope(scopes, "auth_keys") {
 		return fmt.Errorf("operator pod failed: creating operator authkey: calling actor does not have enough permissions to perform this function (OAuth client %s has scopes %v; it needs devices:core and auth_keys)",
 			vals.OAuth.ClientID, scopes)
 	}
-	hostname := vals.OperatorConfig.Hostname
-	if hostname == "" {
-		hostname = defaultHostname
-	}
-	tags := tagList(vals.OperatorConfig.DefaultTags, defaultOperatorTag)
-	proxyTags := tagList(vals.ProxyConfig.DefaultTags, defaultProxyTag)
-
 	body, _ := e.tailnet.Policy()
 	pol, perr := aclcheck.Parse(body)
 	if perr != nil {
@@ -287,41 +455,40 @@ func (e *Engine) deployOperator(svc qoveryapi.ServiceSnapshot) error {
 		if _, declared := lookupTag(owners, t); !declared {
 			return fmt.Errorf("operator pod failed: creating operator authkey: requested tags [%s] are invalid or not permitted (400): %s is not declared in tagOwners", strings.Join(tags, ","), t)
 		}
-		if !ownsOrEqual(clientTags, t, pol) {
+		if !anyOwns(pol, clientTags, t) {
 			return fmt.Errorf("operator pod failed: creating operator authkey: requested tags [%s] are invalid or not permitted (400): the OAuth client's tags %v do not own %s", strings.Join(tags, ","), clientTags, t)
 		}
 	}
-	for _, pt := range proxyTags {
-		if !anyOwns(pol, tags, pt) {
-			return fmt.Errorf("operator pod failed: proxy tags [%s] are not owned by the operator's tags %v in tagOwners: the operator could not create auth keys for its proxies", pt, tags)
-		}
-	}
-
-	switch mode := fmt.Sprint(vals.APIServerProxyConfig.Mode); {
-	case vals.APIServerProxyConfig.Mode == nil, mode == "false", mode == "true", mode == "noauth":
-	default:
-		return fmt.Errorf("operator pod failed: unknown APISERVER_PROXY value %q", mode)
-	}
-
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if old, ok := e.operators[svc.ClusterID]; ok {
-		if old.Hostname == hostname && sameSet(old.Tags, tags) && deviceExists(e.tailnet, old.DeviceID) {
-			old.ProxyTags = proxyTags
-			old.OAuthClient = vals.OAuth.ClientID
-			old.ClientTags = slices.Clone(clientTags)
-			old.HelmID = svc.ID
-			return nil
-		}
-		e.tailnet.RemoveDevice(old.DeviceID)
-	}
-	dev := e.tailnet.AddDevice(tailnetapi.DeviceSpec{Hostname: hostname, Tags: tags, OS: "linux"})
-	e.operators[svc.ClusterID] = &Operator{
-		HelmID: svc.ID, ClusterID: svc.ClusterID, Namespace: svc.Namespace, Hostname: hostname,
-		Tags: tags, ProxyTags: proxyTags, OAuthClient: vals.OAuth.ClientID, ClientTags: slices.Clone(clientTags), DeviceID: dev.ID,
-	}
-	// A running operator reconciles the Services it already knows.
 	return nil
+}
+
+// chartReadsAudience reports whether a tailscale-operator chart version
+// reads oauth.audience (workload identity), which it does from 1.92.
+func chartReadsAudience(version string) bool { return chartMinor(version) >= 92 }
+
+// chartMinor is the minor release of a 1.x tailscale-operator chart
+// version; a version it cannot read (a chart from Git) counts as the
+// newest.
+func chartMinor(version string) int {
+	major, rest, _ := strings.Cut(strings.TrimPrefix(version, "v"), ".")
+	minor, _, _ := strings.Cut(rest, ".")
+	ma, err1 := strconv.Atoi(major)
+	mi, err2 := strconv.Atoi(minor)
+	if err1 != nil || err2 != nil || ma != 1 {
+		return math.MaxInt
+	}
+	return mi
+}
+
+// unquotedType is the type a value gets when a template writes it unquoted
+// into a manifest and Kubernetes decodes it (YAML 1.1): "string",
+// "integer", "number", "boolean" or "null".
+func unquotedType(s string) string {
+	var m map[string]any
+	if err := yamlv2.Unmarshal([]byte("value: "+s), &m); err != nil {
+		return "string"
+	}
+	return jsonType(m["value"])
 }
 
 func mergeValues(dst *operatorValues, src operatorValues) {
@@ -330,6 +497,15 @@ func mergeValues(dst *operatorValues, src operatorValues) {
 	}
 	if src.OAuth.ClientSecret != "" {
 		dst.OAuth.ClientSecret = src.OAuth.ClientSecret
+	}
+	if src.OAuth.Audience != "" {
+		dst.OAuth.Audience = src.OAuth.Audience
+	}
+	if src.OAuthSecretVolume != nil {
+		dst.OAuthSecretVolume = src.OAuthSecretVolume
+	}
+	if src.ProxyConfig.DefaultProxyClass != "" {
+		dst.ProxyConfig.DefaultProxyClass = src.ProxyConfig.DefaultProxyClass
 	}
 	if src.OperatorConfig.Hostname != "" {
 		dst.OperatorConfig.Hostname = src.OperatorConfig.Hostname
@@ -374,10 +550,6 @@ func anyOwns(pol *aclcheck.Policy, owners []string, tag string) bool {
 	return false
 }
 
-func ownsOrEqual(clientTags []string, tag string, pol *aclcheck.Policy) bool {
-	return anyOwns(pol, clientTags, tag)
-}
-
 func hasScope(list []string, want string) bool {
 	for _, s := range list {
 		if s == want || s == "all" || strings.EqualFold(s, want) {
@@ -405,23 +577,6 @@ func sameSet(a, b []string) bool {
 	}
 	for _, n := range seen {
 		if n != 0 {
-			return false
-		}
-	}
-	return true
-}
-
-// validLabel checks a DNS label as the operator does: 1 to 63 bytes of
-// letters, digits and dashes, starting and ending with a letter or digit.
-func validLabel(s string) bool {
-	if len(s) == 0 || len(s) > 63 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		alnum := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
-		dashInside := c == '-' && i > 0 && i < len(s)-1
-		if !alnum && !dashInside {
 			return false
 		}
 	}

@@ -3,12 +3,15 @@ package cluster_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/qtail/terraform-provider-qtail/internal/acctest"
+	"github.com/qtail/terraform-provider-qtail/internal/fake/cluster"
 	"github.com/qtail/terraform-provider-qtail/internal/fake/qoveryapi"
+	"github.com/qtail/terraform-provider-qtail/internal/fake/sandbox"
 	"github.com/qtail/terraform-provider-qtail/internal/manifest"
 	"github.com/qtail/terraform-provider-qtail/internal/qovery"
 )
@@ -42,9 +45,15 @@ type world struct {
 	ctx context.Context
 }
 
-func newWorld(t *testing.T, declareTags bool) *world {
+// withCompat runs the simulation with these earlier behaviours only, the
+// real operator's otherwise.
+func withCompat(c cluster.Compat) acctest.Option {
+	return func(o *sandbox.Options) { o.Compat = &c }
+}
+
+func newWorld(t *testing.T, declareTags bool, opts ...acctest.Option) *world {
 	t.Helper()
-	env := acctest.New(t)
+	env := acctest.New(t, append([]acctest.Option{withCompat(cluster.Compat{})}, opts...)...)
 	if declareTags {
 		env.DeclareTagOwners(t, acctest.OperatorTagOwners)
 	}
@@ -182,39 +191,89 @@ func TestOperatorDeviceAppearsMovesAndDisappears(t *testing.T) {
 		t.Fatalf("the device changed on a plain redeployment: %s, then %s", d.ID, again.ID)
 	}
 
-	// A new hostname replaces the device.
-	values, err := manifest.RenderOperatorValues(manifest.OperatorValues{Hostname: "tailscale-operator-renamed", DefaultTags: []string{"tag:k8s-operator"},
-		ProxyDefaultTags: []string{"tag:k8s"}, APIServerProxy: "false"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.env.Qovery.SetHelmRawValues(helmID, qoveryapi.ValuesFile{Name: manifest.ValuesFileName, Content: values}); err != nil {
-		t.Fatal(err)
-	}
+	// A new hostname renames the same node: the operator keeps its tsnet
+	// state in the operator Secret.
+	w.setValues(helmID, "tailscale-operator-renamed", "tag:k8s-operator")
 	w.mustDeploy(helmID)
 	w.noDevice("tailscale-operator-us-east-1")
-	if _, ok := w.env.DeviceByHostname("tailscale-operator-renamed"); !ok {
-		t.Fatal("no device under the new hostname")
+	renamed, ok := w.env.DeviceByHostname("tailscale-operator-renamed")
+	if !ok || renamed.ID != d.ID || renamed.Name != "tailscale-operator-renamed."+sandbox.MagicDNSSuffix {
+		t.Fatalf("after the rename: %+v (present %v), want device %s renamed", renamed, ok, d.ID)
 	}
 
-	// A device removed by hand comes back at the next deployment.
+	// New default tags only matter to a node that logs in: the device
+	// keeps its tags.
+	w.env.DeclareTagOwners(t, map[string][]string{"tag:k8s-operator-v2": {"tag:k8s-operator"}})
+	w.setValues(helmID, "tailscale-operator-renamed", "tag:k8s-operator-v2")
+	w.mustDeploy(helmID)
+	if again, _ := w.env.DeviceByHostname("tailscale-operator-renamed"); again.ID != d.ID || !slices.Equal(again.Tags, []string{"tag:k8s-operator"}) {
+		t.Fatalf("after a default tags change: %+v", again)
+	}
+
+	// A device removed by hand: the node must log in again, with the
+	// current default tags.
 	w.env.Tailnet.RemoveDevicesByHostname("tailscale-operator-renamed")
 	w.mustDeploy(helmID)
-	if _, ok := w.env.DeviceByHostname("tailscale-operator-renamed"); !ok {
-		t.Fatal("the removed device did not come back after a redeployment")
+	back, ok := w.env.DeviceByHostname("tailscale-operator-renamed")
+	if !ok || back.ID == d.ID || !slices.Equal(back.Tags, []string{"tag:k8s-operator-v2"}) {
+		t.Fatalf("after removing the device by hand: %+v (present %v)", back, ok)
 	}
 
-	// Deleting the Helm service uninstalls the operator: its device leaves.
+	// Deleting the Helm service uninstalls the operator; its device stays
+	// on the tailnet, offline, with the operator Secret.
+	w.deleteHelm(helmID)
+	left, ok := w.env.DeviceByHostname("tailscale-operator-renamed")
+	if !ok || left.ID != back.ID || left.ConnectedToControl {
+		t.Fatalf("after the uninstall: %+v (present %v), want device %s offline", left, ok, back.ID)
+	}
+	if ops := w.env.Cluster.Operators(); len(ops) != 0 {
+		t.Fatalf("operators left after the deletion: %+v", ops)
+	}
+
+	// An operator installed again in the namespace finds its node.
+	again := w.create(operatorSpec{name: "tailscale-operator-renamed"})
+	w.mustDeploy(again)
+	if d, _ := w.env.DeviceByHostname("tailscale-operator-renamed"); d.ID != back.ID || !d.ConnectedToControl {
+		t.Fatalf("after the reinstall: %+v, want device %s online", d, back.ID)
+	}
+}
+
+// The earlier simulation swapped devices and removed them on uninstall.
+func TestOperatorDeviceWithCompatNewDevice(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, true, withCompat(cluster.Compat{OperatorNewDevice: true}))
+	helmID := w.create(operatorSpec{name: "tailscale-operator-us-east-1"})
+	w.mustDeploy(helmID)
+	d, _ := w.env.DeviceByHostname("tailscale-operator-us-east-1")
+	w.setValues(helmID, "tailscale-operator-renamed", "tag:k8s-operator")
+	w.mustDeploy(helmID)
+	if renamed, ok := w.env.DeviceByHostname("tailscale-operator-renamed"); !ok || renamed.ID == d.ID {
+		t.Fatalf("with Compat.OperatorNewDevice a rename kept the device: %+v", renamed)
+	}
+	w.noDevice("tailscale-operator-us-east-1")
+	w.deleteHelm(helmID)
+	w.noDevice("tailscale-operator-renamed")
+}
+
+// setValues sets the operator values file with a hostname and default tags.
+func (w *world) setValues(helmID, hostname string, tags ...string) {
+	w.t.Helper()
+	values, err := manifest.RenderOperatorValues(manifest.OperatorValues{Hostname: hostname, DefaultTags: tags,
+		ProxyDefaultTags: []string{"tag:k8s"}, APIServerProxy: "false"}, nil)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	w.setRaw(helmID, values)
+}
+
+func (w *world) deleteHelm(helmID string) {
+	w.t.Helper()
 	if err := w.q.DeleteHelm(w.ctx, helmID); err != nil {
-		t.Fatal(err)
+		w.t.Fatal(err)
 	}
 	get := func(ctx context.Context) (*qovery.Status, error) { return w.q.GetHelmStatus(ctx, helmID) }
 	if err := qovery.WaitForDeletion(w.ctx, get, qovery.WaitOptions{PollInterval: 5 * time.Millisecond}); err != nil {
-		t.Fatal(err)
-	}
-	w.noDevice("tailscale-operator-renamed")
-	if ops := w.env.Cluster.Operators(); len(ops) != 0 {
-		t.Fatalf("operators left after the deletion: %+v", ops)
+		w.t.Fatal(err)
 	}
 }
 
@@ -278,14 +337,25 @@ func TestOperatorUndeclaredTags(t *testing.T) {
 	w.noDevice("tailscale-operator")
 }
 
+// The operator starts whatever its proxy tags: each proxy fails on its own
+// when its auth key cannot be minted.
 func TestOperatorProxyTagsNotOwned(t *testing.T) {
 	t.Parallel()
+	owners := map[string][]string{"tag:k8s-operator": {}, "tag:k8s": {"autogroup:admin"}}
 	w := newWorld(t, false)
 	// tag:k8s declared, but owned by an admin, not by the operator's tag.
-	w.env.DeclareTagOwners(t, map[string][]string{"tag:k8s-operator": {}, "tag:k8s": {"autogroup:admin"}})
+	w.env.DeclareTagOwners(t, owners)
 	helmID := w.create(operatorSpec{name: "tailscale-operator"})
-	w.mustFail(helmID, "proxy tags [tag:k8s] are not owned by the operator's tags [tag:k8s-operator]")
-	w.noDevice("tailscale-operator")
+	w.mustDeploy(helmID)
+	if _, ok := w.env.DeviceByHostname("tailscale-operator"); !ok {
+		t.Fatal("no operator device")
+	}
+
+	old := newWorld(t, false, withCompat(cluster.Compat{OperatorOwnsProxyTags: true}))
+	old.env.DeclareTagOwners(t, owners)
+	helmID = old.create(operatorSpec{name: "tailscale-operator"})
+	old.mustFail(helmID, "proxy tags [tag:k8s] are not owned by the operator's tags [tag:k8s-operator]")
+	old.noDevice("tailscale-operator")
 }
 
 func TestOperatorClientTagsDoNotOwnOperatorTags(t *testing.T) {
@@ -343,18 +413,102 @@ func TestOperatorFailedRedeploymentKeepsTheRunningOperator(t *testing.T) {
 	w.mustDeploy(helmID)
 	before, _ := w.env.DeviceByHostname("tailscale-operator")
 
-	// The secret is changed to a wrong one: the new pod cannot start,
-	// Helm rolls back, the old pod keeps its device.
+	// A values change the new pod cannot start with: Helm rolls back, the
+	// old pod keeps its device.
+	values := "oauth:\n  clientId: qovery.env.TS_OAUTH_CLIENT_ID\n  clientSecret: qovery.env.TS_OAUTH_CLIENT_SECRET\n" +
+		"operatorConfig:\n  hostname: tailscale-operator\napiServerProxyConfig:\n  mode: \"sometimes\"\n"
+	w.setRaw(helmID, values)
+	w.mustFail(helmID, "unknown APISERVER_PROXY value")
+	after, ok := w.env.DeviceByHostname("tailscale-operator")
+	if !ok || after.ID != before.ID || !after.ConnectedToControl {
+		t.Fatalf("the running operator's device changed: before %+v, after %+v (present %v)", before, after, ok)
+	}
+}
+
+// A wrong secret does not stop an operator whose node is logged in: it
+// starts without calling the API (its proxies fail later).
+func TestOperatorWrongSecretWithALoggedInNode(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, true)
+	helmID := w.create(operatorSpec{name: "tailscale-operator"})
+	w.mustDeploy(helmID)
+	before, _ := w.env.DeviceByHostname("tailscale-operator")
+	w.setSecret(helmID, "tskey-client-wrong")
+	w.mustDeploy(helmID)
+	if after, _ := w.env.DeviceByHostname("tailscale-operator"); after.ID != before.ID {
+		t.Fatalf("the device changed: %s, then %s", before.ID, after.ID)
+	}
+
+	// A node that must log in needs the client.
+	w.env.Tailnet.RemoveDevicesByHostname("tailscale-operator")
+	w.mustFail(helmID, "invalid_client")
+	w.noDevice("tailscale-operator")
+
+	// The earlier simulation logged in at every start.
+	old := newWorld(t, true, withCompat(cluster.Compat{OperatorNewDevice: true}))
+	helmID = old.create(operatorSpec{name: "tailscale-operator"})
+	old.mustDeploy(helmID)
+	old.setSecret(helmID, "tskey-client-wrong")
+	old.mustFail(helmID, "invalid_client")
+}
+
+func (w *world) setSecret(helmID, secret string) {
+	w.t.Helper()
 	for _, v := range w.env.HelmOwnVariables(helmID) {
 		if v.Key == manifest.OAuthClientSecretVariable {
-			if err := w.env.Qovery.SetVariableValue(v.ID, "tskey-client-wrong"); err != nil {
-				t.Fatal(err)
+			if err := w.env.Qovery.SetVariableValue(v.ID, secret); err != nil {
+				w.t.Fatal(err)
 			}
 		}
 	}
-	w.mustFail(helmID, "invalid_client")
-	after, ok := w.env.DeviceByHostname("tailscale-operator")
-	if !ok || after.ID != before.ID {
-		t.Fatalf("the running operator's device changed: before %+v, after %+v (present %v)", before, after, ok)
+}
+
+// The chart writes the hostname unquoted into the Deployment.
+func TestOperatorHostnameYAMLReadsAsANumber(t *testing.T) {
+	t.Parallel()
+	const numeric = "oauth:\n  clientId: qovery.env.TS_OAUTH_CLIENT_ID\n  clientSecret: qovery.env.TS_OAUTH_CLIENT_SECRET\n" +
+		"operatorConfig:\n  hostname: \"12345\"\n"
+	w := newWorld(t, true)
+	helmID := w.create(operatorSpec{name: "numeric", values: numeric})
+	w.mustFail(helmID, `ValidationError(Deployment.spec.template.spec.containers[0].env[1].value): invalid type for io.k8s.api.core.v1.EnvVar.value: got "integer", expected "string"`)
+	w.noDevice("12345")
+
+	// null leaves OPERATOR_HOSTNAME empty: the operator's default.
+	null := w.create(operatorSpec{name: "null", values: strings.Replace(numeric, `"12345"`, `"null"`, 1)})
+	w.mustDeploy(null)
+	if _, ok := w.env.DeviceByHostname("tailscale-operator"); !ok {
+		t.Fatalf("hostname null: no device tailscale-operator; operators %+v", w.env.Cluster.Operators())
+	}
+
+	old := newWorld(t, true, withCompat(cluster.Compat{QuotedOperatorHostname: true}))
+	helmID = old.create(operatorSpec{name: "numeric", values: numeric})
+	old.mustDeploy(helmID)
+	if _, ok := old.env.DeviceByHostname("12345"); !ok {
+		t.Fatal("with Compat.QuotedOperatorHostname: no device 12345")
+	}
+}
+
+// Values that replace the OAuth client qtail manages.
+func TestOperatorWorkloadIdentityAndSecretVolume(t *testing.T) {
+	t.Parallel()
+	const audience = "oauth:\n  clientId: qovery.env.TS_OAUTH_CLIENT_ID\n  clientSecret: qovery.env.TS_OAUTH_CLIENT_SECRET\n  audience: https://oidc.example.com\n" +
+		"operatorConfig:\n  hostname: tailscale-operator\n"
+	w := newWorld(t, true)
+	// From chart 1.92 the operator exchanges a service account token; the
+	// tailnet has no federated identity for it.
+	helmID := w.create(operatorSpec{name: "wif", values: audience})
+	w.mustFail(helmID, "token exchange failed with status 401", "https://oidc.example.com")
+	w.noDevice("tailscale-operator")
+
+	// oauthSecretVolume mounts credentials the simulation cannot read.
+	volume := strings.Replace(audience, "  audience: https://oidc.example.com\n", "", 1) + "oauthSecretVolume:\n  csi:\n    driver: secrets-store.csi.k8s.io\n"
+	w.setRaw(helmID, volume)
+	w.mustFail(helmID, "oauthSecretVolume")
+}
+
+func (w *world) setRaw(helmID, values string) {
+	w.t.Helper()
+	if err := w.env.Qovery.SetHelmRawValues(helmID, qoveryapi.ValuesFile{Name: manifest.ValuesFileName, Content: values}); err != nil {
+		w.t.Fatal(err)
 	}
 }

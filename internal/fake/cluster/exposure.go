@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/qtail/terraform-provider-qtail/internal/fake/qoveryapi"
@@ -8,31 +9,18 @@ import (
 	"github.com/qtail/terraform-provider-qtail/internal/fake/tailnetapi/aclcheck"
 )
 
-// deployApplication creates, keeps or removes the proxy of an application
-// according to the annotations on its Service, as the operator reconciles
-// a Service annotated tailscale.com/expose:
-//
-//   - no "true" expose annotation (the group was detached, or says
-//     otherwise): the proxy and its device go away;
-//   - no port: Qovery renders no Service, so there is nothing to expose;
-//   - no operator on the cluster: nothing watches the Service;
-//   - an invalid hostname or tag: the operator refuses the Service
-//     (INVALIDSERVICE) and removes a proxy it made before;
-//   - tailscale.com/proxy-group: the Service is served by the ProxyGroup's
-//     devices as a Tailscale Service, so it gets no device of its own; the
-//     ProxyGroup must exist on the cluster and be of type ingress, or the
-//     operator says why it cannot serve the Service;
-//   - otherwise one proxy device named by tailscale.com/hostname (default
-//     NAMESPACE-SERVICE) with the requested tags (default the operator's
-//     proxy tags), provided the operator's tags own each of them in
-//     tagOwners: the operator could not mint the proxy's auth key otherwise.
-//
-// A proxy's tags are fixed when its auth key is made: a later change of
-// the tags annotation leaves the running device as it is. A device removed
-// from the tailnet by hand comes back at the next deployment.
+// deployApplication records the application's Service as deployed and
+// lets the operator reconcile it.
 func (e *Engine) deployApplication(svc qoveryapi.ServiceSnapshot) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.apps[svc.ID] = svc
+	e.reconcileAppLocked(svc)
+}
+
+// serviceAnnotations are the annotations Qovery puts on an application's
+// Service: those of its annotations groups scoped to SERVICES.
+func serviceAnnotations(svc qoveryapi.ServiceSnapshot) map[string]string {
 	ann := map[string]string{}
 	for _, g := range svc.AnnotationsGroups {
 		if !hasScope(g.Scopes, "SERVICES") {
@@ -42,13 +30,53 @@ func (e *Engine) deployApplication(svc qoveryapi.ServiceSnapshot) {
 			ann[a.Key] = a.Value
 		}
 	}
+	return ann
+}
+
+// appHostname is the tailnet hostname of an application's Service: the
+// hostname annotation, else NAMESPACE-SERVICE.
+func appHostname(svc qoveryapi.ServiceSnapshot, ann map[string]string) string {
+	if h, ok := ann[AnnotationHostname]; ok {
+		return h
+	}
+	return svc.Namespace + "-" + svc.KubernetesName
+}
+
+// reconcileAppLocked creates, keeps or removes the proxy of an
+// application according to the annotations on its Service, as the
+// operator reconciles a Service annotated tailscale.com/expose:
+//
+//   - no "true" expose annotation (the group was detached, or says
+//     otherwise): the proxy and its device go away, and so does the
+//     Tailscale Service the operator made for it;
+//   - no port: Qovery renders no Service, so there is nothing to expose;
+//   - no operator on the cluster: nothing watches the Service;
+//   - tailscale.com/proxy-group: the Service is served by the ProxyGroup's
+//     devices as the Tailscale Service svc:HOSTNAME (see
+//     reconcileAppThroughProxyGroupLocked);
+//   - an invalid hostname or tag: the operator refuses the Service
+//     (INVALIDSERVICE) and leaves a proxy it made before as it is;
+//   - a ProxyClass (label or annotation tailscale.com/proxy-class, else
+//     the operator's default) that is missing or not Ready: the operator
+//     waits, and makes no proxy;
+//   - otherwise one proxy device named by tailscale.com/hostname (default
+//     NAMESPACE-SERVICE) with the requested tags (default the operator's
+//     proxy tags). The operator mints its auth key with its OAuth client,
+//     whose tags must own each of them; otherwise the proxy fails on its
+//     own (the Service's condition says why) and no device appears.
+//
+// A proxy keeps the device its state Secret names: a new hostname renames
+// it, and its tags stay those of its first auth key. A device removed from
+// the tailnet by hand comes back at the next reconciliation.
+func (e *Engine) reconcileAppLocked(svc qoveryapi.ServiceSnapshot) {
+	ann := serviceAnnotations(svc)
 	if ann[AnnotationExpose] != "true" {
-		e.removeProxy(svc.ID)
+		e.unexposeLocked(svc.ID)
 		return
 	}
 	if len(svc.Ports) == 0 {
 		e.logf("application %s declares no port: Qovery creates no Kubernetes Service, nothing to expose", svc.Name)
-		e.removeProxy(svc.ID)
+		e.unexposeLocked(svc.ID)
 		return
 	}
 	op, ok := e.operators[svc.ClusterID]
@@ -56,13 +84,24 @@ func (e *Engine) deployApplication(svc qoveryapi.ServiceSnapshot) {
 		e.logf("application %s: no Tailscale operator runs on cluster %s, the annotation has no effect", svc.Name, svc.ClusterID)
 		return
 	}
-	hostname := ann[AnnotationHostname]
-	if hostname == "" {
-		hostname = svc.Namespace + "-" + svc.KubernetesName
-	}
-	if !validLabel(hostname) {
-		e.logf("Service %s/%s: INVALIDSERVICE: invalid Tailscale hostname %q: must be a DNS label of 1 to 63 letters, digits and dashes", svc.Namespace, svc.KubernetesName, hostname)
+	hostname := appHostname(svc, ann)
+	what := fmt.Sprintf("Service %s/%s", svc.Namespace, svc.KubernetesName)
+	if pg := ann[AnnotationProxyGroup]; pg != "" {
 		e.removeProxy(svc.ID)
+		e.reconcileAppThroughProxyGroupLocked(op, svc, ann, pg, hostname)
+		return
+	}
+	e.dropAppServiceLocked(op, svc.ID)
+	if err := tailnetapi.CheckDNSLabel(hostname); err != nil {
+		if _, named := ann[AnnotationHostname]; named {
+			e.logf("%s: INVALIDSERVICE: unable to provision proxy resources: invalid Service: invalid Tailscale hostname specified %q: %v", what, hostname, err)
+		} else {
+			e.logf("%s: INVALIDSERVICE: unable to provision proxy resources: invalid Service: invalid Tailscale hostname %q, use %q annotation to override: %v",
+				what, hostname, AnnotationHostname, err)
+		}
+		if e.compat.ProxyNewDevice {
+			e.removeProxy(svc.ID)
+		}
 		return
 	}
 	tags := op.ProxyTags
@@ -70,55 +109,91 @@ func (e *Engine) deployApplication(svc qoveryapi.ServiceSnapshot) {
 		tags = tagList(v, defaultProxyTag)
 		for _, t := range tags {
 			if !validTag(t) {
-				e.logf("Service %s/%s: INVALIDSERVICE: invalid tag %q in %s: a tag is \"tag:\" then a letter, then letters, digits or dashes",
-					svc.Namespace, svc.KubernetesName, t, AnnotationTags)
-				e.removeProxy(svc.ID)
+				e.logf("%s: INVALIDSERVICE: invalid tag %q in %s: a tag is \"tag:\" then a letter, then letters, digits or dashes",
+					what, t, AnnotationTags)
+				if e.compat.ProxyNewDevice {
+					e.removeProxy(svc.ID)
+				}
 				return
 			}
 		}
 	}
-	if pg := ann[AnnotationProxyGroup]; pg != "" {
-		e.removeProxy(svc.ID)
-		switch group := e.proxyGroupLocked(svc.ClusterID, pg); {
-		case group == nil:
-			e.logf("Service %s/%s: cannot be served by ProxyGroup %q as Tailscale Service svc:%s: ProxyGroup %q does not exist on cluster %s",
-				svc.Namespace, svc.KubernetesName, pg, hostname, pg, svc.ClusterID)
-		case group.Type != ProxyGroupTypeIngress:
-			e.logf("Service %s/%s: cannot be served by ProxyGroup %q as Tailscale Service svc:%s: ProxyGroup %q is of type %q but must be of type %q",
-				svc.Namespace, svc.KubernetesName, pg, hostname, pg, group.Type, ProxyGroupTypeIngress)
-		default:
-			e.logf("Service %s/%s: served by ProxyGroup %q as Tailscale Service svc:%s; no proxy device of its own",
-				svc.Namespace, svc.KubernetesName, pg, hostname)
-		}
+	if !e.proxyClassAllowsLocked(what, kindService, op, serviceProxyClass(op, ann, nil)) {
 		return
 	}
 	if p, ok := e.proxies[svc.ID]; ok && deviceExists(e.tailnet, p.DeviceID) {
-		if p.Hostname == hostname {
+		switch {
+		case p.Hostname == hostname:
 			// The proxy's tags were fixed when its auth key was made.
+			return
+		case !e.compat.ProxyNewDevice:
+			e.tailnet.RenameDevice(p.DeviceID, hostname)
+			p.Hostname = hostname
 			return
 		}
 		e.removeProxy(svc.ID)
 	}
-	body, _ := e.tailnet.Policy()
-	pol, perr := aclcheck.Parse(body)
-	if perr != nil {
-		e.logf("application %s: policy invalid: %s", svc.Name, perr.Message)
+	if err := e.mintLocked(op, tags, e.compat.OperatorOwnsProxyTags); err != nil {
+		e.logf("%s: ProxyFailed: failed to provision: failed to create or get API key secret: %v (no device for proxy %s)", what, err, hostname)
 		return
 	}
-	for _, t := range tags {
-		if !anyOwns(pol, op.Tags, t) {
-			e.logf("Service %s/%s: failed to create auth key for proxy %s: requested tags [%s] are invalid or not permitted (the operator's tags %v do not own %s)",
-				svc.Namespace, svc.KubernetesName, hostname, strings.Join(tags, ","), op.Tags, t)
+	e.noteSharedHostnameLocked(what, hostname)
+	dev := e.tailnet.AddDevice(tailnetapi.DeviceSpec{Hostname: hostname, Tags: tags, OS: "linux"})
+	e.proxies[svc.ID] = &Proxy{ApplicationID: svc.ID, ClusterID: svc.ClusterID, Hostname: hostname, Tags: tags, DeviceID: dev.ID}
+}
+
+// noteSharedHostnameLocked logs that a new device's hostname is taken.
+func (e *Engine) noteSharedHostnameLocked(what, hostname string) {
+	for _, d := range e.tailnet.Devices() {
+		if strings.EqualFold(d.Hostname, hostname) {
+			e.logf("%s: hostname %s is already used by device %s on the tailnet; the proxy gets a suffixed MagicDNS name", what, hostname, d.ID)
+		}
+	}
+}
+
+// mintLocked checks that the operator could mint an auth key with tags
+// now: with its OAuth client (the tailnet's own rules for POST /keys), or,
+// with byOperatorTags, the earlier rule that the operator device's tags
+// own each tag.
+func (e *Engine) mintLocked(op *Operator, tags []string, byOperatorTags bool) error {
+	if byOperatorTags {
+		body, _ := e.tailnet.Policy()
+		pol, perr := aclcheck.Parse(body)
+		if perr != nil {
+			return fmt.Errorf("the tailnet policy is invalid: %s", perr.Message)
+		}
+		for _, t := range tags {
+			if !anyOwns(pol, op.Tags, t) {
+				return fmt.Errorf("requested tags [%s] are invalid or not permitted (the operator's tags %v do not own %s)", strings.Join(tags, ","), op.Tags, t)
+			}
+		}
+		return nil
+	}
+	c, err := e.callerLocked(op)
+	if err != nil {
+		return err
+	}
+	return c.CheckAuthKey(tags)
+}
+
+// callerLocked is the operator's API client.
+func (e *Engine) callerLocked(op *Operator) (*tailnetapi.Caller, error) {
+	if op.audience != "" {
+		return nil, fmt.Errorf("token exchange failed with status 401: no federated identity %s in the tailnet", op.OAuthClient)
+	}
+	return e.tailnet.Caller(op.OAuthClient, op.secret)
+}
+
+// unexposeLocked removes what the operator made for an application.
+func (e *Engine) unexposeLocked(appID string) {
+	e.removeProxy(appID)
+	if app, ok := e.apps[appID]; ok {
+		if op := e.operators[app.ClusterID]; op != nil {
+			e.dropAppServiceLocked(op, appID)
 			return
 		}
 	}
-	for _, d := range e.tailnet.Devices() {
-		if strings.EqualFold(d.Hostname, hostname) {
-			e.logf("Service %s/%s: hostname %s is already used by device %s on the tailnet; the proxy gets a suffixed MagicDNS name", svc.Namespace, svc.KubernetesName, hostname, d.ID)
-		}
-	}
-	dev := e.tailnet.AddDevice(tailnetapi.DeviceSpec{Hostname: hostname, Tags: tags, OS: "linux"})
-	e.proxies[svc.ID] = &Proxy{ApplicationID: svc.ID, ClusterID: svc.ClusterID, Hostname: hostname, Tags: tags, DeviceID: dev.ID}
+	delete(e.appServices, appID)
 }
 
 func (e *Engine) removeProxy(appID string) {

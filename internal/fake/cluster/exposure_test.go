@@ -160,10 +160,54 @@ func TestExposure_requestedTagsReplaceDefault(t *testing.T) {
 
 func TestExposure_tagNotOwnedByOperator(t *testing.T) {
 	w := newExposureWorld(t)
+	// The proxy fails on its own, with the API's answer to its auth key.
 	w.deploy(exposedApp([]string{"SERVICES"}, withAnnotations(exposeAnnotations, AnnotationTags, "tag:stray")))
-	w.wantNoDevice("billing-api-us-east-1", "do not own tag:stray")
+	w.wantNoDevice("billing-api-us-east-1", "ProxyFailed: failed to provision: failed to create or get API key secret: requested tags [tag:stray] are invalid or not permitted")
 	w.deploy(exposedApp([]string{"SERVICES"}, withAnnotations(exposeAnnotations, AnnotationTags, "tag:undeclared")))
-	w.wantNoDevice("billing-api-us-east-1", "do not own tag:undeclared")
+	w.wantNoDevice("billing-api-us-east-1", "requested tags [tag:undeclared] are invalid or not permitted: not declared in tagOwners")
+}
+
+// clientOwnsPolicy makes the OAuth client's tag, tag:ci, the owner of the
+// proxy tag; the operator device's tag owns nothing.
+const clientOwnsPolicy = `{
+	"tagOwners": {
+		"tag:ci":           [],
+		"tag:k8s-operator": ["tag:ci"],
+		"tag:k8s":          ["tag:ci"],
+	},
+}`
+
+// newClientOwnsWorld runs an operator tagged tag:k8s-operator whose OAuth
+// client is tagged tag:ci.
+func newClientOwnsWorld(t *testing.T, compat Compat) (*exposureWorld, error) {
+	t.Helper()
+	ts := tailnetapi.New(tailnetapi.Options{InitialPolicy: []byte(clientOwnsPolicy), MagicDNSSuffix: "tail1234.ts.net"})
+	w := &exposureWorld{t: t, tailnet: ts, engine: New(ts)}
+	w.engine.SetCompat(compat)
+	id, secret := ts.SeedOAuthClient("", "", []string{"devices:core", "auth_keys"}, []string{"tag:ci"})
+	values := fmt.Sprintf("oauth:\n  clientId: %s\n  clientSecret: %s\noperatorConfig:\n  hostname: tailscale-operator-test\n", id, secret)
+	return w, w.engine.Deploy(context.Background(), qoveryapi.ServiceSnapshot{
+		Kind: "HELM", ID: "helm-1", Name: "tailscale-operator", ClusterID: exposureCluster, Namespace: "zabc-tailscale",
+		ChartName: OperatorChart, AllowClusterWideResources: true,
+		ValuesFiles: []qoveryapi.ValuesFile{{Name: "values.yaml", Content: values}},
+	})
+}
+
+// The operator starts although its own tag owns no proxy tag: proxies'
+// auth keys are minted with the OAuth client, whose tag owns tag:k8s.
+func TestExposure_proxyTagsFollowTheOAuthClient(t *testing.T) {
+	w, err := newClientOwnsWorld(t, Compat{})
+	if err != nil {
+		t.Fatalf("the operator did not start: %v", err)
+	}
+	w.deploy(exposedApp([]string{"SERVICES"}, exposeAnnotations))
+	w.wantDevice("billing-api-us-east-1", "tag:k8s")
+
+	// The earlier simulation refused the operator.
+	if _, err := newClientOwnsWorld(t, Compat{OperatorOwnsProxyTags: true}); err == nil ||
+		!strings.Contains(err.Error(), "proxy tags [tag:k8s] are not owned by the operator's tags [tag:k8s-operator]") {
+		t.Fatalf("with Compat.OperatorOwnsProxyTags: %v", err)
+	}
 }
 
 func TestExposure_invalidTag(t *testing.T) {
@@ -223,21 +267,49 @@ func TestExposure_hostnameDefaultAndInvalid(t *testing.T) {
 	w.deploy(exposedApp([]string{"SERVICES"}, map[string]string{AnnotationExpose: "true"}))
 	w.wantDevice("zdef-prod-app-z1234abcd", "tag:k8s")
 
+	// The operator refuses the Service and leaves the proxy it made as it
+	// is.
 	w.deploy(exposedApp([]string{"SERVICES"}, withAnnotations(exposeAnnotations, AnnotationHostname, "-bad-")))
-	w.wantNoDevice("-bad-", `INVALIDSERVICE: invalid Tailscale hostname "-bad-"`)
-	if len(w.devices("zdef-prod-app-z1234abcd")) != 0 {
-		t.Fatal("the refused Service kept its earlier proxy")
+	if len(w.devices("-bad-")) != 0 {
+		t.Fatal("a device for an invalid hostname")
+	}
+	w.wantDevice("zdef-prod-app-z1234abcd", "tag:k8s")
+	w.wantEvent(`INVALIDSERVICE: unable to provision proxy resources: invalid Service: invalid Tailscale hostname specified "-bad-": "-bad-" is not a valid DNS label: must start with a letter or number`)
+
+	// The earlier simulation removed it.
+	w.engine.SetCompat(Compat{ProxyNewDevice: true})
+	w.deploy(exposedApp([]string{"SERVICES"}, withAnnotations(exposeAnnotations, AnnotationHostname, "-bad-")))
+	w.wantNoDevice("zdef-prod-app-z1234abcd", "")
+}
+
+func TestExposure_hostnameChangeRenamesDevice(t *testing.T) {
+	w := newExposureWorld(t)
+	w.deploy(exposedApp([]string{"SERVICES"}, exposeAnnotations))
+	d := w.wantDevice("billing-api-us-east-1", "tag:k8s")
+	w.deploy(exposedApp([]string{"SERVICES"}, withAnnotations(exposeAnnotations, AnnotationHostname, "billing")))
+	if again := w.wantDevice("billing", "tag:k8s"); again.ID != d.ID {
+		t.Fatalf("a hostname change replaced the proxy's device %s with %s", d.ID, again.ID)
+	}
+	if len(w.devices("billing-api-us-east-1")) != 0 {
+		t.Fatal("the old hostname is still on the tailnet")
+	}
+
+	// The earlier simulation replaced it.
+	w.engine.SetCompat(Compat{ProxyNewDevice: true})
+	w.deploy(exposedApp([]string{"SERVICES"}, withAnnotations(exposeAnnotations, AnnotationHostname, "billing-2")))
+	if again := w.wantDevice("billing-2", "tag:k8s"); again.ID == d.ID {
+		t.Fatal("with Compat.ProxyNewDevice the device was renamed")
 	}
 }
 
-func TestExposure_hostnameChangeMovesDevice(t *testing.T) {
-	w := newExposureWorld(t)
-	w.deploy(exposedApp([]string{"SERVICES"}, exposeAnnotations))
-	w.deploy(exposedApp([]string{"SERVICES"}, withAnnotations(exposeAnnotations, AnnotationHostname, "billing")))
-	w.wantDevice("billing", "tag:k8s")
-	if len(w.devices("billing-api-us-east-1")) != 0 {
-		t.Fatal("the old hostname's device is still there")
+func (w *exposureWorld) wantEvent(event string) {
+	w.t.Helper()
+	for _, e := range w.engine.Events() {
+		if strings.Contains(e, event) {
+			return
+		}
 	}
+	w.t.Fatalf("no event mentions %q; events: %q", event, w.engine.Events())
 }
 
 func TestExposure_proxyGroupHasNoOwnDevice(t *testing.T) {
@@ -245,7 +317,31 @@ func TestExposure_proxyGroupHasNoOwnDevice(t *testing.T) {
 	w.deploy(exposedApp([]string{"SERVICES"}, exposeAnnotations))
 	w.wantDevice("billing-api-us-east-1", "tag:k8s")
 	w.deploy(exposedApp([]string{"SERVICES"}, withAnnotations(exposeAnnotations, AnnotationProxyGroup, "ingress")))
-	w.wantNoDevice("billing-api-us-east-1", `served by ProxyGroup "ingress" as Tailscale Service svc:billing-api-us-east-1`)
+	w.wantNoDevice("billing-api-us-east-1", `ProxyGroup "ingress" does not exist on cluster cluster-1`)
+}
+
+// The operator reconciles the Services already annotated when it starts,
+// without waiting for the applications' next deployment.
+func TestExposure_operatorStartReconcilesAnnotatedServices(t *testing.T) {
+	for _, compat := range []Compat{{}, {ReconcileOnAppDeploy: true}} {
+		ts := tailnetapi.New(tailnetapi.Options{InitialPolicy: []byte(exposurePolicy), MagicDNSSuffix: "tail1234.ts.net"})
+		w := &exposureWorld{t: t, tailnet: ts, engine: New(ts)}
+		w.engine.SetCompat(compat)
+		w.deploy(exposedApp([]string{"SERVICES"}, exposeAnnotations))
+		w.wantNoDevice("billing-api-us-east-1", "no Tailscale operator runs on cluster cluster-1")
+
+		id, secret := ts.SeedOAuthClient("", "", []string{"devices:core", "auth_keys"}, []string{"tag:k8s-operator"})
+		w.deploy(qoveryapi.ServiceSnapshot{
+			Kind: "HELM", ID: "helm-1", Name: "tailscale-operator", ClusterID: exposureCluster, Namespace: "zabc-tailscale",
+			ChartName: OperatorChart, AllowClusterWideResources: true,
+			ValuesFiles: []qoveryapi.ValuesFile{{Name: "values.yaml", Content: fmt.Sprintf("oauth:\n  clientId: %s\n  clientSecret: %s\n", id, secret)}},
+		})
+		if compat.ReconcileOnAppDeploy {
+			w.wantNoDevice("billing-api-us-east-1", "")
+			continue
+		}
+		w.wantDevice("billing-api-us-east-1", "tag:k8s")
+	}
 }
 
 func TestExposure_removedDeviceComesBackAtNextDeployment(t *testing.T) {

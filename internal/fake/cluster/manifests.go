@@ -15,7 +15,6 @@ import (
 
 	"github.com/qtail/terraform-provider-qtail/internal/fake/qoveryapi"
 	"github.com/qtail/terraform-provider-qtail/internal/fake/tailnetapi"
-	"github.com/qtail/terraform-provider-qtail/internal/fake/tailnetapi/aclcheck"
 )
 
 // A Helm service other than the operator chart may render Kubernetes
@@ -33,8 +32,9 @@ import (
 //     an immutable ProxyGroup type);
 //   - the operator brings up one device per Connector or ProxyGroup
 //     replica, advertises the Connector's routes (which the tailnet
-//     approves when autoApprovers allow them at that moment), and validates
-//     egress Services, reporting problems as events.
+//     approves when autoApprovers allow them at that moment), marks
+//     ProxyClasses Ready, and brings up a proxy device for each egress
+//     Service without a ProxyGroup, reporting problems as events.
 //
 // Objects the release no longer renders are deleted, with their devices;
 // so are all of them when the Helm service is deleted.
@@ -75,10 +75,16 @@ const (
 )
 
 // tailscaleKinds are the kinds of the operator chart's CRDs (version
-// v1alpha1, all cluster-scoped).
-var tailscaleKinds = map[string]bool{
-	"Connector": true, "ProxyGroup": true, "ProxyClass": true, "DNSConfig": true, "Recorder": true,
+// v1alpha1), with the minor release of the chart that introduced each.
+// All are cluster-scoped but ProxyGroupPolicy.
+var tailscaleKinds = map[string]int{
+	"Connector": 78, "ProxyGroup": 78, "ProxyClass": 78, "DNSConfig": 78, "Recorder": 78,
+	"Tailnet": 96, "ProxyGroupPolicy": 96, "PeerRelay": 102,
 }
+
+// namespacedTailscaleKinds are the tailscale.com kinds that live in a
+// namespace.
+var namespacedTailscaleKinds = map[string]bool{"ProxyGroupPolicy": true}
 
 // clusterScopedKinds are the well-known cluster-scoped kinds, by
 // "group/kind" (the core group is empty).
@@ -93,6 +99,8 @@ var clusterScopedKinds = map[string]bool{
 
 // ReplicaDevice is the tailnet device of one replica.
 type ReplicaDevice struct {
+	// Index is the replica's ordinal.
+	Index    int
 	Hostname string
 	DeviceID string
 }
@@ -114,7 +122,8 @@ type Connector struct {
 	Tags       []string
 	ProxyClass string
 	// Hostnames are the device hostnames the operator wants, in replica
-	// order.
+	// order: PREFIX-0 ... PREFIX-(N-1) with a hostname prefix, otherwise
+	// the hostname (default NAME-connector) for every replica.
 	Hostnames []string
 	// AdvertisedRoutes are what each device advertises: the subnet routes,
 	// then 0.0.0.0/0 and ::/0 for an exit node.
@@ -178,9 +187,21 @@ type EgressService struct {
 	// reconciliation; Problem says why not.
 	Valid   bool
 	Problem string
+	// DeviceID, ProxyHostname and ProxyTags are the proxy device the
+	// operator brought up for a Service without a ProxyGroup (empty
+	// until it has one).
+	DeviceID      string
+	ProxyHostname string
+	ProxyTags     []string
 
-	// hostname is the tailscale.com/hostname annotation.
-	hostname string
+	// hostname and tags are the tailscale.com/hostname and
+	// tailscale.com/tags annotations, proxyClass the ProxyClass label or
+	// annotation.
+	hostname   string
+	tags       []string
+	hasTags    bool
+	proxyClass string
+	hasClass   bool
 }
 
 // Connectors lists the rendered Connectors, by cluster then name.
@@ -219,6 +240,8 @@ func (e *Engine) EgressServices() []EgressService {
 		if s := e.objects[k].egress; s != nil {
 			c := *s
 			c.Ports = slices.Clone(s.Ports)
+			c.ProxyTags = slices.Clone(s.ProxyTags)
+			c.tags = slices.Clone(s.tags)
 			out = append(out, c)
 		}
 	}
@@ -270,6 +293,7 @@ type ownedObject struct {
 	connector  *Connector
 	proxyGroup *ProxyGroup
 	egress     *EgressService
+	proxyClass *ProxyClass
 }
 
 // sortedKeysLocked returns the keys of the objects, of one cluster when
@@ -320,6 +344,7 @@ type manifest struct {
 	name          string
 	rawNamespace  string // metadata.namespace as written
 	annotations   map[string]string
+	labels        map[string]string
 	obj           map[string]any
 	clusterScoped bool
 	key           objectKey
@@ -575,7 +600,14 @@ func parseManifests(list any, chart string, svc qoveryapi.ServiceSnapshot) ([]*m
 				m.annotations[k] = s
 			}
 		}
-		m.clusterScoped = clusterScopedKinds[m.group+"/"+m.kind] || m.group == tailscaleGroup && tailscaleKinds[m.kind]
+		if raw, ok := meta["labels"].(map[string]any); ok {
+			m.labels = map[string]string{}
+			for k, v := range raw {
+				m.labels[k], _ = v.(string)
+			}
+		}
+		_, tsKind := tailscaleKinds[m.kind]
+		m.clusterScoped = clusterScopedKinds[m.group+"/"+m.kind] || m.group == tailscaleGroup && tsKind && !namespacedTailscaleKinds[m.kind]
 		m.key = objectKey{cluster: svc.ClusterID, group: m.group, kind: m.kind, name: m.name}
 		if !m.clusterScoped {
 			m.key.namespace = m.rawNamespace
@@ -617,11 +649,12 @@ func checkClusterWide(svc qoveryapi.ServiceSnapshot, chart string, objs []*manif
 
 // checkMappingsLocked fails as Helm does when the cluster does not know a
 // kind: the tailscale.com kinds exist only where the operator chart
-// installed its CRDs.
+// installed its CRDs, those of its release.
 func (e *Engine) checkMappingsLocked(cluster string, objs []*manifest) error {
-	_, crds := e.operators[cluster]
+	op, crds := e.operators[cluster]
 	for _, m := range objs {
-		if m.group != tailscaleGroup || crds && m.version == tailscaleVersion && tailscaleKinds[m.kind] {
+		since, known := tailscaleKinds[m.kind]
+		if m.group != tailscaleGroup || crds && m.version == tailscaleVersion && known && chartMinor(op.ChartVersion) >= since {
 			continue
 		}
 		return fmt.Errorf("unable to build kubernetes objects from release manifest: resource mapping not found for name: %q namespace: %q from \"\": no matches for kind %q in version %q\nensure CRDs are installed first",
@@ -818,6 +851,7 @@ type wanted struct {
 	connector  *Connector
 	proxyGroup *ProxyGroup
 	egress     *EgressService
+	proxyClass *ProxyClass
 }
 
 // validateLocked validates every object as the API server would on create
@@ -838,6 +872,8 @@ func (e *Engine) validateLocked(svc qoveryapi.ServiceSnapshot, objs []*manifest)
 				old = o.proxyGroup
 			}
 			w.proxyGroup = validateProxyGroup(m, old, &errs)
+		case m.group == tailscaleGroup && m.kind == kindProxyClass:
+			w.proxyClass = validateProxyClass(m, &errs)
 		case m.group == "" && m.kind == kindService:
 			w.egress = readService(m)
 		}
@@ -863,6 +899,8 @@ func setOwner(w *wanted, svc qoveryapi.ServiceSnapshot, m *manifest) {
 		w.proxyGroup.HelmID, w.proxyGroup.ClusterID, w.proxyGroup.Name = svc.ID, svc.ClusterID, m.name
 	case w.egress != nil:
 		w.egress.HelmID, w.egress.ClusterID, w.egress.Name, w.egress.Namespace = svc.ID, svc.ClusterID, m.name, m.key.namespace
+	case w.proxyClass != nil:
+		w.proxyClass.HelmID, w.proxyClass.ClusterID, w.proxyClass.Name = svc.ID, svc.ClusterID, m.name
 	}
 }
 
@@ -1004,6 +1042,14 @@ func readService(m *manifest) *EgressService {
 	}
 	s := &EgressService{TailnetFQDN: fqdn, TailnetIP: ip, ProxyGroup: m.annotations[AnnotationProxyGroup], Type: "ClusterIP",
 		hostname: m.annotations[AnnotationHostname]}
+	if v, ok := m.annotations[AnnotationTags]; ok {
+		s.tags, s.hasTags = strings.Split(v, ","), true
+	}
+	if v, ok := m.labels[AnnotationProxyClass]; ok {
+		s.proxyClass, s.hasClass = v, true
+	} else if v, ok := m.annotations[AnnotationProxyClass]; ok {
+		s.proxyClass, s.hasClass = v, true
+	}
 	spec, _ := m.obj["spec"].(map[string]any)
 	if t, ok := spec["type"].(string); ok && t != "" {
 		s.Type = t
@@ -1043,8 +1089,8 @@ func (e *Engine) commitLocked(svc qoveryapi.ServiceSnapshot, objs []*manifest, t
 	for i, m := range objs {
 		w := typed[i]
 		if prev := e.objects[m.key]; prev != nil {
-			// The operator's devices belong to the object, not to one
-			// version of its spec.
+			// The operator's devices and status belong to the object,
+			// not to one version of its spec.
 			if w.connector != nil && prev.connector != nil {
 				w.connector.Devices = prev.connector.Devices
 			}
@@ -1052,15 +1098,27 @@ func (e *Engine) commitLocked(svc qoveryapi.ServiceSnapshot, objs []*manifest, t
 				w.proxyGroup.Devices = prev.proxyGroup.Devices
 			}
 			if w.egress != nil && prev.egress != nil {
-				w.egress.Valid, w.egress.Problem = prev.egress.Valid, prev.egress.Problem
+				w.egress.keepStatus(prev.egress)
+			}
+			if prev.egress != nil && w.egress == nil && prev.egress.DeviceID != "" {
+				e.tailnet.RemoveDevice(prev.egress.DeviceID)
 			}
 		}
 		e.objects[m.key] = &ownedObject{
 			helmID: svc.ID, release: releaseName(svc), releaseNS: svc.Namespace,
-			connector: w.connector, proxyGroup: w.proxyGroup, egress: w.egress,
+			connector: w.connector, proxyGroup: w.proxyGroup, egress: w.egress, proxyClass: w.proxyClass,
 		}
 	}
+	if !e.compat.ReconcileOnAppDeploy {
+		e.reconcileClusterLocked(svc.ClusterID, svc.ID)
+		return
+	}
 	op := e.operators[svc.ClusterID]
+	for _, w := range typed {
+		if w.proxyClass != nil {
+			e.reconcileProxyClassLocked(op, w.proxyClass)
+		}
+	}
 	for _, w := range typed {
 		switch {
 		case w.connector != nil:
@@ -1070,6 +1128,33 @@ func (e *Engine) commitLocked(svc qoveryapi.ServiceSnapshot, objs []*manifest, t
 		}
 	}
 	e.reconcileEgressLocked(svc.ClusterID, svc.ID)
+}
+
+// reconcileClusterLocked is the operator reconciling every object it
+// watches on a cluster, after it starts or after a change on the cluster:
+// ProxyClasses first, then Connectors and ProxyGroups, egress Services,
+// and the applications' annotated Services. Problems of the objects helmID
+// renders are logged again; those of others when they change.
+func (e *Engine) reconcileClusterLocked(cluster, helmID string) {
+	op := e.operators[cluster]
+	keys := e.sortedKeysLocked(cluster)
+	for _, k := range keys {
+		if pc := e.objects[k].proxyClass; pc != nil {
+			e.reconcileProxyClassLocked(op, pc)
+		}
+	}
+	for _, k := range keys {
+		switch o := e.objects[k]; {
+		case o.connector != nil:
+			e.reconcileConnectorLocked(op, o.connector)
+		case o.proxyGroup != nil:
+			e.reconcileProxyGroupLocked(op, o.proxyGroup)
+		}
+	}
+	e.reconcileEgressLocked(cluster, helmID)
+	for _, a := range e.appsOnClusterLocked(cluster) {
+		e.reconcileAppLocked(a)
+	}
 }
 
 // deleteManifestsLocked uninstalls a Helm service's release: its objects
@@ -1082,8 +1167,12 @@ func (e *Engine) deleteManifestsLocked(svc qoveryapi.ServiceSnapshot) {
 			removed = true
 		}
 	}
-	if removed {
+	switch {
+	case !removed:
+	case e.compat.ReconcileOnAppDeploy:
 		e.reconcileEgressLocked(svc.ClusterID, "")
+	default:
+		e.reconcileClusterLocked(svc.ClusterID, "")
 	}
 }
 
@@ -1095,6 +1184,8 @@ func (e *Engine) removeObjectLocked(k objectKey) {
 		devs = o.connector.Devices
 	case o.proxyGroup != nil:
 		devs = o.proxyGroup.Devices
+	case o.egress != nil && o.egress.DeviceID != "":
+		devs = []ReplicaDevice{{DeviceID: o.egress.DeviceID}}
 	}
 	for _, d := range devs {
 		e.tailnet.RemoveDevice(d.DeviceID)
@@ -1115,33 +1206,32 @@ func proxyTags(op *Operator, tags []string) []string {
 }
 
 // reconcileConnectorLocked is the operator's Connector reconciler: one
-// device per replica, named by hostname (default NAME-connector) for a
-// single replica without a prefix, PREFIX-0 ... PREFIX-(N-1) otherwise
-// (the prefix defaulting to the hostname), each advertising the subnet
-// routes and, for an exit node, 0.0.0.0/0 and ::/0. A route with host bits
-// set makes the operator refuse the Connector (an event) and leave its
-// devices as they are.
+// device per replica, each advertising the subnet routes and, for an exit
+// node, 0.0.0.0/0 and ::/0. With a hostnamePrefix the replicas are
+// PREFIX-0 ... PREFIX-(N-1); otherwise each takes the hostname (default
+// NAME-connector), and Tailscale suffixes the MagicDNS names of all but
+// the first. A route with host bits set makes the operator refuse the
+// Connector (an event), and a ProxyClass that is missing or not Ready
+// makes it wait; either way its devices stay as they are.
 func (e *Engine) reconcileConnectorLocked(op *Operator, c *Connector) {
 	c.Tags = proxyTags(op, c.Tags)
 	base := c.Hostname
 	if base == "" {
 		base = c.Name + "-connector"
 	}
-	c.Hostnames = nil
-	if c.HostnamePrefix == "" && c.Replicas == 1 {
-		c.Hostnames = []string{base}
-	} else {
-		prefix := c.HostnamePrefix
-		if prefix == "" {
-			prefix = base
-		}
-		c.Hostnames = e.replicaHostnames("Connector "+c.Name, prefix, c.Replicas)
+	what := "Connector " + c.Name
+	switch {
+	case c.HostnamePrefix != "":
+		c.Hostnames = e.replicaHostnames(what, c.Replicas, func(i int) string { return fmt.Sprintf("%s-%d", c.HostnamePrefix, i) })
+	case e.compat.IndexedConnectorHostnames && c.Replicas != 1:
+		c.Hostnames = e.replicaHostnames(what, c.Replicas, func(i int) string { return fmt.Sprintf("%s-%d", base, i) })
+	default:
+		c.Hostnames = e.replicaHostnames(what, c.Replicas, func(int) string { return base })
 	}
 	c.AdvertisedRoutes = slices.Clone(c.SubnetRoutes)
 	if c.ExitNode {
 		c.AdvertisedRoutes = append(c.AdvertisedRoutes, "0.0.0.0/0", "::/0")
 	}
-	what := "Connector " + c.Name
 	if op == nil {
 		e.logf("%s: no Tailscale operator runs on cluster %s, nothing reconciles it", what, c.ClusterID)
 		return
@@ -1157,12 +1247,17 @@ func (e *Engine) reconcileConnectorLocked(op *Operator, c *Connector) {
 			return
 		}
 	}
+	// The Connector has no default ProxyClass.
+	if !e.proxyClassAllowsLocked(what, kindConnector, op, c.ProxyClass) {
+		return
+	}
 	c.Devices = e.reconcileReplicasLocked(what, op, c.Hostnames, c.Tags, c.AdvertisedRoutes, c.Devices)
 }
 
 // reconcileProxyGroupLocked is the operator's ProxyGroup reconciler: one
 // device per replica, PREFIX-0 ... PREFIX-(N-1), the prefix defaulting to
-// the name. The devices advertise no routes.
+// the name, once its ProxyClass (its own, else the operator's default) is
+// Ready. The devices advertise no routes.
 func (e *Engine) reconcileProxyGroupLocked(op *Operator, g *ProxyGroup) {
 	g.Tags = proxyTags(op, g.Tags)
 	prefix := g.HostnamePrefix
@@ -1170,9 +1265,16 @@ func (e *Engine) reconcileProxyGroupLocked(op *Operator, g *ProxyGroup) {
 		prefix = g.Name
 	}
 	what := "ProxyGroup " + g.Name
-	g.Hostnames = e.replicaHostnames(what, prefix, g.Replicas)
+	g.Hostnames = e.replicaHostnames(what, g.Replicas, func(i int) string { return fmt.Sprintf("%s-%d", prefix, i) })
 	if op == nil {
 		e.logf("%s: no Tailscale operator runs on cluster %s, nothing reconciles it", what, g.ClusterID)
+		return
+	}
+	class := g.ProxyClass
+	if class == "" {
+		class = op.DefaultProxyClass
+	}
+	if !e.proxyClassAllowsLocked(what, kindProxyGroup, op, class) {
 		return
 	}
 	g.Devices = e.reconcileReplicasLocked(what, op, g.Hostnames, g.Tags, nil, g.Devices)
@@ -1182,77 +1284,80 @@ func (e *Engine) reconcileProxyGroupLocked(op *Operator, g *ProxyGroup) {
 // object.
 const maxSimulatedReplicas = 100
 
-// replicaHostnames returns PREFIX-0 ... PREFIX-(n-1), at most
+// replicaHostnames returns the hostnames of n replicas, at most
 // maxSimulatedReplicas of them.
-func (e *Engine) replicaHostnames(what, prefix string, n int) []string {
+func (e *Engine) replicaHostnames(what string, n int, name func(i int) string) []string {
 	if n > maxSimulatedReplicas {
 		e.logf("%s: %d replicas requested; the simulation runs the first %d", what, n, maxSimulatedReplicas)
 		n = maxSimulatedReplicas
 	}
 	out := make([]string, 0, max(n, 0))
 	for i := range n {
-		out = append(out, fmt.Sprintf("%s-%d", prefix, i))
+		out = append(out, name(i))
 	}
 	return out
 }
 
 // reconcileReplicasLocked brings the devices of an object's replicas in
-// line with what it wants and returns them:
+// line with what it wants and returns them, replica by replica (each
+// replica has its state Secret):
 //
-//   - a device whose hostname is no longer wanted is removed;
-//   - a wanted device still on the tailnet with the wanted tags is kept,
-//     its advertised routes updated (the tailnet approves new ones when
-//     autoApprovers allow them);
-//   - a device with other tags is replaced: the operator resets the
-//     replica's state, and its new auth key carries the new tags;
+//   - the device of a replica still on the tailnet is kept: renamed when
+//     its hostname changed, its tags as they were (they are fixed when its
+//     auth key is made), its advertised routes updated (the tailnet
+//     approves new ones when autoApprovers allow them);
 //   - a missing device (never made, or removed from the tailnet by hand)
 //     is made, provided the operator's OAuth client may mint auth keys
-//     with the tags: its tags must own each of them in tagOwners.
+//     with the tags;
+//   - the devices of replicas beyond the count are removed.
+//
+// A replica whose auth key cannot be minted has no device, and the others
+// keep their replica index.
+//
+// With Compat.ProxyNewDevice a replica whose hostname or tags changed gets
+// a new device instead.
 func (e *Engine) reconcileReplicasLocked(what string, op *Operator, hostnames, tags, routes []string, current []ReplicaDevice) []ReplicaDevice {
-	have := map[string]ReplicaDevice{}
-	for _, d := range current {
-		have[d.Hostname] = d
-	}
 	checked, allowed := false, false
 	var refused []string
 	mayMint := func() bool {
-		if checked {
-			return allowed
-		}
-		checked = true
-		body, _ := e.tailnet.Policy()
-		pol, perr := aclcheck.Parse(body)
-		if perr != nil {
-			e.logf("%s: the tailnet policy is invalid: %s", what, perr.Message)
-			return false
-		}
-		owners := op.ClientTags
-		if len(owners) == 0 {
-			owners = op.Tags
-		}
-		for _, t := range tags {
-			if !anyOwns(pol, owners, t) {
-				e.logf("%s: failed to create auth key: requested tags [%s] are invalid or not permitted (the operator's OAuth client tags %v do not own %s)",
-					what, strings.Join(tags, ","), owners, t)
-				return false
+		if !checked {
+			checked = true
+			if err := e.mintLocked(op, tags, false); err != nil {
+				e.logf("%s: failed to create auth key: %v", what, err)
+			} else {
+				allowed = true
 			}
 		}
-		allowed = true
-		return true
+		return allowed
 	}
-	var out []ReplicaDevice
-	for _, h := range hostnames {
-		if d, ok := have[h]; ok {
-			delete(have, h)
+	advertise := func(id, h string) {
+		if _, err := e.tailnet.SetAdvertisedRoutes(id, routes); err != nil {
+			e.logf("%s: device %s cannot advertise its routes: %v", what, h, err)
+		}
+	}
+	have := map[int]ReplicaDevice{}
+	for _, d := range current {
+		have[d.Index] = d
+	}
+	out := make([]ReplicaDevice, 0, len(hostnames))
+	for i, h := range hostnames {
+		if d, ok := have[i]; ok {
+			delete(have, i)
 			if dev, found := e.tailnet.Device(d.DeviceID); found {
-				if sameSet(dev.Tags, tags) {
-					if _, err := e.tailnet.SetAdvertisedRoutes(d.DeviceID, routes); err != nil {
-						e.logf("%s: device %s cannot advertise its routes: %v", what, h, err)
+				switch {
+				case !e.compat.ProxyNewDevice:
+					if dev.Hostname != h {
+						e.tailnet.RenameDevice(d.DeviceID, h)
 					}
+					advertise(d.DeviceID, h)
+					out = append(out, ReplicaDevice{Index: i, Hostname: h, DeviceID: d.DeviceID})
+					continue
+				case dev.Hostname == h && sameSet(dev.Tags, tags):
+					advertise(d.DeviceID, h)
 					out = append(out, d)
 					continue
 				}
-				e.logf("%s: tags changed from [%s] to [%s]: device %s (%s) is replaced", what, strings.Join(dev.Tags, ","), strings.Join(tags, ","), h, d.DeviceID)
+				e.logf("%s: replica %d changed from %s [%s] to %s [%s]: device %s is replaced", what, i, dev.Hostname, strings.Join(dev.Tags, ","), h, strings.Join(tags, ","), d.DeviceID)
 				e.tailnet.RemoveDevice(d.DeviceID)
 			}
 		}
@@ -1262,100 +1367,15 @@ func (e *Engine) reconcileReplicasLocked(what string, op *Operator, hostnames, t
 		}
 		dev := e.tailnet.AddDevice(tailnetapi.DeviceSpec{Hostname: h, Tags: tags, OS: "linux"})
 		if len(routes) > 0 {
-			if _, err := e.tailnet.SetAdvertisedRoutes(dev.ID, routes); err != nil {
-				e.logf("%s: device %s cannot advertise its routes: %v", what, h, err)
-			}
+			advertise(dev.ID, h)
 		}
-		out = append(out, ReplicaDevice{Hostname: h, DeviceID: dev.ID})
+		out = append(out, ReplicaDevice{Index: i, Hostname: h, DeviceID: dev.ID})
 	}
 	if len(refused) > 0 {
 		e.logf("%s: no device for %s", what, strings.Join(refused, ", "))
 	}
-	gone := make([]string, 0, len(have))
-	for h := range have {
-		gone = append(gone, h)
-	}
-	sort.Strings(gone)
-	for _, h := range gone {
-		e.tailnet.RemoveDevice(have[h].DeviceID)
+	for _, d := range have {
+		e.tailnet.RemoveDevice(d.DeviceID)
 	}
 	return out
-}
-
-// reconcileEgressLocked validates the egress Services of a cluster as the
-// operator does, after a change on the cluster. It logs the problems of
-// the Services that helmID just deployed, and of any other whose validity
-// changed (a ProxyGroup appeared or went away).
-func (e *Engine) reconcileEgressLocked(cluster, helmID string) {
-	for _, k := range e.sortedKeysLocked(cluster) {
-		o := e.objects[k]
-		s := o.egress
-		if s == nil {
-			continue
-		}
-		problem := e.egressProblemLocked(s)
-		valid := problem == ""
-		changed := valid != s.Valid || problem != s.Problem
-		s.Valid, s.Problem = valid, problem
-		if !valid && (changed || o.helmID == helmID) {
-			e.logf("Service %s/%s: %s", s.Namespace, s.Name, problem)
-		}
-	}
-}
-
-// egressProblemLocked returns why the operator does not serve an egress
-// Service, or "" when it does.
-//
-// Every egress Service is checked as validateService does: one target
-// only, a target FQDN that looks like a tailnet node's MagicDNS name, a
-// target IP that parses, and a valid hostname (NAMESPACE-NAME unless
-// tailscale.com/hostname says otherwise). With tailscale.com/proxy-group,
-// the ProxyGroup must exist (the operator waits for it), be of type
-// egress, and the Service must be an ExternalName with ports.
-func (e *Engine) egressProblemLocked(s *EgressService) string {
-	if _, ok := e.operators[s.ClusterID]; !ok {
-		return fmt.Sprintf("no Tailscale operator runs on cluster %s, the annotations have no effect", s.ClusterID)
-	}
-	var violations []string
-	if s.TailnetFQDN != "" && s.TailnetIP != "" {
-		violations = append(violations, fmt.Sprintf("only one of annotations %s and %s can be set", AnnotationTailnetIP, AnnotationTailnetFQDN))
-	}
-	if s.TailnetFQDN != "" && !magicDNSNameRE.MatchString(s.TailnetFQDN) {
-		violations = append(violations, fmt.Sprintf("invalid value of annotation %s: %q does not appear to be a valid MagicDNS name", AnnotationTailnetFQDN, s.TailnetFQDN))
-	}
-	if s.TailnetIP != "" {
-		if _, err := netip.ParseAddr(s.TailnetIP); err != nil {
-			violations = append(violations, fmt.Sprintf("invalid value of annotation %s: %q could not be parsed as a valid IP Address, error: %s", AnnotationTailnetIP, s.TailnetIP, err))
-		}
-	}
-	const label = "must be a DNS label of 1 to 63 letters, digits and dashes"
-	switch {
-	case s.hostname != "" && !validLabel(s.hostname):
-		violations = append(violations, fmt.Sprintf("invalid Tailscale hostname specified %q: %s", s.hostname, label))
-	case s.hostname == "" && !validLabel(s.Namespace+"-"+s.Name):
-		violations = append(violations, fmt.Sprintf("invalid Tailscale hostname %q, use %q annotation to override: %s", s.Namespace+"-"+s.Name, AnnotationHostname, label))
-	}
-	if s.ProxyGroup == "" {
-		if len(violations) == 0 {
-			return ""
-		}
-		return "INVALIDSERVICE: unable to provision proxy resources: invalid Service: " + strings.Join(violations, ", ")
-	}
-	pg := e.proxyGroupLocked(s.ClusterID, s.ProxyGroup)
-	if pg == nil {
-		return fmt.Sprintf("ProxyGroup %q not found on cluster %s, waiting...", s.ProxyGroup, s.ClusterID)
-	}
-	if len(s.Ports) == 0 {
-		violations = append(violations, "egress Service for ProxyGroup must have at least one target Port specified")
-	}
-	if s.Type != "ExternalName" {
-		violations = append(violations, fmt.Sprintf("unexpected egress Service type %s. The only supported type is ExternalName.", s.Type))
-	}
-	if pg.Type != ProxyGroupTypeEgress {
-		violations = append(violations, fmt.Sprintf("egress Service references ProxyGroup of type %s, must be type %s", pg.Type, ProxyGroupTypeEgress))
-	}
-	if len(violations) == 0 {
-		return ""
-	}
-	return "INVALIDSERVICE: invalid egress Service: " + strings.Join(violations, ", ")
 }

@@ -59,13 +59,20 @@ type lab struct {
 
 func newLab(t *testing.T, policy string) *lab {
 	t.Helper()
+	return newLabWith(t, policy, []string{"devices:core", "auth_keys"}, "")
+}
+
+// newLabWith runs the operator with an OAuth client of these scopes and
+// more values (YAML appended to its values file).
+func newLabWith(t *testing.T, policy string, scopes []string, moreValues string) *lab {
+	t.Helper()
 	ts := tailnetapi.New(tailnetapi.Options{InitialPolicy: []byte(policy), MagicDNSSuffix: "tail1234.ts.net"})
 	l := &lab{t: t, tailnet: ts, engine: cluster.New(ts)}
-	id, secret := ts.SeedOAuthClient("", "", []string{"devices:core", "auth_keys"}, []string{"tag:k8s-operator"})
-	values := fmt.Sprintf("oauth:\n  clientId: %s\n  clientSecret: %s\noperatorConfig:\n  hostname: tailscale-operator-lab\n", id, secret)
+	id, secret := ts.SeedOAuthClient("", "", scopes, []string{"tag:k8s-operator"})
+	values := fmt.Sprintf("oauth:\n  clientId: %s\n  clientSecret: %s\noperatorConfig:\n  hostname: tailscale-operator-lab\n%s", id, secret, moreValues)
 	err := l.engine.Deploy(context.Background(), qoveryapi.ServiceSnapshot{
 		Kind: "HELM", ID: "helm-operator", Name: "tailscale-operator", ClusterID: labCluster, Namespace: "z1234abcd-tailscale",
-		ChartName: cluster.OperatorChart, AllowClusterWideResources: true,
+		ChartName: cluster.OperatorChart, ChartVersion: "1.102.4", AllowClusterWideResources: true,
 		ValuesFiles: []qoveryapi.ValuesFile{{Name: "values.yaml", Content: values}},
 	})
 	if err != nil {
@@ -316,7 +323,8 @@ func TestManifests_connectorHostnames(t *testing.T) {
 		{"default hostname", manifest.Connector{Name: "homelab", ExitNode: true}, []string{"homelab-connector"}},
 		{"prefix", manifest.Connector{Name: "homelab", HostnamePrefix: "hl", Replicas: replicas(3), ExitNode: true}, []string{"hl-0", "hl-1", "hl-2"}},
 		{"prefix with one replica", manifest.Connector{Name: "homelab", HostnamePrefix: "hl", ExitNode: true}, []string{"hl-0"}},
-		{"replicas without prefix", manifest.Connector{Name: "homelab", Replicas: replicas(2), ExitNode: true}, []string{"homelab-connector-0", "homelab-connector-1"}},
+		// Every replica takes the hostname, as the operator gives it.
+		{"replicas without prefix", manifest.Connector{Name: "homelab", Replicas: replicas(2), ExitNode: true}, []string{"homelab-connector", "homelab-connector"}},
 		{"hostname with one replica", manifest.Connector{Name: "homelab", Hostname: "gateway", Replicas: replicas(1), ExitNode: true}, []string{"gateway"}},
 		{"no replica", manifest.Connector{Name: "homelab", HostnamePrefix: "hl", Replicas: replicas(0), ExitNode: true}, nil},
 	} {
@@ -327,14 +335,47 @@ func TestManifests_connectorHostnames(t *testing.T) {
 				t.Fatalf("devices %v, want %v (events %q)", got, tc.want, l.engine.Events())
 			}
 			for _, h := range tc.want {
-				if d := l.device(h, "tag:k8s"); !slices.Equal(d.EnabledRoutes, []string{"0.0.0.0/0", "::/0"}) {
-					t.Errorf("%s: enabled routes %v", h, d.EnabledRoutes)
+				for _, d := range l.devices(h) {
+					if !slices.Equal(d.EnabledRoutes, []string{"0.0.0.0/0", "::/0"}) || !slices.Equal(d.Tags, []string{"tag:k8s"}) {
+						t.Errorf("%s: %+v", h, d)
+					}
 				}
 			}
 			if c := l.engine.Connectors()[0]; len(c.Devices) != len(tc.want) || !slices.Equal(c.Hostnames, tc.want) {
 				t.Fatalf("connector %+v", c)
 			}
 		})
+	}
+}
+
+// Replicas sharing a hostname get suffixed MagicDNS names; the earlier
+// simulation numbered their hostnames.
+func TestManifests_connectorReplicasShareTheHostname(t *testing.T) {
+	l := newLab(t, labApproversPolicy)
+	c := manifest.Connector{Name: "homelab", Replicas: replicas(3), SubnetRoutes: []string{"10.244.0.0/16"}}
+	l.deploy(release("homelab", connectorValues(t, c)))
+	var names []string
+	for _, d := range l.devices("homelab-connector") {
+		names = append(names, strings.TrimSuffix(d.Name, ".tail1234.ts.net"))
+	}
+	if !slices.Equal(names, []string{"homelab-connector", "homelab-connector-1", "homelab-connector-2"}) {
+		t.Fatalf("MagicDNS names %v", names)
+	}
+	if got, want := l.engine.Connectors()[0].Hostnames, c.DeviceHostnames(); !slices.Equal(got, want) {
+		t.Fatalf("the simulation wants %v, qtail renders %v", got, want)
+	}
+	// A redeployment keeps every replica's device.
+	before := l.engine.Connectors()[0].DeviceIDs()
+	l.deploy(release("homelab", connectorValues(t, c)))
+	if after := l.engine.Connectors()[0].DeviceIDs(); !slices.Equal(before, after) {
+		t.Fatalf("devices %v, then %v", before, after)
+	}
+
+	old := newLab(t, labApproversPolicy)
+	old.engine.SetCompat(cluster.Compat{IndexedConnectorHostnames: true})
+	old.deploy(release("homelab", connectorValues(t, c)))
+	if got := old.hostnames(); !slices.Equal(got, []string{"homelab-connector-0", "homelab-connector-1", "homelab-connector-2"}) {
+		t.Fatalf("with Compat.IndexedConnectorHostnames: %v", got)
 	}
 }
 
@@ -389,29 +430,44 @@ func TestManifests_connectorTags(t *testing.T) {
 	l.deploy(release("homelab", connectorValues(t, c)))
 	old := l.device("homelab", "tag:k8s")
 
-	// New tags: the operator replaces the device.
+	// New tags: the replica keeps its state and its device, tagged as its
+	// first auth key said.
 	c.Tags = []string{"tag:k8s-prod"}
 	l.deploy(release("homelab", connectorValues(t, c)))
-	d := l.device("homelab", "tag:k8s-prod")
-	if d.ID == old.ID {
-		t.Fatal("the device kept its identity across a tags change")
-	}
-	l.event("tags changed from [tag:k8s] to [tag:k8s-prod]")
-	// autoApprovers list tag:k8s only.
-	if len(d.EnabledRoutes) != 0 {
-		t.Fatalf("routes approved for tag:k8s-prod: %v", d.EnabledRoutes)
+	if d := l.device("homelab", "tag:k8s"); d.ID != old.ID {
+		t.Fatalf("a tags change replaced the device %s with %s", old.ID, d.ID)
 	}
 
-	// Tags the operator's OAuth client does not own: no auth key, no
-	// device, an event.
-	c.Tags = []string{"tag:stray"}
-	l.deploy(release("homelab", connectorValues(t, c)))
-	l.noDevice("homelab")
-	l.event(`Connector homelab: failed to create auth key: requested tags [tag:stray] are invalid or not permitted (the operator's OAuth client tags [tag:k8s-operator] do not own tag:stray)`)
-	l.event("Connector homelab: no device for homelab")
-	if cs := l.engine.Connectors(); len(cs) != 1 || len(cs[0].Devices) != 0 {
-		t.Fatalf("connectors %+v", cs)
+	// Tags the operator's OAuth client does not own, on a new Connector:
+	// no auth key, no device, an event.
+	stray := manifest.Connector{Name: "stray", Hostname: "stray", SubnetRoutes: []string{"10.9.0.0/16"}, Tags: []string{"tag:stray"}}
+	l.deploy(release("stray", connectorValues(t, stray)))
+	l.noDevice("stray")
+	l.event(`Connector stray: failed to create auth key: requested tags [tag:stray] are invalid or not permitted: the OAuth client's tags [tag:k8s-operator] neither are nor own them (400)`)
+	l.event("Connector stray: no device for stray")
+
+	// The earlier simulation replaced the device.
+	prev := newLab(t, labApproversPolicy)
+	prev.engine.SetCompat(cluster.Compat{ProxyNewDevice: true})
+	c = homelab
+	prev.deploy(release("homelab", connectorValues(t, c)))
+	first := prev.device("homelab", "tag:k8s")
+	c.Tags = []string{"tag:k8s-prod"}
+	prev.deploy(release("homelab", connectorValues(t, c)))
+	if d := prev.device("homelab", "tag:k8s-prod"); d.ID == first.ID {
+		t.Fatal("with Compat.ProxyNewDevice the device kept its identity across a tags change")
 	}
+}
+
+// A Connector or ProxyGroup without tags gets the operator's proxy tags
+// (PROXY_TAGS): the CRD has no default.
+func TestManifests_untaggedObjectsGetTheOperatorsProxyTags(t *testing.T) {
+	policy := strings.Replace(labApproversPolicy, `"tag:stray"`, `"tag:lan": ["tag:k8s-operator"], "tag:stray"`, 1)
+	l := newLabWith(t, policy, []string{"devices:core", "auth_keys"}, "proxyConfig:\n  defaultTags: tag:lan\n")
+	l.deploy(release("lan", connectorValues(t, manifest.Connector{Name: "lan", Hostname: "lan", SubnetRoutes: []string{"10.9.0.0/16"}})))
+	l.device("lan", "tag:lan")
+	l.deploy(release("pg", proxyGroupValues(t, manifest.ProxyGroup{Name: "pg", Type: manifest.ProxyGroupEgress, Replicas: replicas(1)})))
+	l.device("pg-0", "tag:lan")
 }
 
 func TestManifests_routeWithHostBitsRefusedByOperator(t *testing.T) {
@@ -805,10 +861,100 @@ func TestManifests_egressServices(t *testing.T) {
 			}) {
 				t.Fatalf("no event about db says %q; events %q", tc.problem, l.engine.Events())
 			}
-			if n := len(l.tailnet.Devices()); n != devices {
-				t.Fatalf("an egress Service changed the tailnet: %d devices, then %d", devices, n)
+			// A valid Service without a ProxyGroup gets a proxy device of
+			// its own, NAMESPACE-NAME, and its externalName points at the
+			// proxy's headless Service in the operator's namespace.
+			ownProxy := tc.problem == "" && !strings.Contains(tc.name, "ProxyGroup")
+			want := devices
+			if ownProxy {
+				want++
+				d := l.device(labNamespace+"-db", "tag:k8s")
+				if s.DeviceID != d.ID || s.ProxyHostname != labNamespace+"-db" || !slices.Equal(s.ProxyTags, []string{"tag:k8s"}) {
+					t.Fatalf("egress service %+v, device %+v", s, d)
+				}
+			}
+			if n := len(l.tailnet.Devices()); n != want {
+				t.Fatalf("%d devices, then %d; want %d", devices, n, want)
+			}
+			rewritten := strings.HasPrefix(s.ExternalName, "ts-db-") && strings.HasSuffix(s.ExternalName, ".z1234abcd-tailscale.svc.cluster.local")
+			if rewritten != (tc.problem == "") {
+				t.Fatalf("externalName %q", s.ExternalName)
 			}
 		})
+	}
+}
+
+// The egress proxy of a Service without a ProxyGroup, as the operator runs
+// it: named and tagged by the annotations, its auth key minted with the
+// OAuth client, renamed in place, removed with the Service.
+func TestManifests_egressProxyDevices(t *testing.T) {
+	l := newLab(t, labPolicy)
+	fqdn, host, tags := cluster.AnnotationTailnetFQDN, cluster.AnnotationHostname, cluster.AnnotationTags
+	db := release("db", serviceYAML("db", "ExternalName", false, fqdn, "db.tail4f2a.ts.net", host, "prod-db", tags, "tag:k8s-prod"))
+	l.deploy(db)
+	d := l.device("prod-db", "tag:k8s-prod")
+	first := l.engine.EgressServices()[0]
+	if !strings.HasPrefix(first.ExternalName, "ts-db-") || len(strings.Split(first.ExternalName, ".")[0]) != len("ts-db-")+5 {
+		t.Fatalf("externalName %q", first.ExternalName)
+	}
+
+	// A new hostname renames the proxy's device; the externalName stays.
+	l.deploy(release("db", serviceYAML("db", "ExternalName", false, fqdn, "db.tail4f2a.ts.net", host, "prod-db-2", tags, "tag:k8s-prod")))
+	if again := l.device("prod-db-2", "tag:k8s-prod"); again.ID != d.ID {
+		t.Fatalf("a rename replaced the egress proxy %s with %s", d.ID, again.ID)
+	}
+	if es := l.engine.EgressServices()[0]; es.ExternalName != first.ExternalName {
+		t.Fatalf("externalName %q, then %q", first.ExternalName, es.ExternalName)
+	}
+
+	// Two egress Services under one hostname: two devices, the second
+	// with a suffixed MagicDNS name (the operator checks nothing).
+	l.deploy(release("cache", serviceYAML("cache", "ExternalName", false, fqdn, "cache.tail4f2a.ts.net", host, "prod-db-2")))
+	devs := l.devices("prod-db-2")
+	if len(devs) != 2 || devs[1].Name != "prod-db-2-1.tail1234.ts.net" || !slices.Equal(devs[1].Tags, []string{"tag:k8s"}) {
+		t.Fatalf("devices %+v", devs)
+	}
+	l.event("Service " + labNamespace + "/cache: hostname prod-db-2 is already used by device")
+
+	// Tags the OAuth client does not own: the proxy fails, no device.
+	l.deploy(release("stray", serviceYAML("stray", "ExternalName", false, fqdn, "stray.tail4f2a.ts.net", tags, "tag:stray")))
+	l.noDevice(labNamespace + "-stray")
+	l.event("Service " + labNamespace + "/stray: ProxyFailed: failed to provision: failed to create or get API key secret: requested tags [tag:stray] are invalid or not permitted")
+
+	// An invalid tag annotation is refused before anything.
+	l.deploy(release("bad", serviceYAML("bad", "ExternalName", false, fqdn, "bad.tail4f2a.ts.net", tags, "k8s")))
+	l.event(`Service ` + labNamespace + `/bad: INVALIDSERVICE: unable to provision proxy resources: invalid Service: tailscale.com/tags annotation contains invalid tag "k8s"`)
+
+	// Uninstalled, the Service takes its proxy with it.
+	l.remove(db)
+	l.noDevice("prod-db")
+	if n := len(l.devices("prod-db-2")); n != 1 {
+		t.Fatalf("%d devices prod-db-2 after removing db", n)
+	}
+
+	// The earlier simulation made no proxy.
+	old := newLab(t, labPolicy)
+	old.engine.SetCompat(cluster.Compat{NoEgressProxies: true})
+	old.deploy(db)
+	old.noDevice("prod-db")
+	if es := old.engine.EgressServices()[0]; es.ExternalName != "placeholder" || !es.Valid {
+		t.Fatalf("with Compat.NoEgressProxies: %+v", es)
+	}
+}
+
+// Through a ProxyGroup, the externalName points at a ClusterIP Service in
+// the operator's namespace and no device is made.
+func TestManifests_egressThroughProxyGroup(t *testing.T) {
+	l := newLab(t, labPolicy)
+	l.deploy(release("pg", proxyGroupYAML("egress-us", "{type: egress, replicas: 1}")))
+	devices := len(l.tailnet.Devices())
+	l.deploy(release("db", serviceYAML("db", "ExternalName", false, cluster.AnnotationTailnetFQDN, "db.tail4f2a.ts.net", cluster.AnnotationProxyGroup, "egress-us")))
+	es := l.engine.EgressServices()[0]
+	if !es.Valid || es.DeviceID != "" || !strings.HasPrefix(es.ExternalName, "ts-db-") || !strings.HasSuffix(es.ExternalName, ".z1234abcd-tailscale.svc.cluster.local") {
+		t.Fatalf("egress service %+v", es)
+	}
+	if n := len(l.tailnet.Devices()); n != devices {
+		t.Fatalf("%d devices, then %d", devices, n)
 	}
 }
 
@@ -868,32 +1014,114 @@ func TestManifests_egressServiceWithoutOperator(t *testing.T) {
 	l.event("Service " + labNamespace + "/db: no Tailscale operator runs on cluster cluster-bare, the annotations have no effect")
 }
 
+// billingApp is an application exposed through the ProxyGroup ingress-us
+// as billing.
+func billingApp(id, kubeName, hostname string) qoveryapi.ServiceSnapshot {
+	return qoveryapi.ServiceSnapshot{
+		Kind: "APPLICATION", ID: id, Name: "billing-api", ClusterID: labCluster, Namespace: "zdef-prod", KubernetesName: kubeName,
+		Ports: []qoveryapi.Port{{Name: "https", InternalPort: 443, Protocol: "HTTP"}},
+		AnnotationsGroups: []qoveryapi.AnnotationsGroup{{ID: "group-1", Scopes: []string{"SERVICES"}, Annotations: []qoveryapi.Annotation{
+			{Key: cluster.AnnotationExpose, Value: "true"}, {Key: cluster.AnnotationHostname, Value: hostname}, {Key: cluster.AnnotationProxyGroup, Value: "ingress-us"},
+		}}},
+	}
+}
+
 // An application exposed through a ProxyGroup: the operator says when it
 // cannot serve it.
 func TestManifests_exposureThroughProxyGroup(t *testing.T) {
 	l := newLab(t, labPolicy)
-	app := qoveryapi.ServiceSnapshot{
-		Kind: "APPLICATION", ID: "app-1", Name: "billing-api", ClusterID: labCluster, Namespace: "zdef-prod", KubernetesName: "app-z1234abcd",
-		Ports: []qoveryapi.Port{{Name: "https", InternalPort: 443, Protocol: "HTTP"}},
-		AnnotationsGroups: []qoveryapi.AnnotationsGroup{{ID: "group-1", Scopes: []string{"SERVICES"}, Annotations: []qoveryapi.Annotation{
-			{Key: cluster.AnnotationExpose, Value: "true"}, {Key: cluster.AnnotationHostname, Value: "billing"}, {Key: cluster.AnnotationProxyGroup, Value: "ingress-us"},
-		}}},
-	}
+	app := billingApp("app-1", "app-z1234abcd", "billing")
 	l.deploy(app)
 	l.event(`Service zdef-prod/app-z1234abcd: cannot be served by ProxyGroup "ingress-us" as Tailscale Service svc:billing: ProxyGroup "ingress-us" does not exist on cluster cluster-lab`)
 
-	l.deploy(release("pg", proxyGroupYAML("ingress-us", "{type: egress}")))
-	l.deploy(app)
-	l.event(`Service zdef-prod/app-z1234abcd: cannot be served by ProxyGroup "ingress-us" as Tailscale Service svc:billing: ProxyGroup "ingress-us" is of type "egress" but must be of type "ingress"`)
+	// The operator reconciles the Service when the ProxyGroup appears.
+	l.deploy(release("pg", proxyGroupYAML("ingress-us", "{type: egress, replicas: 1}")))
+	l.event(`Service zdef-prod/app-z1234abcd: IngressSvcInvalid: ProxyGroup "ingress-us" is of type "egress" but must be of type "ingress"`)
 
+	// No replica yet: the ProxyGroup is not available.
 	l.remove(release("pg"))
-	l.deploy(release("pg", proxyGroupYAML("ingress-us", "{type: ingress}")))
-	l.deploy(app)
-	events := l.engine.Events()
-	if last := events[len(events)-1]; last != `Service zdef-prod/app-z1234abcd: served by ProxyGroup "ingress-us" as Tailscale Service svc:billing; no proxy device of its own` {
-		t.Fatalf("last event %q", last)
+	l.deploy(release("pg", proxyGroupYAML("ingress-us", "{type: ingress, replicas: 0}")))
+	l.event(`Service zdef-prod/app-z1234abcd: ProxyGroup "ingress-us" is not (yet) ready`)
+
+	// Available, but the OAuth client lacks the services scope.
+	l.deploy(release("pg", proxyGroupYAML("ingress-us", "{type: ingress, replicas: 1}")))
+	l.event(`Service zdef-prod/app-z1234abcd: error getting Tailscale Service "billing": calling actor does not have enough permissions to perform this function (403)`)
+	if n := len(l.tailnet.Services()); n != 0 {
+		t.Fatalf("%d Tailscale Services without the scope", n)
 	}
 	l.noDevice("billing")
+
+	// The earlier simulation served it anyway.
+	old := newLab(t, labPolicy)
+	old.engine.SetCompat(cluster.Compat{ProxyGroupIngressWithoutService: true})
+	old.deploy(release("pg", proxyGroupYAML("ingress-us", "{type: ingress, replicas: 0}")))
+	old.deploy(app)
+	old.event(`Service zdef-prod/app-z1234abcd: served by ProxyGroup "ingress-us" as Tailscale Service svc:billing; no proxy device of its own`)
+}
+
+// With the services scope the operator makes svc:HOSTNAME, shares one
+// another operator made, refuses one someone else made, refuses two
+// Services under one hostname, and cleans up.
+func TestManifests_tailscaleServiceOfAnIngressProxyGroup(t *testing.T) {
+	l := newLabWith(t, labPolicy, []string{"devices:core", "auth_keys", "services"}, "")
+	l.deploy(release("pg", proxyGroupYAML("ingress-us", "{type: ingress, replicas: 2}")))
+	app := billingApp("app-1", "app-z1234abcd", "billing")
+	l.deploy(app)
+	l.event(`Service zdef-prod/app-z1234abcd: served by ProxyGroup "ingress-us" as Tailscale Service svc:billing`)
+	svcs := l.tailnet.Services()
+	op := l.engine.Operators()[0]
+	if len(svcs) != 1 || svcs[0].Name != "svc:billing" || !slices.Equal(svcs[0].Tags, []string{"tag:k8s"}) || len(svcs[0].Addrs) != 2 ||
+		svcs[0].Annotations["tailscale.com/owner-references"] != `{"ownerRefs":[{"operatorID":"`+op.NodeID+`"}]}` {
+		t.Fatalf("Tailscale Services %+v (operator %s)", svcs, op.NodeID)
+	}
+
+	// A second Service under the same hostname: both are refused.
+	l.deploy(billingApp("app-2", "app-z5678ef01", "billing"))
+	l.event(`Service zdef-prod/app-z5678ef01: IngressSvcInvalid: found duplicate Service "zdef-prod/app-z1234abcd" for hostname "billing" - multiple HA Services for the same hostname on the same tailnet are not allowed`)
+	l.deploy(app)
+	l.event(`Service zdef-prod/app-z1234abcd: IngressSvcInvalid: found duplicate Service "zdef-prod/app-z5678ef01" for hostname "billing"`)
+	l.remove(billingApp("app-2", "app-z5678ef01", "billing"))
+
+	// A new hostname: the old Tailscale Service goes, the new one comes.
+	l.deploy(billingApp("app-1", "app-z1234abcd", "payments"))
+	if svcs := l.tailnet.Services(); len(svcs) != 1 || svcs[0].Name != "svc:payments" {
+		t.Fatalf("after the rename: %+v", svcs)
+	}
+
+	// Someone made svc:reports by hand: the operator does not take it.
+	admin, secret := l.tailnet.SeedOAuthClient("", "", []string{"services"}, []string{"tag:k8s-operator"})
+	c, err := l.tailnet.Caller(admin, secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.PutService(tailnetapi.Service{Name: "svc:reports", Ports: []string{"tcp:443"}}); err != nil {
+		t.Fatal(err)
+	}
+	l.deploy(billingApp("app-3", "app-z9999aaaa", "reports"))
+	l.event(`Service zdef-prod/app-z9999aaaa: InvalidTailscaleService: error ensuring ownership of Tailscale Service reports: Tailscale Service svc:reports exists, but does not contain owner annotation`)
+
+	// One another operator made is shared, and given back on unexpose.
+	if _, err := c.PutService(tailnetapi.Service{Name: "svc:shared", Ports: []string{"do-not-validate"},
+		Annotations: map[string]string{"tailscale.com/owner-references": `{"ownerRefs":[{"operatorID":"nOTHERCNTRL"}]}`}}); err != nil {
+		t.Fatal(err)
+	}
+	shared := billingApp("app-4", "app-z4444bbbb", "shared")
+	l.deploy(shared)
+	v, _ := c.GetService("svc:shared")
+	if want := `{"ownerRefs":[{"operatorID":"nOTHERCNTRL"},{"operatorID":"` + op.NodeID + `"}]}`; v.Annotations["tailscale.com/owner-references"] != want {
+		t.Fatalf("shared owners %s, want %s", v.Annotations["tailscale.com/owner-references"], want)
+	}
+	l.remove(shared)
+	v, err = c.GetService("svc:shared")
+	if err != nil || v.Annotations["tailscale.com/owner-references"] != `{"ownerRefs":[{"operatorID":"nOTHERCNTRL"}]}` {
+		t.Fatalf("after unexposing: %+v, %v", v, err)
+	}
+
+	// Unexposed, the operator's own Service goes.
+	l.remove(app)
+	if _, err := c.GetService("svc:payments"); !tailnetapi.IsNotFound(err) {
+		t.Fatalf("svc:payments after the application went: %v", err)
+	}
 }
 
 func TestManifests_values(t *testing.T) {
@@ -1039,4 +1267,124 @@ func TestManifests_throughQovery(t *testing.T) {
 	}
 	w.noDevice("homelab-0")
 	w.noDevice("homelab-1")
+}
+
+// proxyClassYAML is a values file with one ProxyClass.
+func proxyClassYAML(name, spec string) string {
+	return fmt.Sprintf("manifests:\n  - {apiVersion: tailscale.com/v1alpha1, kind: ProxyClass, metadata: {name: %s}, spec: %s}\n", name, spec)
+}
+
+// A Connector, ProxyGroup or Service that names a ProxyClass gets no proxy
+// until the ProxyClass exists and is Ready.
+func TestManifests_proxyClass(t *testing.T) {
+	l := newLab(t, labApproversPolicy)
+	router := manifest.Connector{Name: "router", Hostname: "router", SubnetRoutes: []string{"10.9.0.0/16"}, ProxyClass: "monitored"}
+	l.deploy(release("router", connectorValues(t, router)))
+	l.noDevice("router")
+	l.event(`Connector router: error verifying ProxyClass for Connector: error getting ProxyClass monitored: proxyclasses.tailscale.com "monitored" not found`)
+
+	// The ProxyClass wants a ServiceMonitor: not Ready without the
+	// Prometheus operator's CRD.
+	l.deploy(release("classes", proxyClassYAML("monitored", "{metrics: {enable: true, serviceMonitor: {enable: true}}}")))
+	pcs := l.engine.ProxyClasses()
+	if len(pcs) != 1 || pcs[0].Ready || !strings.Contains(pcs[0].Problem, `"servicemonitors.monitoring.coreos.com" CRD was not found`) {
+		t.Fatalf("proxy classes %+v", pcs)
+	}
+	l.noDevice("router")
+	l.event("Connector router: ProxyClass monitored specified for the Connector, but is not (yet) Ready, waiting..")
+
+	// Once a Helm service renders the CRD, the ProxyClass is Ready and
+	// the Connector gets its device, without being deployed again.
+	l.deploy(release("prometheus", "manifests:\n  - {apiVersion: apiextensions.k8s.io/v1, kind: CustomResourceDefinition, metadata: {name: servicemonitors.monitoring.coreos.com}, spec: {}}\n"))
+	if pcs := l.engine.ProxyClasses(); !pcs[0].Ready {
+		t.Fatalf("proxy classes %+v", pcs)
+	}
+	d := l.device("router", "tag:k8s")
+
+	// The ProxyClass goes: the running device stays, a new Connector
+	// waits.
+	l.remove(release("classes"))
+	if again := l.device("router", "tag:k8s"); again.ID != d.ID {
+		t.Fatal("the Connector's device changed when its ProxyClass went")
+	}
+
+	// A ProxyGroup without a ProxyClass of its own takes the operator's
+	// default; a Service its annotation.
+	dl := newLabWith(t, labPolicy, []string{"devices:core", "auth_keys"}, "proxyConfig:\n  defaultProxyClass: small\n")
+	dl.deploy(release("pg", proxyGroupYAML("pg", "{type: egress, replicas: 1}")))
+	dl.noDevice("pg-0")
+	dl.event(`ProxyGroup pg: ProxyGroupCreating: the ProxyGroup's ProxyClass "small" does not (yet) exist`)
+	dl.deploy(release("db", serviceYAML("db", "ExternalName", false, cluster.AnnotationTailnetIP, "100.64.0.9", cluster.AnnotationProxyClass, "tiny")))
+	dl.noDevice(labNamespace + "-db")
+	dl.event(`Service ` + labNamespace + `/db: error verifying ProxyClass for Service: error getting ProxyClass tiny: proxyclasses.tailscale.com "tiny" not found`)
+	dl.deploy(release("classes", proxyClassYAML("small", "{}")+entries(proxyClassYAML("tiny", "{}"))))
+	dl.device("pg-0", "tag:k8s")
+	dl.device(labNamespace+"-db", "tag:k8s")
+
+	// The CRD refuses a ServiceMonitor without metrics.
+	err := dl.engine.Deploy(context.Background(), release("bad", proxyClassYAML("bad", "{metrics: {enable: false, serviceMonitor: {enable: true}}}")))
+	if err == nil || !strings.Contains(err.Error(), `ProxyClass.tailscale.com "bad" is invalid: spec.metrics: Invalid value: "object": ServiceMonitor can only be enabled if metrics are enabled`) {
+		t.Fatalf("error %v", err)
+	}
+
+	// The earlier simulation looked at no ProxyClass.
+	old := newLab(t, labApproversPolicy)
+	old.engine.SetCompat(cluster.Compat{IgnoreProxyClass: true})
+	old.deploy(release("router", connectorValues(t, router)))
+	old.device("router", "tag:k8s")
+}
+
+// The kinds of the operator's CRDs, by chart release: Tailnet and
+// ProxyGroupPolicy from 1.96, PeerRelay from 1.102; ProxyGroupPolicy is
+// namespaced, the others cluster-scoped.
+func TestManifests_tailscaleKinds(t *testing.T) {
+	l := newLab(t, labPolicy)
+	objs := "manifests:\n" +
+		"  - {apiVersion: tailscale.com/v1alpha1, kind: Tailnet, metadata: {name: second}, spec: {}}\n" +
+		"  - {apiVersion: tailscale.com/v1alpha1, kind: PeerRelay, metadata: {name: relay}, spec: {}}\n" +
+		"  - {apiVersion: tailscale.com/v1alpha1, kind: ProxyGroupPolicy, metadata: {name: policy}, spec: {}}\n"
+	svc := release("kinds", objs)
+	svc.AllowClusterWideResources = false
+	err := l.engine.Deploy(context.Background(), svc)
+	if err == nil || !strings.Contains(err.Error(), "renders cluster-wide resources (Tailnet second, PeerRelay relay) but allow_cluster_wide_resources is false") {
+		t.Fatalf("error %v", err)
+	}
+	l.deploy(release("kinds", objs))
+
+	// An operator of chart 1.94 installed none of these CRDs.
+	ts := tailnetapi.New(tailnetapi.Options{InitialPolicy: []byte(labPolicy)})
+	e := cluster.New(ts)
+	id, secret := ts.SeedOAuthClient("", "", []string{"devices:core", "auth_keys"}, []string{"tag:k8s-operator"})
+	if err := e.Deploy(context.Background(), qoveryapi.ServiceSnapshot{
+		Kind: "HELM", ID: "helm-operator", ClusterID: labCluster, Namespace: "z1234abcd-tailscale", ChartName: cluster.OperatorChart, ChartVersion: "1.94.2",
+		AllowClusterWideResources: true, ValuesFiles: []qoveryapi.ValuesFile{{Name: "v", Content: fmt.Sprintf("oauth: {clientId: %s, clientSecret: %s}\n", id, secret)}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	err = e.Deploy(context.Background(), release("kinds", objs))
+	if err == nil || !strings.Contains(err.Error(), `no matches for kind "Tailnet" in version "tailscale.com/v1alpha1"`) {
+		t.Fatalf("chart 1.94: %v", err)
+	}
+}
+
+// A wrong OAuth secret does not stop an operator whose node is logged in,
+// but every new proxy fails.
+func TestManifests_wrongSecretFailsTheProxies(t *testing.T) {
+	ts := tailnetapi.New(tailnetapi.Options{InitialPolicy: []byte(labPolicy)})
+	e := cluster.New(ts)
+	id, secret := ts.SeedOAuthClient("", "", []string{"devices:core", "auth_keys"}, []string{"tag:k8s-operator"})
+	op := func(secret string) qoveryapi.ServiceSnapshot {
+		return qoveryapi.ServiceSnapshot{Kind: "HELM", ID: "helm-operator", ClusterID: labCluster, Namespace: "z1234abcd-tailscale", ChartName: cluster.OperatorChart,
+			AllowClusterWideResources: true, ValuesFiles: []qoveryapi.ValuesFile{{Name: "v", Content: fmt.Sprintf("oauth: {clientId: %s, clientSecret: %s}\n", id, secret)}}}
+	}
+	if err := e.Deploy(context.Background(), op(secret)); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Deploy(context.Background(), op("tskey-client-wrong")); err != nil {
+		t.Fatalf("a logged-in operator failed on a wrong secret: %v", err)
+	}
+	l := &lab{t: t, tailnet: ts, engine: e}
+	l.deploy(release("router", connectorValues(t, manifest.Connector{Name: "router", Hostname: "router", SubnetRoutes: []string{"10.9.0.0/16"}})))
+	l.noDevice("router")
+	l.event(`Connector router: failed to create auth key: oauth2: "invalid_client"`)
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/qtail/terraform-provider-qtail/internal/fake/cluster"
 	"github.com/qtail/terraform-provider-qtail/internal/fake/faults"
 	"github.com/qtail/terraform-provider-qtail/internal/fake/tailnetapi"
 )
@@ -265,5 +266,26 @@ func TestConsoleSetRoutes(t *testing.T) {
 		if err := json.Unmarshal(body, &e); err != nil || code != 400 || !strings.Contains(e.Message, tc.want) {
 			t.Errorf("%+v: %d %s, want 400 saying %q", tc.a, code, body, tc.want)
 		}
+	}
+}
+
+func TestCompatDefaultsAndOverride(t *testing.T) {
+	w, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := w.Cluster.Compat(); got != DefaultCompat {
+		t.Fatalf("default sandbox keeps %+v, want DefaultCompat %+v", got, DefaultCompat)
+	}
+	realOperator := cluster.Compat{}
+	w, err = New(Options{Compat: &realOperator})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Reset(); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.Cluster.Compat(); got != realOperator {
+		t.Fatalf("after Reset the sandbox keeps %+v, want %+v", got, realOperator)
 	}
 }

@@ -3,8 +3,11 @@ package tailnetapi
 import (
 	"crypto/rand"
 	"crypto/subtle"
+	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 )
@@ -44,10 +47,14 @@ func scopeCovers(have, want string) bool {
 	return read && (have == "all:read" || have == base)
 }
 
+// errPermissionDenied is the API's message for a token without the needed
+// scope.
+const errPermissionDenied = "calling actor does not have enough permissions to perform this function"
+
 // permissionDenied answers 403 the way the API does for a token without the
 // needed scope.
 func permissionDenied(w http.ResponseWriter) {
-	writeError(w, http.StatusForbidden, "calling actor does not have enough permissions to perform this function")
+	writeError(w, http.StatusForbidden, errPermissionDenied)
 }
 
 // apiHandler is an endpoint behind authentication.
@@ -150,7 +157,7 @@ func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) {
 	defer s.mu.Unlock()
 	c := s.oauthClientLocked(id, secret)
 	if c == nil {
-		oauthError(w, http.StatusUnauthorized, "invalid_client", "client authentication failed: unknown client ID, wrong secret, or deleted client")
+		oauthError(w, http.StatusUnauthorized, "invalid_client", errInvalidClient)
 		return
 	}
 	if gt := r.PostForm.Get("grant_type"); gt != "client_credentials" {
@@ -205,6 +212,65 @@ func (s *Server) CheckOAuthClient(id, secret string) (tags, scopes []string, ok 
 		return nil, nil, false
 	}
 	return append([]string(nil), c.Tags...), append([]string(nil), c.Scopes...), true
+}
+
+// errInvalidClient is the token endpoint's description of credentials it
+// refuses.
+const errInvalidClient = "client authentication failed: unknown client ID, wrong secret, or deleted client"
+
+// CallError is an error answer of the API to a Caller, formatted as client
+// v2 formats API errors: "<message> (<status>)".
+type CallError struct {
+	Status  int
+	Message string
+}
+
+func (e *CallError) Error() string { return fmt.Sprintf("%s (%d)", e.Message, e.Status) }
+
+// IsNotFound reports whether err is a 404 answer to a Caller.
+func IsNotFound(err error) bool {
+	var ce *CallError
+	return errors.As(err, &ce) && ce.Status == http.StatusNotFound
+}
+
+// Caller calls the API from inside the simulation with an OAuth client's
+// access token, as the operator does: the same checks as over HTTP, without
+// the round trip.
+type Caller struct {
+	s *Server
+	p principal
+}
+
+// Caller exchanges an OAuth client's credentials for an access token, as
+// client v2 does before its first call; a refused exchange is the error
+// client v2 reports for it.
+func (s *Server) Caller(id, secret string) (*Caller, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.oauthClientLocked(id, secret)
+	if c == nil {
+		return nil, fmt.Errorf("oauth2: %q %q", "invalid_client", errInvalidClient)
+	}
+	return &Caller{s: s, p: principal{clientID: c.ID, scopes: slices.Clone(c.Scopes), tags: slices.Clone(c.Tags)}}, nil
+}
+
+// Scopes returns the scopes of the caller's access token.
+func (c *Caller) Scopes() []string { return slices.Clone(c.p.scopes) }
+
+// CheckAuthKey reports whether POST /keys would mint an auth key with these
+// tags for the caller: nil, 403 without the auth_keys scope, or 400 for
+// tags that are undeclared or neither the client's nor owned by them. No
+// key is created.
+func (c *Caller) CheckAuthKey(tags []string) error {
+	if !c.p.allows("auth_keys") {
+		return &CallError{Status: http.StatusForbidden, Message: errPermissionDenied}
+	}
+	c.s.mu.Lock()
+	defer c.s.mu.Unlock()
+	if msg := c.s.validateAuthKeyLocked(tags, c.p); msg != "" {
+		return &CallError{Status: http.StatusBadRequest, Message: msg}
+	}
+	return nil
 }
 
 // SeedOAuthClient adds an OAuth client without the keys API's checks (its

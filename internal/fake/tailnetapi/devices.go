@@ -84,7 +84,7 @@ func (s *Server) addDeviceLocked(spec DeviceSpec, topoKey string) *Device {
 	s.deviceSeq++
 	n := s.deviceSeq
 	now := s.now().UTC().Truncate(time.Second)
-	label := s.freeLabelLocked(dnsLabel(spec.Hostname))
+	label := s.freeLabelLocked(dnsLabel(spec.Hostname), nil)
 	if topoKey == "" {
 		topoKey = label
 		for i := 1; slices.ContainsFunc(s.devices, func(d *Device) bool { return d.topoKey == topoKey }); i++ {
@@ -149,11 +149,13 @@ func dnsLabel(hostname string) string {
 }
 
 // freeLabelLocked returns label, or label-N for the smallest N that no
-// other device uses.
-func (s *Server) freeLabelLocked(label string) string {
+// device other than self uses.
+func (s *Server) freeLabelLocked(label string, self *Device) string {
 	used := map[string]bool{}
 	for _, d := range s.devices {
-		used[strings.TrimSuffix(d.Name, "."+s.opts.MagicDNSSuffix)] = true
+		if d != self {
+			used[strings.TrimSuffix(d.Name, "."+s.opts.MagicDNSSuffix)] = true
+		}
 	}
 	if !used[label] {
 		return label
@@ -578,7 +580,11 @@ func (s *Server) handleSetRoutes(w http.ResponseWriter, r *http.Request, p princ
 }
 
 // handleSetTags is POST /device/{id}/tags: {"tags": [...]} replaces the
-// device's tags, which must be declared in tagOwners.
+// device's tags and answers 200 with an empty JSON object. As documented,
+// tags that are malformed, not declared in tagOwners, or (for an OAuth
+// access token) neither among the OAuth client's tags nor owned by them
+// are refused with 400 "requested tags [...] are invalid or not
+// permitted", listing them.
 func (s *Server) handleSetTags(w http.ResponseWriter, r *http.Request, p principal) {
 	if !p.allows("devices:core") {
 		permissionDenied(w)
@@ -601,10 +607,48 @@ func (s *Server) handleSetTags(w http.ResponseWriter, r *http.Request, p princip
 	if d == nil {
 		return
 	}
-	if err := s.checkDeclaredTagsLocked(req.Tags); err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
+	if denied := s.deniedTagsLocked(p, req.Tags); len(denied) > 0 {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("requested tags %v are invalid or not permitted", denied))
 		return
 	}
 	d.Tags = slices.Clone(req.Tags)
-	w.WriteHeader(http.StatusOK)
+	writeJSON(w, http.StatusOK, struct{}{})
+}
+
+// RenameDevice changes a device's hostname, as its client does when it
+// starts with another hostname: the device keeps its ids, addresses and
+// tags, and its MagicDNS name follows the new hostname (with a numeric
+// suffix when another device uses it). It reports whether the device
+// exists.
+func (s *Server) RenameDevice(id, hostname string) (Device, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i := s.deviceIndexLocked(id)
+	if i < 0 {
+		return Device{}, false
+	}
+	d := s.devices[i]
+	if d.Hostname != hostname {
+		d.Hostname = hostname
+		d.Name = s.freeLabelLocked(dnsLabel(hostname), d) + "." + s.opts.MagicDNSSuffix
+	}
+	return d.clone(), true
+}
+
+// SetConnected marks a device online or offline, as when the process
+// behind it starts or stops: an offline device stays on the tailnet,
+// last seen now. It reports whether the device exists.
+func (s *Server) SetConnected(id string, connected bool) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i := s.deviceIndexLocked(id)
+	if i < 0 {
+		return false
+	}
+	d := s.devices[i]
+	if d.ConnectedToControl && !connected {
+		d.LastSeen = s.now().UTC().Truncate(time.Second)
+	}
+	d.ConnectedToControl = connected
+	return true
 }

@@ -135,10 +135,13 @@ func TestDeviceGetDeleteRoutesTags(t *testing.T) {
 		t.Errorf("topology node %+v", node)
 	}
 
-	if msg := h.do("POST", "/api/v2/device/"+d.ID+"/tags", `{"tags":["tag:nope"]}`, nil).want(t, 400).message(t); !strings.Contains(msg, "tag:nope") {
+	// The documented answer to tags the policy does not declare.
+	if msg := h.do("POST", "/api/v2/device/"+d.ID+"/tags", `{"tags":["tag:k8s","tag:nope","tag:madeup"]}`, nil).want(t, 400).message(t); msg != "requested tags [tag:nope tag:madeup] are invalid or not permitted" {
 		t.Errorf("undeclared tag message %q", msg)
 	}
-	h.do("POST", "/api/v2/device/"+d.ID+"/tags", `{"tags":["tag:k8s","tag:other"]}`, nil).want(t, 200)
+	if r := h.do("POST", "/api/v2/device/"+d.ID+"/tags", `{"tags":["tag:k8s","tag:other"]}`, nil).want(t, 200); string(r.body) != "{}" {
+		t.Errorf("set tags answered %s, want an empty JSON object", r.body)
+	}
 	if got := h.srv.Devices()[0].Tags; !slices.Equal(got, []string{"tag:k8s", "tag:other"}) {
 		t.Errorf("tags %v", got)
 	}
@@ -180,5 +183,56 @@ func TestTopologyRoundTrip(t *testing.T) {
 	}
 	if !h.srv.RemoveDevice(h.srv.Devices()[0].NodeID) || h.srv.RemoveDevice("nope") {
 		t.Error("RemoveDevice")
+	}
+}
+
+func TestDeviceTagsWithAnOAuthClient(t *testing.T) {
+	h := newHarness(t, Options{InitialPolicy: []byte(operatorPolicy)})
+	d := h.srv.AddDevice(DeviceSpec{Hostname: "operator", Tags: []string{"tag:k8s-operator"}})
+	path := "/api/v2/device/" + d.NodeID + "/tags"
+
+	// Reading devices is not enough.
+	reader := bearer(t, h, []string{"devices:core:read"}, nil)
+	h.do("POST", path, `{"tags":["tag:k8s"]}`, reader).want(t, 403)
+
+	// A client tagged tag:k8s-operator applies its own tag and tag:k8s,
+	// which it owns, but not tag:other, which only admins own.
+	writer := bearer(t, h, []string{"devices:core"}, []string{"tag:k8s-operator"})
+	if msg := h.do("POST", path, `{"tags":["tag:k8s","tag:other"]}`, writer).want(t, 400).message(t); msg != "requested tags [tag:other] are invalid or not permitted" {
+		t.Errorf("message %q", msg)
+	}
+	h.do("POST", path, `{"tags":["tag:k8s-operator","tag:k8s"]}`, writer).want(t, 200)
+	if got, _ := h.srv.Device(d.ID); !slices.Equal(got.Tags, []string{"tag:k8s-operator", "tag:k8s"}) || got.NodeID != d.NodeID {
+		t.Errorf("device after retagging: %+v", got)
+	}
+}
+
+func TestRenameAndDisconnectKeepTheDevice(t *testing.T) {
+	h := newHarness(t, Options{MagicDNSSuffix: "tail1.ts.net"})
+	d := h.srv.AddDevice(DeviceSpec{Hostname: "operator", Tags: []string{"tag:k8s-operator"}})
+	h.srv.AddDevice(DeviceSpec{Hostname: "taken"})
+
+	r, ok := h.srv.RenameDevice(d.NodeID, "taken")
+	if !ok || r.ID != d.ID || r.Hostname != "taken" || r.Name != "taken-1.tail1.ts.net" || !slices.Equal(r.Addresses, d.Addresses) || !slices.Equal(r.Tags, d.Tags) {
+		t.Fatalf("renamed device %+v (was %+v)", r, d)
+	}
+	// Renaming to its own name again keeps its MagicDNS name.
+	if again, _ := h.srv.RenameDevice(d.ID, "taken"); again.Name != r.Name {
+		t.Errorf("MagicDNS name moved from %s to %s", r.Name, again.Name)
+	}
+	if _, ok := h.srv.RenameDevice("nope", "x"); ok {
+		t.Error("renamed a device that does not exist")
+	}
+
+	if !h.srv.SetConnected(d.ID, false) {
+		t.Fatal("SetConnected lost the device")
+	}
+	m := h.do("GET", "/api/v2/device/"+d.NodeID, "", nil).want(t, 200).json(t)
+	if m["connectedToControl"] != false || m["lastSeen"] == nil {
+		t.Errorf("offline device reads %v", m)
+	}
+	h.srv.SetConnected(d.ID, true)
+	if got, _ := h.srv.Device(d.ID); !got.ConnectedToControl {
+		t.Error("device still offline")
 	}
 }

@@ -302,6 +302,19 @@ func (s *Server) validateAuthKeyLocked(tags []string, p principal) string {
 	if len(tags) == 0 {
 		return "auth keys created with an OAuth access token must be tagged"
 	}
+	if denied := s.notOwnedByClientLocked(p, tags); len(denied) > 0 {
+		return fmt.Sprintf("requested tags [%s] are invalid or not permitted: the OAuth client's tags [%s] neither are nor own them", strings.Join(denied, ", "), strings.Join(p.tags, ", "))
+	}
+	return ""
+}
+
+// notOwnedByClientLocked returns the tags that the OAuth client of p may
+// not apply: those that are neither among its tags nor owned by one of
+// them in tagOwners. An API access token (an admin's) may apply any.
+func (s *Server) notOwnedByClientLocked(p principal, tags []string) []string {
+	if p.apiKey {
+		return nil
+	}
 	owners := tagOwners(s.policy)
 	var denied []string
 	for _, t := range tags {
@@ -313,10 +326,7 @@ func (s *Server) validateAuthKeyLocked(tags []string, p principal) string {
 			denied = append(denied, t)
 		}
 	}
-	if len(denied) > 0 {
-		return fmt.Sprintf("requested tags [%s] are invalid or not permitted: the OAuth client's tags [%s] neither are nor own them", strings.Join(denied, ", "), strings.Join(p.tags, ", "))
-	}
-	return ""
+	return denied
 }
 
 // canAccessKey reports whether p may read keys of keyType, or with write

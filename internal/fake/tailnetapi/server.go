@@ -1,7 +1,7 @@
 // Package tailnetapi is a stateful in-memory Tailscale API for tests and
 // the sandbox: the policy file (stored byte for byte, ETag and If-Match),
-// devices and their routes, auth keys, OAuth clients and the OAuth token
-// endpoint.
+// devices, their routes and tags, Tailscale Services, auth keys, OAuth
+// clients and the OAuth token endpoint.
 //
 // It answers the way the real API does as far as qtail depends on it: the
 // same paths, status codes and JSON error bodies ({"message": ...}, also for
@@ -78,6 +78,9 @@ type Server struct {
 	keyOrder      []string
 	tokens        map[string]*accessToken
 	seeded        []*key
+	services      map[string]*Service
+	serviceOrder  []string
+	serviceSeq    int
 	// federated are the trust settings of the federated identities, by
 	// client ID; they survive Reset, as their seeded keys do.
 	federated map[string]*FederatedIdentity
@@ -145,6 +148,7 @@ func (s *Server) Reset() {
 	s.keys = map[string]*key{}
 	s.keyOrder = nil
 	s.tokens = map[string]*accessToken{}
+	s.services, s.serviceOrder = map[string]*Service{}, nil
 	for _, k := range s.seeded {
 		c := *k
 		s.keys[c.ID] = &c
@@ -184,6 +188,11 @@ func (s *Server) routes() {
 	add(http.MethodGet, "/api/v2/device/{id}/routes", s.api(s.handleGetRoutes))
 	add(http.MethodPost, "/api/v2/device/{id}/routes", s.api(s.handleSetRoutes))
 	add(http.MethodPost, "/api/v2/device/{id}/tags", s.api(s.handleSetTags))
+
+	add(http.MethodGet, "/api/v2/tailnet/{tailnet}/vip-services", s.api(s.handleListServices))
+	add(http.MethodGet, "/api/v2/tailnet/{tailnet}/vip-services/{name}", s.api(s.handleGetService))
+	add(http.MethodPut, "/api/v2/tailnet/{tailnet}/vip-services/{name}", s.api(s.handlePutService))
+	add(http.MethodDelete, "/api/v2/tailnet/{tailnet}/vip-services/{name}", s.api(s.handleDeleteService))
 
 	add(http.MethodPost, "/api/v2/tailnet/{tailnet}/keys", s.api(s.handleCreateKey))
 	add(http.MethodGet, "/api/v2/tailnet/{tailnet}/keys", s.api(s.handleListKeys))
