@@ -148,31 +148,55 @@ func (c *Clients) ConfigureQovery(token, apiURL Setting) {
 	c.qovery = q
 }
 
+// TailnetSettings are the provider's Tailscale settings: a credential (an
+// API key; an OAuth client ID with its secret; or the ID of a federated
+// identity with an identity token, given or fetched from GitHub Actions for
+// Audience), the tailnet and the API's base URL.
+type TailnetSettings struct {
+	APIKey, OAuthClientID, OAuthClientSecret Setting
+	IdentityToken, Audience                  Setting
+	Tailnet, BaseURL                         Setting
+	// Getenv reads the variables GitHub Actions gives a job to fetch its
+	// identity token.
+	Getenv func(string) string
+}
+
 // ConfigureTailnet builds the Tailscale client from its settings, or
 // records why there is none.
-func (c *Clients) ConfigureTailnet(key, id, secret, tailnetName, baseURL Setting) {
-	for _, s := range []Setting{key, id, secret, tailnetName, baseURL} {
-		if s.Unknown {
+func (c *Clients) ConfigureTailnet(s TailnetSettings) {
+	for _, v := range []Setting{s.APIKey, s.OAuthClientID, s.OAuthClientSecret, s.IdentityToken, s.Audience, s.Tailnet, s.BaseURL} {
+		if v.Unknown {
 			c.tailnetUnknown = true
 			c.tailnetErr = "the Tailscale settings of the provider are not known yet (they depend on a value computed during apply): " +
 				"set them from values known at plan time, or apply the resources they depend on first with -target"
 			return
 		}
 	}
-	if key.Value == "" && id.Value == "" {
+	if s.APIKey.Value == "" && s.OAuthClientID.Value == "" {
 		c.tailnetErr = fmt.Sprintf("no Tailscale credential: set the %q provider attribute (%s environment variable), "+
-			"or %q and %q (%s, %s)", key.Attr, key.Env, id.Attr, secret.Attr, id.Env, secret.Env)
+			"or %q and %q (%s, %s), or %q with %q for workload identity", s.APIKey.Attr, s.APIKey.Env,
+			s.OAuthClientID.Attr, s.OAuthClientSecret.Attr, s.OAuthClientID.Env, s.OAuthClientSecret.Env,
+			s.OAuthClientID.Attr, s.IdentityToken.Attr)
 		return
 	}
-	t, err := tailnet.New(tailnet.Config{
-		BaseURL:           baseURL.Value,
-		APIKey:            key.Value,
-		OAuthClientID:     id.Value,
-		OAuthClientSecret: secret.Value,
-		Tailnet:           tailnetName.Value,
+	hc := c.httpClient()
+	cfg := tailnet.Config{
+		BaseURL:           s.BaseURL.Value,
+		APIKey:            s.APIKey.Value,
+		OAuthClientID:     s.OAuthClientID.Value,
+		OAuthClientSecret: s.OAuthClientSecret.Value,
+		IdentityToken:     s.IdentityToken.Value,
+		Tailnet:           s.Tailnet.Value,
 		UserAgent:         c.userAgent(),
-		HTTPClient:        c.httpClient(),
-	})
+		HTTPClient:        hc,
+	}
+	if audience := s.Audience.Value; audience != "" {
+		getenv := s.Getenv
+		cfg.IdentityTokenFunc = func(ctx context.Context) (string, error) {
+			return tailnet.GitHubActionsIDToken(ctx, hc, getenv, audience)
+		}
+	}
+	t, err := tailnet.New(cfg)
 	if err != nil {
 		c.tailnetErr = err.Error()
 		return
