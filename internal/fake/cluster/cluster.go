@@ -143,7 +143,7 @@ func (e *Engine) Deploy(_ context.Context, svc qoveryapi.ServiceSnapshot) error 
 			return e.deployOperator(svc)
 		}
 		return e.deployManifests(svc)
-	case "APPLICATION":
+	case "APPLICATION", "CONTAINER":
 		e.deployApplication(svc)
 		return nil
 	}
@@ -161,7 +161,7 @@ func (e *Engine) Delete(_ context.Context, svc qoveryapi.ServiceSnapshot) error 
 			delete(e.operators, svc.ClusterID)
 		}
 		e.deleteManifestsLocked(svc)
-	case "APPLICATION":
+	case "APPLICATION", "CONTAINER":
 		e.removeProxy(svc.ID)
 	}
 	return nil
