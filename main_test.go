@@ -11,11 +11,11 @@ import (
 // does, and the binary reports it.
 func TestVersionSetAtBuildTime(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "terraform-provider-qtail")
-	build := exec.Command("go", "build", "-ldflags", "-X main.version=9.8.7", "-o", bin, ".")
+	build := exec.CommandContext(t.Context(), "go", "build", "-ldflags", "-X main.version=9.8.7", "-o", bin, ".")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	out, err := exec.Command(bin, "-version").CombinedOutput()
+	out, err := exec.CommandContext(t.Context(), bin, "-version").CombinedOutput()
 	if err != nil {
 		t.Fatalf("-version: %v\n%s", err, out)
 	}
