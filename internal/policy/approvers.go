@@ -226,7 +226,7 @@ func elementsOf(c container) []*hujson.Value {
 // approver itself when no other owner marks it.
 func (d *Document) dropApprover(list container, j int, key Key) {
 	if len(ownersOf(*list.lead(j), key.Name)) > 1 {
-		*list.lead(j), _ = dropMarkerLine(*list.lead(j), func(k Key) bool { return k == key }, "")
+		*list.lead(j) = dropMarkerLine(*list.lead(j), func(k Key) bool { return k == key }, "")
 		return
 	}
 	d.remove(list, j, key)

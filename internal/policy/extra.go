@@ -196,8 +196,8 @@ func isMarkerLine(c string, isMarker func(Key) bool, marker string) bool {
 // dropMarkerLine removes from e the last marker line that isMarker (or
 // the comment marker) accepts: the comment, the spaces before it and the
 // line break that opened its line; the break that ends it stays. It
-// returns a new extra, and whether it found the marker.
-func dropMarkerLine(e []byte, isMarker func(Key) bool, marker string) ([]byte, bool) {
+// returns a new extra, e's copy when it holds no such marker.
+func dropMarkerLine(e []byte, isMarker func(Key) bool, marker string) []byte {
 	out := cloneExtra(e)
 	ts := tokens(out)
 	for i := len(ts) - 1; i >= 0; i-- {
@@ -222,9 +222,9 @@ func dropMarkerLine(e []byte, isMarker func(Key) bool, marker string) ([]byte, b
 				to--
 			}
 		}
-		return append(out[:from:from], out[to:]...), true
+		return append(out[:from:from], out[to:]...)
 	}
-	return out, false
+	return out
 }
 
 // withoutMarker removes from the leading extra of a deleted entry its
@@ -232,7 +232,7 @@ func dropMarkerLine(e []byte, isMarker func(Key) bool, marker string) ([]byte, b
 // is left: the comments and line breaks that were there before the marker,
 // which stay in the document.
 func withoutMarker(e []byte, isMarker func(Key) bool, marker string) []byte {
-	out, _ := dropMarkerLine(e, isMarker, marker)
+	out := dropMarkerLine(e, isMarker, marker)
 	// Drop the indentation of the entry's line and the line break before
 	// it, unless that break ends a line comment.
 	end := len(out)

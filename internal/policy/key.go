@@ -102,7 +102,7 @@ func validOwner(s string) bool {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; !('a' <= c && c <= 'z' || '0' <= c && c <= '9') {
+		if c := s[i]; (c < 'a' || c > 'z') && (c < '0' || c > '9') {
 			return false
 		}
 	}

@@ -209,12 +209,26 @@ type APIError struct {
 	// Attempts is how many times the request was sent, when the retry
 	// transport says more than once; otherwise 0 or 1.
 	Attempts int
+	// Later is set when the server asked for a longer wait (Retry-After)
+	// than qtail makes: how long, and until when.
+	Later *retry.Later
+}
+
+// RetryLater returns the wait the server asked for and qtail did not make.
+func (e *APIError) RetryLater() (retry.Later, bool) {
+	if e.Later == nil {
+		return retry.Later{}, false
+	}
+	return *e.Later, true
 }
 
 func newAPIError(resp *http.Response, method, path string, body []byte) *APIError {
 	e := &APIError{Status: resp.StatusCode, Method: method, Path: path, Detail: errorDetail(body)}
 	if n, err := strconv.Atoi(resp.Header.Get(retry.AttemptsHeader)); err == nil {
 		e.Attempts = n
+	}
+	if later, ok := retry.LaterOf(resp.Header); ok {
+		e.Later = &later
 	}
 	return e
 }
@@ -270,6 +284,9 @@ func (e *APIError) Error() string {
 	}
 	if e.Attempts > 1 {
 		fmt.Fprintf(&b, " (after %d attempts)", e.Attempts)
+	}
+	if e.Later != nil {
+		b.WriteString("; " + e.Later.String())
 	}
 	return b.String()
 }

@@ -250,7 +250,8 @@ func TestCreateLookupFailureIsReported(t *testing.T) {
 			f := c.setUp(t)
 			f.fake.Faults().Add(
 				faults.Rule{Route: c.post, Status: 504, AfterHandler: true},
-				faults.Rule{Route: c.list, Status: 500, Body: json.RawMessage(`{"status":500,"detail":"database unavailable"}`)},
+				// A 500 that lasts beyond the retries of the look-up.
+				faults.Rule{Route: c.list, Status: 500, Body: json.RawMessage(`{"status":500,"detail":"database unavailable"}`), Count: 100},
 			)
 			_, err := c.create(f)
 			if err == nil {

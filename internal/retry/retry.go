@@ -6,12 +6,15 @@
 //   - 429 Too Many Requests is retried for every method: the server did not
 //     act on the request. Retry-After (seconds or an HTTP date) is honoured,
 //     capped by Policy.MaxRetryAfter.
-//   - 502, 503 and 504 are retried for idempotent requests (GET, HEAD, PUT,
+//   - 500, 502, 503 and 504 are retried for idempotent requests (GET, HEAD, PUT,
 //     DELETE, OPTIONS, or a request whose context was marked with
 //     Idempotent). A plain POST is retried on 503 only, where the server says
-//     it did not take the request; after 502 or 504 the outcome of a create is
-//     unknown and the response is returned for the caller to look the object
-//     up by name.
+//     it did not take the request; after 500, 502 or 504 the outcome of a
+//     create is unknown and the response is returned for the caller to look
+//     the object up by name.
+//   - A 429 or a 503 whose Retry-After asks for a longer wait than
+//     Policy.MaxRetryAfter is returned at once, with the NotBeforeHeader
+//     saying how long the server asked to wait and until when (see Later).
 //   - A connection that could not be opened (dial error) is retried for every
 //     method. Any other network error is retried for idempotent requests only;
 //     for a create it becomes an *AmbiguousError.
@@ -36,12 +39,67 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 )
 
 // AttemptsHeader is set on a response that the transport returns after more
 // than one attempt. Its value is the number of attempts made.
 const AttemptsHeader = "X-Qtail-Attempts"
+
+// NotBeforeHeader is set on a 429 or 503 response that the transport
+// returns without waiting because its Retry-After asks for more than
+// Policy.MaxRetryAfter: the wait the server asked for, in seconds, and the
+// time it ends (RFC 3339, UTC), separated by a space. LaterOf reads it.
+const NotBeforeHeader = "X-Qtail-Not-Before"
+
+// Later is a wait that a server asked for and that qtail did not make.
+type Later struct {
+	// Wait is what the server's Retry-After asked for.
+	Wait time.Duration
+	// At is when the wait ends.
+	At time.Time
+}
+
+// LaterOf reads the NotBeforeHeader of a response's header.
+func LaterOf(h http.Header) (Later, bool) {
+	secs, at, ok := strings.Cut(h.Get(NotBeforeHeader), " ")
+	if !ok {
+		return Later{}, false
+	}
+	n, err := strconv.ParseInt(secs, 10, 64)
+	t, terr := time.Parse(time.RFC3339, at)
+	if err != nil || terr != nil || n < 0 {
+		return Later{}, false
+	}
+	return Later{Wait: time.Duration(n) * time.Second, At: t}, true
+}
+
+// String says what the server asked for and when to try again, for
+// example "the API asked to wait 1 hour before the next request (Retry-After:
+// 3600); try again after 2026-03-01 13:00:00 UTC".
+func (l Later) String() string {
+	return fmt.Sprintf("the API asked to wait %s before the next request (Retry-After: %d); try again after %s",
+		HumanWait(l.Wait), int64(l.Wait/time.Second), l.At.UTC().Format("2006-01-02 15:04:05 UTC"))
+}
+
+// HumanWait writes d in the largest whole unit that fits: "1 hour",
+// "90 minutes", "75 seconds".
+func HumanWait(d time.Duration) string {
+	unit := func(n int64, name string) string {
+		if n == 1 {
+			return "1 " + name
+		}
+		return fmt.Sprintf("%d %ss", n, name)
+	}
+	switch {
+	case d >= time.Hour && d%time.Hour == 0:
+		return unit(int64(d/time.Hour), "hour")
+	case d >= time.Minute && d%time.Minute == 0:
+		return unit(int64(d/time.Minute), "minute")
+	}
+	return unit(int64(d/time.Second), "second")
+}
 
 // Policy says how often and how long to retry.
 type Policy struct {
@@ -290,26 +348,21 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 }
 
-// classify says whether a response is retried and after how long.
+// classify says whether a response is retried and after how long. A
+// response whose Retry-After exceeds the bound gets the NotBeforeHeader.
 func (t *transport) classify(resp *http.Response, attempt int, idem bool) (time.Duration, bool) {
 	switch resp.StatusCode {
-	case http.StatusTooManyRequests:
-		if ra, ok := ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
+	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
+		now := time.Now()
+		if ra, ok := ParseRetryAfter(resp.Header.Get("Retry-After"), now); ok {
 			if ra > t.p.MaxRetryAfter {
+				resp.Header.Set(NotBeforeHeader, fmt.Sprintf("%d %s", int64(ra/time.Second), now.Add(ra).UTC().Format(time.RFC3339)))
 				return 0, false
 			}
 			return ra, true
 		}
 		return t.p.Backoff(attempt), true
-	case http.StatusServiceUnavailable:
-		if ra, ok := ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
-			if ra > t.p.MaxRetryAfter {
-				return 0, false
-			}
-			return ra, true
-		}
-		return t.p.Backoff(attempt), true
-	case http.StatusBadGateway, http.StatusGatewayTimeout:
+	case http.StatusInternalServerError, http.StatusBadGateway, http.StatusGatewayTimeout:
 		return t.p.Backoff(attempt), idem
 	}
 	return 0, false

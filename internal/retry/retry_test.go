@@ -220,6 +220,10 @@ func TestRetryAfterAboveCapIsReturnedNotWaited(t *testing.T) {
 			if resp.Header.Get("Retry-After") != "31" {
 				t.Errorf("Retry-After not passed through: %q", resp.Header.Get("Retry-After"))
 			}
+			later, ok := LaterOf(resp.Header)
+			if until := time.Until(later.At); !ok || later.Wait != 31*time.Second || until < 29*time.Second || until > 31*time.Second {
+				t.Errorf("LaterOf = %+v, %v; want a 31s wait ending in about 31s", later, ok)
+			}
 			if resp.Header.Get(AttemptsHeader) != "" {
 				t.Errorf("%s set on a first attempt", AttemptsHeader)
 			}
@@ -245,7 +249,7 @@ func TestRetryAfterAtCapIsWaited(t *testing.T) {
 
 func TestGatewayErrorsRetriedForIdempotentMethods(t *testing.T) {
 	for _, method := range []string{http.MethodGet, http.MethodHead, http.MethodPut, http.MethodDelete, http.MethodOptions} {
-		for _, status := range []int{502, 503, 504} {
+		for _, status := range []int{500, 502, 503, 504} {
 			t.Run(fmt.Sprintf("%s %d", method, status), func(t *testing.T) {
 				s := &script{statuses: []int{status}}
 				srv := serve(t, s)
@@ -300,7 +304,7 @@ func TestPostRetriedOn503Only(t *testing.T) {
 }
 
 func TestIdempotentPostRetriedOnGatewayErrors(t *testing.T) {
-	for _, status := range []int{502, 504} {
+	for _, status := range []int{500, 502, 504} {
 		t.Run(strconv.Itoa(status), func(t *testing.T) {
 			s := &script{statuses: []int{status, status}}
 			srv := serve(t, s)
@@ -317,7 +321,7 @@ func TestIdempotentPostRetriedOnGatewayErrors(t *testing.T) {
 }
 
 func TestOtherStatusesNotRetried(t *testing.T) {
-	for _, status := range []int{400, 401, 404, 409, 412, 500} {
+	for _, status := range []int{400, 401, 404, 409, 412, 501} {
 		s := &script{statuses: []int{status}}
 		srv := serve(t, s)
 		p, _ := testPolicy()
@@ -801,5 +805,32 @@ func TestServerTime(t *testing.T) {
 	}
 	if got := ServerTime(local, date, time.Time{}); !got.Equal(local) {
 		t.Errorf("no receipt time: %v", got)
+	}
+}
+
+func TestLaterSaysHowLongAndUntilWhen(t *testing.T) {
+	at := time.Date(2026, 3, 1, 13, 0, 0, 0, time.UTC)
+	h := http.Header{}
+	h.Set(NotBeforeHeader, "3600 "+at.Format(time.RFC3339))
+	later, ok := LaterOf(h)
+	if !ok || later.Wait != time.Hour || !later.At.Equal(at) {
+		t.Fatalf("LaterOf = %+v, %v", later, ok)
+	}
+	if got, want := later.String(), "the API asked to wait 1 hour before the next request (Retry-After: 3600); try again after 2026-03-01 13:00:00 UTC"; got != want {
+		t.Errorf("String() = %q, want %q", got, want)
+	}
+	for d, want := range map[time.Duration]string{
+		2 * time.Hour: "2 hours", 90 * time.Minute: "90 minutes", time.Minute: "1 minute",
+		75 * time.Second: "75 seconds", time.Second: "1 second",
+	} {
+		if got := HumanWait(d); got != want {
+			t.Errorf("HumanWait(%v) = %q, want %q", d, got, want)
+		}
+	}
+	for _, bad := range []string{"", "3600", "x 2026-03-01T13:00:00Z", "-1 2026-03-01T13:00:00Z", "3600 yesterday"} {
+		h.Set(NotBeforeHeader, bad)
+		if _, ok := LaterOf(h); ok {
+			t.Errorf("LaterOf(%q) ok", bad)
+		}
 	}
 }

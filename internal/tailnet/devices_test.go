@@ -141,7 +141,7 @@ func TestErrorTyping(t *testing.T) {
 
 	// A body that is not JSON still gives the status and what it said,
 	// where client v2 alone would return a *json.SyntaxError.
-	e.srv.Faults().Add(faults.Rule{Route: "GET /tailscale/api/v2/tailnet/{tailnet}/devices", Status: 500, Body: json.RawMessage("upstream exploded")})
+	e.srv.Faults().Add(faults.Rule{Route: "GET /tailscale/api/v2/tailnet/{tailnet}/devices", Status: 500, Body: json.RawMessage("upstream exploded"), Count: 100})
 	_, err = c.ListDevices(ctx, ListDevicesOptions{})
 	if ae, ok := AsAPIError(err); !ok || ae.Status != 500 || ae.Message != "upstream exploded" || ae.Path != "/tailscale/api/v2/tailnet/-/devices" {
 		t.Errorf("non-JSON error: %#v", err)

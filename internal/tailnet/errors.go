@@ -10,6 +10,7 @@ import (
 	tailscale "tailscale.com/client/tailscale/v2"
 
 	"github.com/qtail/terraform-provider-qtail/internal/policy"
+	"github.com/qtail/terraform-provider-qtail/internal/retry"
 )
 
 // ErrorData is one entry of the data array of an API error: the source of
@@ -35,6 +36,17 @@ type APIError struct {
 	// Attempts is the number of attempts the retry transport made; 1 when
 	// the request was not retried.
 	Attempts int
+	// Later is set when the server asked for a longer wait (Retry-After)
+	// than qtail makes: how long, and until when.
+	Later *retry.Later
+}
+
+// RetryLater returns the wait the server asked for and qtail did not make.
+func (e *APIError) RetryLater() (retry.Later, bool) {
+	if e.Later == nil {
+		return retry.Later{}, false
+	}
+	return *e.Later, true
 }
 
 // HTTPStatus returns the HTTP status, for policy.IsPreconditionFailed and
@@ -63,6 +75,9 @@ func (e *APIError) Error() string {
 		fmt.Fprintf(&b, ", after %d attempts", e.Attempts)
 	}
 	b.WriteString(")")
+	if e.Later != nil {
+		b.WriteString("; " + e.Later.String())
+	}
 	return b.String()
 }
 
@@ -206,6 +221,9 @@ func decodeErrorBody(body []byte) (msg string, data []ErrorData, ok bool) {
 // newAPIError builds the error of a response with an error status.
 func newAPIError(method, path string, status int, header http.Header, body []byte) *APIError {
 	e := &APIError{Status: status, Method: method, Path: path, Attempts: attemptsOf(header)}
+	if later, ok := retry.LaterOf(header); ok {
+		e.Later = &later
+	}
 	if msg, data, ok := decodeErrorBody(body); ok {
 		e.Message, e.Data = msg, data
 	} else {

@@ -237,7 +237,8 @@ func TestCreateKeyListFailure(t *testing.T) {
 	e, c, _ := newKeysEnv(t)
 	e.srv.Faults().Add(
 		faults.Rule{Route: "POST /tailscale" + keysRoute, Status: 502, AfterHandler: true},
-		faults.Rule{Route: "GET /tailscale" + keysRoute, Status: 500, Count: 1},
+		// A 500 that lasts beyond the retries of the list.
+		faults.Rule{Route: "GET /tailscale" + keysRoute, Status: 500, Count: 100},
 	)
 	_, _, err := c.CreateOAuthClient(t.Context(), operatorScopes, operatorTags, operatorKey)
 	if err == nil || !strings.Contains(err.Error(), "listing the keys to find it failed") || !IsAmbiguous(err) {
@@ -248,6 +249,7 @@ func TestCreateKeyListFailure(t *testing.T) {
 	}
 
 	// A credential that may not list every key lists its own.
+	e.srv.Faults().Reset()
 	e.srv.Faults().Add(
 		faults.Rule{Route: "POST /tailscale" + keysRoute, Status: 502, AfterHandler: true},
 		faults.Rule{Route: "GET /tailscale" + keysRoute, Status: 403},

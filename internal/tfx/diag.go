@@ -1,11 +1,14 @@
 package tfx
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"unicode"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+
+	"github.com/qtail/terraform-provider-qtail/internal/retry"
 )
 
 // apiErrorAdvice is what to do about a failed API call that qtail could
@@ -18,7 +21,16 @@ const apiErrorAdvice = "qtail has already retried what can be retried (rate limi
 // doing (action, such as "read the policy file"), the API's own words,
 // then what to do.
 func APIError(diags *diag.Diagnostics, action string, err error) {
-	diags.AddError("Unable to "+TitleCase(action), fmt.Sprintf("qtail could not %s.\n\n%s\n\n%s", action, err, apiErrorAdvice))
+	advice := apiErrorAdvice
+	var later interface{ RetryLater() (retry.Later, bool) }
+	if errors.As(err, &later) {
+		if l, ok := later.RetryLater(); ok {
+			advice = fmt.Sprintf("The API is limiting the rate of qtail's requests and asked it to wait %s, longer than qtail waits "+
+				"within one run. Nothing needs to change in the configuration: run Terraform again after %s.",
+				retry.HumanWait(l.Wait), l.At.UTC().Format("2006-01-02 15:04:05 UTC"))
+		}
+	}
+	diags.AddError("Unable to "+TitleCase(action), fmt.Sprintf("qtail could not %s.\n\n%s\n\n%s", action, err, advice))
 }
 
 // titleCaseMinor are the words that stay in lower case inside a title:

@@ -1,8 +1,14 @@
 package tfx
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+
+	"github.com/qtail/terraform-provider-qtail/internal/retry"
 )
 
 func TestTitleCase(t *testing.T) {
@@ -30,5 +36,27 @@ func TestImportHint(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("ImportHint lacks %q:\n%s", want, got)
 		}
+	}
+}
+
+// laterError is an API error whose server asked for a longer wait than
+// qtail makes.
+type laterError struct{ later retry.Later }
+
+func (e laterError) Error() string                   { return "429 Too Many Requests; " + e.later.String() }
+func (e laterError) RetryLater() (retry.Later, bool) { return e.later, true }
+
+func TestAPIError_retryLater(t *testing.T) {
+	at := time.Date(2026, 3, 1, 13, 0, 0, 0, time.UTC)
+	var diags diag.Diagnostics
+	APIError(&diags, "write the policy file", fmt.Errorf("tailscale: %w", laterError{retry.Later{Wait: time.Hour, At: at}}))
+	detail := diags[0].Detail()
+	for _, want := range []string{"asked it to wait 1 hour", "run Terraform again after 2026-03-01 13:00:00 UTC"} {
+		if !strings.Contains(detail, want) {
+			t.Errorf("detail lacks %q:\n%s", want, detail)
+		}
+	}
+	if strings.Contains(detail, "already retried") || strings.Contains(detail, "scope") {
+		t.Errorf("detail gives the advice for other errors:\n%s", detail)
 	}
 }

@@ -189,7 +189,7 @@ func startHogs(n int) (func(), error) {
 		}
 	}
 	for range n {
-		p := exec.Command(self, burnFlag)
+		p := exec.CommandContext(context.Background(), self, burnFlag)
 		if err := p.Start(); err != nil {
 			stop()
 			return nil, err

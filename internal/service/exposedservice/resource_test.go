@@ -692,7 +692,9 @@ func TestExposedService_failedCreateIsTainted(t *testing.T) {
 		Steps: []resource.TestStep{
 			{
 				PreConfig: func() {
-					env.Faults.Add(faults.Rule{Route: acctest.RouteEditApplication, Status: 500,
+					// A 500 on each of the four attempts of acctest's
+					// retry policy (a single 500 is retried).
+					env.Faults.Add(faults.Rule{Route: acctest.RouteEditApplication, Status: 500, Count: 4,
 						Body: []byte(`{"status":500,"error":"Internal Server Error","detail":"database unavailable"}`)})
 				},
 				Config:      config,

@@ -343,3 +343,142 @@ func TestAutoApprover_invalidInput(t *testing.T) {
 		t.Errorf("refused configurations wrote the policy file (%d writes):\n%s", env.Faults.Count(routeSetPolicy), after)
 	}
 }
+
+// regionApprovers is what one region's configuration declares: a subnet
+// router tag of its own, and approvers for the exit node and a route
+// that another region also approves, with one approver in common.
+func regionApprovers(region string) string {
+	return fmt.Sprintf(`
+resource "qtail_tag_owner" "router" {
+  tag    = "tag:router-%[1]s"
+  owners = ["group:platform-ops"]
+}
+
+resource "qtail_auto_approver" "exit" {
+  exit_node = true
+  approvers = ["group:platform-ops", qtail_tag_owner.router.tag]
+}
+
+resource "qtail_auto_approver" "route" {
+  route     = "10.20.0.0/16"
+  approvers = ["group:platform-ops", qtail_tag_owner.router.tag]
+}
+`, region)
+}
+
+// TestAutoApprover_twoConfigurationsShareApprovers applies two regions'
+// configurations at once, each approving the exit node and one route with
+// an approver of its own and one in common: both plans stay empty, the
+// common approver is in each list once, and when both are destroyed the
+// policy file is the original again, without an empty autoApprovers.
+func TestAutoApprover_twoConfigurationsShareApprovers(t *testing.T) {
+	t.Parallel()
+	env := acctest.New(t)
+	applyAtOnce(t, env, []string{"eu", "us"}, func(_ int, region string) string { return regionApprovers(region) },
+		func(_ int, region string) resource.TestCheckFunc {
+			return resource.ComposeTestCheckFunc(
+				expectApprovers(env, "qtail_auto_approver.exit", exitNodeKey, `["group:platform-ops","tag:router-`+region+`"]`),
+				expectApprovers(env, "qtail_auto_approver.route", routeKey, `["group:platform-ops","tag:router-`+region+`"]`),
+			)
+		},
+		func() error {
+			body, _ := env.Tailnet.Policy()
+			doc, err := policy.Parse(body)
+			if err != nil {
+				return err
+			}
+			if strings.Count(string(body), `"group:platform-ops",`) != 2 {
+				return fmt.Errorf("the common approver is not once in each list:\n%s", body)
+			}
+			for _, key := range []policy.Key{exitNodeKey, routeKey} {
+				if f := doc.Get(key); f.Found {
+					return fmt.Errorf("%s has approvers without an owner, %s:\n%s", key, f.Value, body)
+				}
+				if n := markerLines(body, key); n != 1+2+2 {
+					return fmt.Errorf("%s: %d markers, want the list's and two per region:\n%s", key, n, body)
+				}
+			}
+			return nil
+		})
+	// The tagOwners section that qtail created stays, empty; the
+	// autoApprovers it created goes.
+	if body, _ := env.Tailnet.Policy(); strings.Contains(string(body), "autoApprovers") || strings.Contains(string(body), "qtail:") {
+		t.Errorf("after both regions destroyed their approvers the policy file keeps autoApprovers or a marker:\n%s", body)
+	}
+}
+
+// TestFragments_duplicateClaims: two resources of one configuration that
+// write the same entry are refused at plan, the error naming the other
+// one by what it writes, and nothing is written.
+func TestFragments_duplicateClaims(t *testing.T) {
+	t.Parallel()
+	env := acctest.New(t)
+	before, _ := env.Tailnet.Policy()
+	for _, tc := range []struct{ name, config, other string }{
+		{"grant", `
+resource "qtail_grant" "a" {
+  name = "web"
+  src  = ["group:platform-ops"]
+  dst  = ["*"]
+  ip   = ["tcp:443"]
+}
+resource "qtail_grant" "b" {
+  name = "web"
+  src  = ["group:platform-ops"]
+  dst  = ["*"]
+  ip   = ["tcp:80"]
+}`, `the qtail_grant with name = "web"`},
+		{"tag owner", `
+resource "qtail_tag_owner" "a" {
+  tag    = "tag:web"
+  owners = ["group:platform-ops"]
+}
+resource "qtail_tag_owner" "b" {
+  tag    = "tag:web"
+  owners = ["alice@example.com"]
+}`, `the qtail_tag_owner with tag = "tag:web"`},
+		{"policy test", `
+resource "qtail_policy_test" "a" {
+  name   = "reach"
+  src    = "alice@example.com"
+  accept = ["100.64.0.1:443"]
+}
+resource "qtail_policy_test" "b" {
+  name   = "reach"
+  src    = "bob@example.com"
+  accept = ["100.64.0.1:443"]
+}`, `the qtail_policy_test with name = "reach"`},
+		{"route", `
+resource "qtail_auto_approver" "a" {
+  route     = "10.20.0.0/16"
+  approvers = ["group:platform-ops"]
+}
+resource "qtail_auto_approver" "b" {
+  route     = "10.20.0.0/16"
+  approvers = ["alice@example.com"]
+}`, `the qtail_auto_approver with route = "10.20.0.0/16"`},
+		{"exit node", `
+resource "qtail_auto_approver" "a" {
+  exit_node = true
+  approvers = ["group:platform-ops"]
+}
+resource "qtail_auto_approver" "b" {
+  exit_node = true
+  approvers = ["group:platform-ops"]
+}`, `the qtail_auto_approver with exit_node = true`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resource.UnitTest(t, resource.TestCase{
+				ProtoV6ProviderFactories: env.Factories(),
+				Steps: []resource.TestStep{{
+					Config: tc.config,
+					ExpectError: regexp.MustCompile(`Two Resources Claim One Policy Entry(?s).*` +
+						strings.TrimPrefix(acctest.ErrorRE("This resource and "+tc.other+", another resource of this configuration").String(), "(?s)")),
+				}},
+			})
+		})
+	}
+	if after, _ := env.Tailnet.Policy(); string(after) != string(before) || env.Faults.Count(routeSetPolicy) != 0 {
+		t.Errorf("refused configurations wrote the policy file (%d writes):\n%s", env.Faults.Count(routeSetPolicy), after)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -428,18 +429,15 @@ func regionFactories(env *acctest.Env) map[string]func() (tfprotov6.ProviderServ
 	}
 }
 
-// TestFragments_fourRegionsAtOnce runs four Terraform applies at the same
-// time against one tailnet, each with its own provider instance and 25
-// grants, as four regions would. All 100 grants end in the policy file,
-// the hand-written content stays, and a second plan in each is empty.
-func TestFragments_fourRegionsAtOnce(t *testing.T) {
-	t.Parallel()
-	const perRegion = 25
-	regions := []string{"us-east-1", "eu-west-3", "ap-south-1", "sa-east-1"}
-	env := acctest.New(t, acctest.WithPolicy(handwrittenPolicy))
-
-	// Every region waits, after its apply, until all have applied; the
-	// last one to arrive checks the policy file while nothing changes it.
+// applyAtOnce runs one Terraform configuration per region at the same
+// time against env, each with a provider instance of its own: each
+// applies and runs its check; the last one to have applied runs
+// allApplied while nothing changes the policy file; then each plans
+// again, and the plan must be empty. Each destroys what it made at the
+// end.
+func applyAtOnce(t *testing.T, env *acctest.Env, regions []string, config func(r int, region string) string,
+	check func(r int, region string) resource.TestCheckFunc, allApplied func() error) {
+	t.Helper()
 	var (
 		mu       sync.Mutex
 		arrived  int
@@ -449,33 +447,12 @@ func TestFragments_fourRegionsAtOnce(t *testing.T) {
 	arrive := func() {
 		mu.Lock()
 		defer mu.Unlock()
-		arrived++
-		if arrived < len(regions) {
-			return
+		if arrived++; arrived == len(regions) {
+			checkErr = allApplied()
+			close(allThere)
 		}
-		body, _ := env.Tailnet.Policy()
-		doc, err := policy.Parse(body)
-		switch {
-		case err != nil:
-			checkErr = err
-		case len(doc.Fragments()) != len(regions)*perRegion:
-			checkErr = fmt.Errorf("%d grants owned by qtail, want %d:\n%s", len(doc.Fragments()), len(regions)*perRegion, body)
-		case !bytes.Equal(mustStrip(body), []byte(handwrittenPolicy)):
-			checkErr = fmt.Errorf("the hand-written content changed:\n%s", body)
-		default:
-			for _, r := range regions {
-				for i := range perRegion {
-					k := policy.Key{Kind: policy.KindGrant, Name: fmt.Sprintf("%s-%02d", r, i)}
-					if n := markerLines(body, k); n != 1 {
-						checkErr = fmt.Errorf("%s appears %d times", k, n)
-					}
-				}
-			}
-		}
-		close(allThere)
 	}
-
-	// The four runs start together: t.Run is called from one goroutine per
+	// The runs start together: t.Run is called from one goroutine per
 	// region, so the -parallel limit does not serialize them.
 	var wg sync.WaitGroup
 	for r, region := range regions {
@@ -486,22 +463,14 @@ func TestFragments_fourRegionsAtOnce(t *testing.T) {
 				var once sync.Once
 				// A run that fails before arriving must not block the others.
 				defer once.Do(arrive)
-				config := regionGrants(region, r, perRegion)
+				cfg := config(r, region)
 				resource.UnitTest(t, resource.TestCase{
 					ProtoV6ProviderFactories: regionFactories(env),
 					Steps: []resource.TestStep{
 						{
-							Config: config,
-							Check: func(s *terraform.State) error {
-								for i := range perRegion {
-									k := policy.Key{Kind: policy.KindGrant, Name: fmt.Sprintf("%s-%02d", region, i)}
-									if err := expectFragment(env, k, `{"dst":["`+regionGrantDst(r, i)+`"],"ip":["tcp:443"],"src":["group:ops"]}`)(s); err != nil {
-										return err
-									}
-								}
-								once.Do(arrive)
-								return nil
-							},
+							Config: cfg,
+							Check: resource.ComposeTestCheckFunc(check(r, region),
+								func(*terraform.State) error { once.Do(arrive); return nil }),
 						},
 						{
 							// Once every region has applied, a plan here is
@@ -512,7 +481,7 @@ func TestFragments_fourRegionsAtOnce(t *testing.T) {
 									t.Error(checkErr)
 								}
 							},
-							Config:   config,
+							Config:   cfg,
 							PlanOnly: true,
 						},
 					},
@@ -521,6 +490,50 @@ func TestFragments_fourRegionsAtOnce(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// TestFragments_fourRegionsAtOnce runs four Terraform applies at the same
+// time against one tailnet, each with its own provider instance and 25
+// grants, as four regions would. All 100 grants end in the policy file,
+// the hand-written content stays, and a second plan in each is empty.
+func TestFragments_fourRegionsAtOnce(t *testing.T) {
+	t.Parallel()
+	const perRegion = 25
+	regions := []string{"us-east-1", "eu-west-3", "ap-south-1", "sa-east-1"}
+	env := acctest.New(t, acctest.WithPolicy(handwrittenPolicy))
+	applyAtOnce(t, env, regions, func(r int, region string) string { return regionGrants(region, r, perRegion) },
+		func(r int, region string) resource.TestCheckFunc {
+			return func(s *terraform.State) error {
+				for i := range perRegion {
+					k := policy.Key{Kind: policy.KindGrant, Name: fmt.Sprintf("%s-%02d", region, i)}
+					if err := expectFragment(env, k, `{"dst":["`+regionGrantDst(r, i)+`"],"ip":["tcp:443"],"src":["group:ops"]}`)(s); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+		},
+		func() error {
+			body, _ := env.Tailnet.Policy()
+			doc, err := policy.Parse(body)
+			switch {
+			case err != nil:
+				return err
+			case len(doc.Fragments()) != len(regions)*perRegion:
+				return fmt.Errorf("%d grants owned by qtail, want %d:\n%s", len(doc.Fragments()), len(regions)*perRegion, body)
+			case !bytes.Equal(mustStrip(body), []byte(handwrittenPolicy)):
+				return fmt.Errorf("the hand-written content changed:\n%s", body)
+			}
+			for _, r := range regions {
+				for i := range perRegion {
+					k := policy.Key{Kind: policy.KindGrant, Name: fmt.Sprintf("%s-%02d", r, i)}
+					if n := markerLines(body, k); n != 1 {
+						return fmt.Errorf("%s appears %d times", k, n)
+					}
+				}
+			}
+			return nil
+		})
 	if body, _ := env.Tailnet.Policy(); string(body) != handwrittenPolicy {
 		t.Errorf("after every region destroyed its grants the policy file differs from the original:\n%s", body)
 	}
@@ -639,12 +652,14 @@ func TestFragments_429WithRetryAfter(t *testing.T) {
 		Steps: []resource.TestStep{
 			{
 				// A Retry-After longer than the provider waits for: the apply
-				// fails and says so, and nothing is written.
+				// fails at once, says how long the API asked to wait and
+				// when to try again, and nothing is written.
 				PreConfig: func() {
 					env.Faults.Add(faults.Rule{Route: routeSetPolicy, Status: 429, RetryAfter: 3600, Count: 1})
 				},
-				Config:      threeGrants,
-				ExpectError: acctest.ErrorRE(`tailscale API POST /tailscale/api/v2/tailnet/example.com/acl: Too Many Requests (HTTP 429)`),
+				Config: threeGrants,
+				ExpectError: regexp.MustCompile(acctest.ErrorRE("Too Many Requests (HTTP 429); the API asked to wait 1 hour before the next request (Retry-After: 3600); try again after").String() +
+					`\s+\d{4}-\d\d-\d\d\s+\d\d:\d\d:\d\d\s+UTC.*` + strings.TrimPrefix(acctest.ErrorRE("asked it to wait 1 hour, longer than qtail waits").String(), "(?s)")),
 			},
 			{
 				// Two 429s asking for a one second wait: waited for, then
