@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -109,5 +110,37 @@ func TestModules_validationMessagesNameTheKey(t *testing.T) {
 	// Nothing was created.
 	if n := len(w.Qovery.HelmRepositories()); n != 0 {
 		t.Errorf("%d Helm repositories were created by plans that failed", n)
+	}
+}
+
+// One root with the region module for_each over both seeded regions (and
+// the tailnet module) applies, then plans empty, then destroys.
+func TestModules_regionForEachOverTwoRegions(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "")
+	ws := newWorkspace(t, w)
+	r := ws.root("modules/region/tests/two-regions")
+	r.get()
+	r.apply()
+	var regions map[string]struct {
+		Operator struct {
+			Hostname string `json:"hostname"`
+		} `json:"operator"`
+		GrantNames []string `json:"grant_names"`
+	}
+	r.output("regions", &regions)
+	for _, region := range regionRoots {
+		got := regions[region]
+		if got.Operator.Hostname != "tailscale-operator-"+region || !slices.Contains(got.GrantNames, region+"-billing-api-platform-ops") {
+			t.Errorf("module.region[%q] has operator %q and grants %v", region, got.Operator.Hostname, got.GrantNames)
+		}
+		for _, hostname := range regionHostnames(region) {
+			checkConnected(t, w, hostname)
+		}
+	}
+	r.emptyPlan()
+	r.destroy()
+	if owned := fragmentKeys(currentPolicy(t, w)); len(owned) != 0 {
+		t.Errorf("after destroy the policy file still holds qtail's fragments %v", owned)
 	}
 }
