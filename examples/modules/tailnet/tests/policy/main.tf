@@ -3,7 +3,8 @@
 terraform {
   required_providers {
     qtail = {
-      source = "qtail/qtail"
+      source  = "qtail/qtail"
+      version = "~> 0.1"
     }
   }
 }
