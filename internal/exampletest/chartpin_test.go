@@ -43,7 +43,12 @@ func TestExamples_pinTheManifestsChart(t *testing.T) {
 			t.Errorf("%s does not parse: %s", p, diags.Error())
 			return nil
 		}
-		dirs[filepath.Dir(p)] = append(dirs[filepath.Dir(p)], f.Body.(*hclsyntax.Body))
+		body, ok := f.Body.(*hclsyntax.Body)
+		if !ok {
+			t.Errorf("%s: the native syntax parser returned a %T", p, f.Body)
+			return nil
+		}
+		dirs[filepath.Dir(p)] = append(dirs[filepath.Dir(p)], body)
 		return nil
 	})
 	if err != nil {

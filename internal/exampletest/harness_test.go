@@ -47,8 +47,9 @@ func terraformBinary(t testing.TB) string {
 
 var provider struct {
 	once sync.Once
-	dir  string
-	err  error
+	// dir is made by TestMain and removed after every test ran.
+	dir string
+	err error
 }
 
 // providerDir builds the provider binary from this tree, once per test
@@ -57,20 +58,13 @@ var provider struct {
 func providerDir(t testing.TB) string {
 	t.Helper()
 	provider.once.Do(func() {
-		dir, err := os.MkdirTemp("", "qtail-exampletest-provider-")
-		if err != nil {
-			provider.err = err
-			return
-		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(dir, "terraform-provider-qtail"), ".")
+		cmd := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(provider.dir, "terraform-provider-qtail"), ".")
 		cmd.Dir = repoRoot(t)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			provider.err = fmt.Errorf("go build of the provider: %w\n%s", err, out)
-			return
 		}
-		provider.dir = dir
 	})
 	if provider.err != nil {
 		t.Fatal(provider.err)
@@ -79,10 +73,14 @@ func providerDir(t testing.TB) string {
 }
 
 func TestMain(m *testing.M) {
-	code := m.Run()
-	if provider.dir != "" {
-		_ = os.RemoveAll(provider.dir)
+	dir, err := os.MkdirTemp("", "qtail-exampletest-provider-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
 	}
+	provider.dir = dir
+	code := m.Run()
+	_ = os.RemoveAll(dir)
 	os.Exit(code)
 }
 
@@ -225,12 +223,12 @@ func (r *root) rel() string {
 // provider in a registry.
 func (r *root) get() { r.must("get", "-no-color") }
 
-func (r *root) apply() string {
-	return r.must("apply", "-auto-approve", "-input=false", "-no-color", "-compact-warnings")
+func (r *root) apply() {
+	r.must("apply", "-auto-approve", "-input=false", "-no-color", "-compact-warnings")
 }
 
-func (r *root) destroy() string {
-	return r.must("destroy", "-auto-approve", "-input=false", "-no-color", "-compact-warnings")
+func (r *root) destroy() {
+	r.must("destroy", "-auto-approve", "-input=false", "-no-color", "-compact-warnings")
 }
 
 // emptyPlan fails the test unless a plan of the root has no change.
