@@ -11,7 +11,7 @@ resource "qtail_helm_repository" "qtail" {
 }
 
 resource "qtail_proxy_group" "ingress" {
-  environment_id = qtail_operator.us_east_1.environment_id
+  environment_id = var.environment_id
   name           = "ingress"
   type           = "ingress"
 
@@ -39,7 +39,8 @@ resource "qtail_proxy_group" "ingress" {
   hostname_prefix = "ingress-us-east-1"
   replicas        = 2
 
-  depends_on = [qtail_operator.us_east_1]
+  # With the operator in the same configuration, depend on it:
+  # depends_on = [qtail_operator.NAME]
 }
 
 # The billing API served by the ingress replicas as the Tailscale Service
@@ -55,7 +56,7 @@ resource "qtail_exposed_service" "billing_us_east_1" {
 }
 
 resource "qtail_proxy_group" "egress" {
-  environment_id = qtail_operator.us_east_1.environment_id
+  environment_id = var.environment_id
   name           = "egress"
   type           = "egress"
 
@@ -68,7 +69,8 @@ resource "qtail_proxy_group" "egress" {
 
   hostname_prefix = "egress-us-east-1"
 
-  depends_on = [qtail_operator.us_east_1]
+  # With the operator in the same configuration, depend on it:
+  # depends_on = [qtail_operator.NAME]
 }
 
 # Workloads reach the metrics machine of the tailnet through the egress
@@ -92,6 +94,11 @@ resource "qtail_egress_service" "metrics" {
 variable "organization_id" {
   type        = string
   description = "ID of the Qovery organization."
+}
+
+variable "environment_id" {
+  type        = string
+  description = "ID of the Qovery environment of the cluster's operator."
 }
 
 variable "billing_application_id" {
