@@ -61,8 +61,10 @@ func (e *Env) QoveryClient(t testing.TB) *qovery.Client {
 
 // InstallOperator installs the Tailscale operator in a seeded region the way
 // the recipe does it by hand: tag owners, an OAuth client, a Helm repository,
-// a Helm service with the two secret variables, a deployment. It fails the
-// test unless the operator device comes up.
+// a Helm service with the two secret variables, a deployment. The OAuth
+// client has the scopes the recipe asks for, services included (an
+// exposure through an ingress ProxyGroup needs it). It fails the test
+// unless the operator device comes up.
 func (e *Env) InstallOperator(t testing.TB, region string) OperatorFixture {
 	t.Helper()
 	ctx := Background(t)
@@ -75,7 +77,7 @@ func (e *Env) InstallOperator(t testing.TB, region string) OperatorFixture {
 		"tag:k8s-operator": {},
 		"tag:k8s":          {"tag:k8s-operator"},
 	})
-	clientID, secret := e.Tailnet.SeedOAuthClient("", "", []string{"devices:core", "auth_keys"}, []string{"tag:k8s-operator"})
+	clientID, secret := e.SeedOperatorClient()
 
 	q := e.QoveryClient(t)
 	repo, err := q.CreateHelmRepository(ctx, seed.OrganizationID, &qovery.HelmRepositoryRequest{

@@ -41,33 +41,9 @@ type Options struct {
 	DeployTime time.Duration
 	// InitialPolicy replaces the sandbox's starting policy file.
 	InitialPolicy []byte
-	// Compat is the set of earlier behaviours the simulated operator
-	// keeps; nil means DefaultCompat.
+	// Compat opts the simulated operator into earlier, simpler
+	// behaviours (see cluster.Compat); nil is the real operator.
 	Compat *cluster.Compat
-}
-
-// DefaultCompat is what a sandbox keeps of the simulation's earlier
-// behaviours unless Options.Compat says otherwise: those that tests of the
-// provider written against them still need, until the provider handles
-// the real operator's:
-//
-//   - OperatorNewDevice: an uninstalled operator's device stays on the
-//     tailnet (offline), which the provider's plan takes for another
-//     device holding the hostname (TestOperator_driftInQoveryIsRepaired,
-//     TestOperator_timeoutSaysWhatItWaitedFor);
-//   - NoEgressProxies: the operator rewrites an egress Service's
-//     externalName, which the egress tests expect to stay the placeholder
-//     (TestEgressService_fqdnCreatesImportsAndDestroys,
-//     TestEgressService_tailnetIPThroughProxyGroup,
-//     TestEgressService_switchingTargetUpdatesInPlace,
-//     TestEgressService_drift);
-//   - ProxyGroupIngressWithoutService: an exposure through an ingress
-//     ProxyGroup needs the services scope, which the hand-installed
-//     operator of the tests lacks (TestProxyGroup_exposureThroughAnIngressGroup).
-var DefaultCompat = cluster.Compat{
-	OperatorNewDevice:               true,
-	NoEgressProxies:                 true,
-	ProxyGroupIngressWithoutService: true,
 }
 
 // Seed holds the IDs of what the sandbox created at start.
@@ -168,11 +144,9 @@ func (w *World) build() error {
 		InitialPolicy:  policy,
 	})
 	w.Cluster = cluster.New(w.Tailnet)
-	compat := DefaultCompat
 	if w.opts.Compat != nil {
-		compat = *w.opts.Compat
+		w.Cluster.SetCompat(*w.opts.Compat)
 	}
-	w.Cluster.SetCompat(compat)
 	w.Qovery = qoveryapi.New(qoveryapi.Options{
 		Token:      QoveryToken,
 		Prefix:     "/qovery",
