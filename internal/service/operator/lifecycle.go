@@ -66,7 +66,7 @@ func (w *operatorWrite) render(diags *diag.Diagnostics) bool {
 // for the cluster of env.
 func (w *operatorWrite) createClient(ctx context.Context, env *qovery.Environment, diags *diag.Diagnostics) bool {
 	tags, _ := tfx.Strings(w.plan.DefaultTags)
-	id, secret, err := w.tn.CreateOAuthClient(ctx, operatorOAuthScopes, tags, oauthClientDescription(env.ClusterName, w.plan.Hostname.ValueString()))
+	id, secret, err := w.tn.CreateOAuthClient(ctx, cluster.OperatorOAuthScopes, tags, oauthClientDescription(env.ClusterName, w.plan.Hostname.ValueString()))
 	if err != nil {
 		tfx.APIError(diags, "create the operator's OAuth client", err)
 		return false

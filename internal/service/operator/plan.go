@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/qtail/terraform-provider-qtail/internal/cluster"
+	"github.com/qtail/terraform-provider-qtail/internal/planned"
 	"github.com/qtail/terraform-provider-qtail/internal/policy"
 	"github.com/qtail/terraform-provider-qtail/internal/qovery"
 	"github.com/qtail/terraform-provider-qtail/internal/tailnet"
@@ -260,7 +261,14 @@ func (r *operatorResource) checkQovery(ctx context.Context, q *qovery.Client, c 
 		tfx.APIError(diags, "read the environment "+envID, err)
 		return
 	}
-	r.Clients.Planned().PlanOperatorOn(env.ClusterID)
+	facts := planned.Operator{CreatesClient: plan.CreateOAuthClient.ValueBool()}
+	if !plan.Values.IsUnknown() {
+		facts.Values = plan.Values.ValueString()
+	}
+	if !facts.CreatesClient && !plan.CreateOAuthClient.IsUnknown() && !plan.OAuthClientID.IsUnknown() {
+		facts.ClientID = plan.OAuthClientID.ValueString()
+	}
+	r.Clients.Planned().PlanOperator(env.ClusterID, facts)
 
 	if !plan.Hostname.IsUnknown() && c.changed(plan.Hostname, state.Hostname) {
 		helms, err := q.ListHelms(ctx, envID)
@@ -476,7 +484,7 @@ func checkOAuthClient(ctx context.Context, tn *tailnet.Client, doc *policy.Docum
 	}
 	var missing []string
 	for _, s := range []string{"devices:core", "auth_keys"} {
-		if !oauthScopeGranted(k.Scopes, s) {
+		if !cluster.ScopeGranted(k.Scopes, s) {
 			missing = append(missing, s)
 		}
 	}
@@ -497,15 +505,4 @@ func checkOAuthClient(ctx context.Context, tn *tailnet.Client, doc *policy.Docum
 		}
 	}
 	return k
-}
-
-// oauthScopeGranted reports whether an OAuth client's scopes grant write access
-// to want ("all" grants everything).
-func oauthScopeGranted(scopes []string, want string) bool {
-	for _, s := range scopes {
-		if s == want || s == "all" {
-			return true
-		}
-	}
-	return false
 }

@@ -14,16 +14,6 @@ import (
 	"github.com/qtail/terraform-provider-qtail/internal/tfx"
 )
 
-// operatorOAuthScopes are the scopes of the OAuth client qtail creates for an
-// operator, all with write access:
-//   - devices:core: the operator reads, tags and removes the devices of the
-//     proxies it runs;
-//   - auth_keys: it mints an auth key for its own device and one for every
-//     proxy it creates;
-//   - services: for a ProxyGroup of type ingress it publishes Tailscale
-//     Services (VIP services), which it creates and deletes through the API.
-var operatorOAuthScopes = []string{"devices:core", "auth_keys", "services"}
-
 // operatorHelmArguments make Helm wait for the operator to be ready and roll
 // back a failed upgrade, so that a failed deployment leaves the previous
 // operator running.

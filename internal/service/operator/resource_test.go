@@ -740,6 +740,8 @@ func TestOperator_badInputRefusedAtPlanWithNothingCreated(t *testing.T) {
 		{"empty chart version", strings.Replace(cfg("1.102.4", "", creds, ""), `"1.102.4"`, `""`, 1), "must be pinned to an exact version such as 1.102.4, not empty"},
 		{"version range", cfg("~1.102", "", creds, ""), "a version range is not a pinned version"},
 		{"bad hostname", cfg("1.102.4", "Bad_Name", creds, ""), "a device hostname must be a DNS label"},
+		{"all-digit hostname", cfg("1.102.4", "12345", creds, ""), `the operator chart writes the hostname unquoted into its Deployment, where "12345" reads as a YAML integer`},
+		{"boolean hostname", cfg("1.102.4", "yes", creds, ""), `where "yes" reads as a YAML boolean`},
 		{"unknown api server proxy mode", cfg("1.102.4", "", creds, `api_server_proxy = "sometimes"`), `value must be one of: ["false" "true" "noauth"]`},
 		{"both credential forms", cfg("1.102.4", "", creds+"\n  create_oauth_client = true", ""), "cannot be set with create_oauth_client = true"},
 		{"no credential", cfg("1.102.4", "", "", ""), "The operator needs an OAuth client"},
