@@ -165,8 +165,8 @@ func (d Deployment) Failed(diags *diag.Diagnostics, step string, err error) {
 	switch {
 	case errors.As(err, &np):
 		diags.AddError("No Device Will Appear for the "+tfx.TitleCase(d.Noun),
-			fmt.Sprintf("The Helm service %s is deployed, but %s. qtail stopped %s instead of waiting for the timeout, and saved "+
-				"what it did in the state; fix the cause and apply again.", d.HelmID, np.Reason, step))
+			fmt.Sprintf("The Helm service %s is deployed, but no device will appear: %s.\n\nqtail stopped %s instead of waiting for "+
+				"the timeout, and saved what it did in the state; fix the cause and apply again.", d.HelmID, np.Reason, step))
 	case errors.As(err, &de):
 		reason := de.Reason
 		if reason == "" {

@@ -127,9 +127,9 @@ func (l *Lookup) proxyCannotAppear(ctx context.Context, tn *tailnet.Client, tags
 		return ""
 	}
 	if unowned := unownedTags(doc, tags, client.Tags); len(unowned) > 0 {
-		return fmt.Sprintf("the operator mints the proxy's auth key with %s, and the tailnet policy does not let those tags own %s: "+
-			"the operator refuses the proxy (requested tags are invalid or not permitted), and no device appears. Let one of the "+
-			"client's tags own them in tagOwners (qtail_tag_owner), then apply again", client.describe(), tfx.HCLList(unowned))
+		return fmt.Sprintf("the operator mints the proxy's auth key with %s, and the tailnet policy does not let those tags own %s, "+
+			"so the operator's request is refused (requested tags are invalid or not permitted); let one of the client's tags own "+
+			"them in tagOwners (a qtail_tag_owner)", client.describe(), tfx.HCLList(unowned))
 	}
 	return ""
 }

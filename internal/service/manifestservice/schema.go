@@ -196,11 +196,11 @@ func addReplicaAttributes(attrs map[string]schema.Attribute, k manifestKind, adv
 		},
 	}
 	attrs["proxy_class"] = schema.StringAttribute{
-		Optional:            true,
+		Optional: true,
 		MarkdownDescription: "Name of a `ProxyClass` that configures " + k.possessive() + " pods" + proxyClassDefault(k) + ". The " +
 			"operator brings up no device until the ProxyClass is Ready: the plan refuses one that no Helm service of the cluster " +
 			"renders, or that cannot be Ready, and warns when it cannot tell.",
-		Validators:          []validator.String{tfx.StringCheck{Rule: "a Kubernetes name", Check: manifest.CheckKubernetesName}},
+		Validators: []validator.String{tfx.StringCheck{Rule: "a Kubernetes name", Check: manifest.CheckKubernetesName}},
 	}
 	attrs["devices"] = schema.ListNestedAttribute{
 		Computed:            true,
