@@ -85,26 +85,19 @@ func ProxyCannotAppear(ctx context.Context, c *conn.Clients, envID string, tags 
 	return ops.proxyCannotAppear(ctx, c.TailnetOrNil(), tags, proxyClass, operatorDefault)
 }
 
-// ApplicationProxyCannotAppear is ProxyCannotAppear for the proxy of an
-// exposed application.
+// ApplicationProxyCannotAppear is ProxyCannotAppear for the proxy of the
+// exposed application appID: tagged tags (none: the operator's proxy
+// tags), with the ProxyClass proxyClass.
 func ApplicationProxyCannotAppear(ctx context.Context, c *conn.Clients, appID string, tags []string, proxyClass string) string {
-	q := c.QoveryOrNil()
-	if q == nil {
-		return ""
-	}
-	app, err := q.GetApplication(ctx, appID)
+	ops, err := applicationLookup(ctx, c, appID)
 	if err != nil {
 		return ""
 	}
 	if len(tags) == 0 {
-		ops, err := environmentLookup(ctx, c, app.Environment.ID)
-		if err != nil {
-			return ""
-		}
 		op, _ := ops.Operator(ctx)
 		tags = op.ProxyTags
 	}
-	return ProxyCannotAppear(ctx, c, app.Environment.ID, tags, proxyClass, true)
+	return ops.proxyCannotAppear(ctx, c.TailnetOrNil(), tags, proxyClass, true)
 }
 
 func (l *Lookup) proxyCannotAppear(ctx context.Context, tn *tailnet.Client, tags []string, proxyClass string, operatorDefault bool) string {
@@ -134,13 +127,26 @@ func (l *Lookup) proxyCannotAppear(ctx context.Context, tn *tailnet.Client, tags
 	return ""
 }
 
-// AwaitTailscaleService waits, after an exposure through an ingress
-// ProxyGroup, until the operator has created the Tailscale Service
-// svc:HOSTNAME of the application of the environment envID. It stops at
-// once when the operator's OAuth client lacks the services scope.
-func AwaitTailscaleService(ctx context.Context, c *conn.Clients, tn *tailnet.Client, envID, hostname string) (*tailnet.Service, error) {
+// applicationLookup returns the lookup of the cluster of an application.
+func applicationLookup(ctx context.Context, c *conn.Clients, appID string) (*Lookup, error) {
+	q := c.QoveryOrNil()
+	if q == nil {
+		return nil, errors.New("no Qovery client")
+	}
+	app, err := q.GetApplication(ctx, appID)
+	if err != nil {
+		return nil, err
+	}
+	return environmentLookup(ctx, c, app.Environment.ID)
+}
+
+// AwaitExposureService waits, after an exposure of the application appID
+// through an ingress ProxyGroup, until the operator has created the
+// Tailscale Service svc:HOSTNAME that the ProxyGroup's replicas serve. It
+// stops at once when the operator's OAuth client lacks the services scope.
+func AwaitExposureService(ctx context.Context, c *conn.Clients, tn *tailnet.Client, appID, hostname string) (*tailnet.Service, error) {
 	name := tailnet.ServiceName(hostname)
-	if ops, err := environmentLookup(ctx, c, envID); err == nil {
+	if ops, err := applicationLookup(ctx, c, appID); err == nil {
 		if client := ops.OAuthClient(ctx, tn); client.Known && !ScopeGranted(client.Scopes, servicesScope) {
 			return nil, fmt.Errorf("the operator creates the Tailscale Service %s with its OAuth client %s, which lacks the %s scope "+
 				"(it has %s): give the qtail_operator an OAuth client with the scopes %s", name, client.ID, servicesScope,
@@ -161,6 +167,20 @@ func AwaitTailscaleService(ctx context.Context, c *conn.Clients, tn *tailnet.Cli
 				"Service's events and the operator's logs in the cluster", ErrTimedOut, name, hostname)
 		}
 	}
+}
+
+// CheckExposure checks, at the plan of an exposure on the cluster of ops,
+// what the operator needs to serve it: through the ingress ProxyGroup
+// proxyGroup, an OAuth client with the services scope (CheckIngressScope);
+// otherwise a ProxyClass (proxyClass, or the operator's default) that the
+// cluster renders and can make Ready (CheckProxyClass).
+func CheckExposure(ctx context.Context, c *conn.Clients, ops *Lookup, proxyGroup, proxyClass string, diags *diag.Diagnostics) {
+	if proxyGroup != "" {
+		CheckIngressScope(ctx, c, ops, path.Root("proxy_group"), "the ingress ProxyGroup "+proxyGroup, diags)
+		return
+	}
+	CheckProxyClass(ctx, c, ops, ProxyClassCheck{Name: proxyClass, OperatorDefault: true, At: path.Root("proxy_class"),
+		Object: "the exposed Service"}, diags)
 }
 
 // pollEvery is how often a wait for devices looks again for a reason
