@@ -35,6 +35,9 @@ type Options struct {
 	// Retry is the retry policy of both API clients. Zero means
 	// retry.Default().
 	Retry retry.Policy
+	// TerraformVersion is the version of the Terraform CLI that runs the
+	// provider, sent in the User-Agent with the provider's.
+	TerraformVersion string
 }
 
 // Setting is one resolved provider setting: the attribute and the
@@ -53,6 +56,7 @@ type Setting struct {
 // planned.World that lets one resource's plan see another's.
 type Clients struct {
 	version      string
+	tfVersion    string
 	pollInterval time.Duration
 	retryPolicy  retry.Policy
 
@@ -78,6 +82,7 @@ type Clients struct {
 func New(version string, opts Options) *Clients {
 	c := &Clients{
 		version:      version,
+		tfVersion:    opts.TerraformVersion,
 		pollInterval: opts.PollInterval,
 		retryPolicy:  opts.Retry,
 		planned:      planned.New(),
@@ -91,8 +96,15 @@ func New(version string, opts Options) *Clients {
 	return c
 }
 
-func (c *Clients) userAgent() string {
-	return fmt.Sprintf("terraform-provider-qtail/%s", c.version)
+// UserAgent is what both API clients send as User-Agent: the provider's
+// version, where it comes from, and the Terraform CLI that runs it, so that
+// the API's operators can tell qtail's calls apart.
+func (c *Clients) UserAgent() string {
+	ua := fmt.Sprintf("terraform-provider-qtail/%s (+https://registry.terraform.io/providers/qtail/qtail)", c.version)
+	if c.tfVersion != "" {
+		ua += " Terraform/" + c.tfVersion
+	}
+	return ua
 }
 
 // httpClient returns an HTTP client with qtail's retry policy, logging each
@@ -140,7 +152,7 @@ func (c *Clients) ConfigureQovery(token, apiURL Setting) {
 		c.qoveryErr = fmt.Sprintf("no Qovery API token: set the %q provider attribute or the %s environment variable", token.Attr, token.Env)
 		return
 	}
-	q, err := qovery.New(qovery.Config{BaseURL: apiURL.Value, Token: token.Value, UserAgent: c.userAgent(), HTTPClient: c.httpClient()})
+	q, err := qovery.New(qovery.Config{BaseURL: apiURL.Value, Token: token.Value, UserAgent: c.UserAgent(), HTTPClient: c.httpClient()})
 	if err != nil {
 		c.qoveryErr = err.Error()
 		return
@@ -148,31 +160,55 @@ func (c *Clients) ConfigureQovery(token, apiURL Setting) {
 	c.qovery = q
 }
 
+// TailnetSettings are the provider's Tailscale settings: a credential (an
+// API key; an OAuth client ID with its secret; or the ID of a federated
+// identity with an identity token, given or fetched from GitHub Actions for
+// Audience), the tailnet and the API's base URL.
+type TailnetSettings struct {
+	APIKey, OAuthClientID, OAuthClientSecret Setting
+	IdentityToken, Audience                  Setting
+	Tailnet, BaseURL                         Setting
+	// Getenv reads the variables GitHub Actions gives a job to fetch its
+	// identity token.
+	Getenv func(string) string
+}
+
 // ConfigureTailnet builds the Tailscale client from its settings, or
 // records why there is none.
-func (c *Clients) ConfigureTailnet(key, id, secret, tailnetName, baseURL Setting) {
-	for _, s := range []Setting{key, id, secret, tailnetName, baseURL} {
-		if s.Unknown {
+func (c *Clients) ConfigureTailnet(s TailnetSettings) {
+	for _, v := range []Setting{s.APIKey, s.OAuthClientID, s.OAuthClientSecret, s.IdentityToken, s.Audience, s.Tailnet, s.BaseURL} {
+		if v.Unknown {
 			c.tailnetUnknown = true
 			c.tailnetErr = "the Tailscale settings of the provider are not known yet (they depend on a value computed during apply): " +
 				"set them from values known at plan time, or apply the resources they depend on first with -target"
 			return
 		}
 	}
-	if key.Value == "" && id.Value == "" {
+	if s.APIKey.Value == "" && s.OAuthClientID.Value == "" {
 		c.tailnetErr = fmt.Sprintf("no Tailscale credential: set the %q provider attribute (%s environment variable), "+
-			"or %q and %q (%s, %s)", key.Attr, key.Env, id.Attr, secret.Attr, id.Env, secret.Env)
+			"or %q and %q (%s, %s), or %q with %q for workload identity", s.APIKey.Attr, s.APIKey.Env,
+			s.OAuthClientID.Attr, s.OAuthClientSecret.Attr, s.OAuthClientID.Env, s.OAuthClientSecret.Env,
+			s.OAuthClientID.Attr, s.IdentityToken.Attr)
 		return
 	}
-	t, err := tailnet.New(tailnet.Config{
-		BaseURL:           baseURL.Value,
-		APIKey:            key.Value,
-		OAuthClientID:     id.Value,
-		OAuthClientSecret: secret.Value,
-		Tailnet:           tailnetName.Value,
-		UserAgent:         c.userAgent(),
-		HTTPClient:        c.httpClient(),
-	})
+	hc := c.httpClient()
+	cfg := tailnet.Config{
+		BaseURL:           s.BaseURL.Value,
+		APIKey:            s.APIKey.Value,
+		OAuthClientID:     s.OAuthClientID.Value,
+		OAuthClientSecret: s.OAuthClientSecret.Value,
+		IdentityToken:     s.IdentityToken.Value,
+		Tailnet:           s.Tailnet.Value,
+		UserAgent:         c.UserAgent(),
+		HTTPClient:        hc,
+	}
+	if audience := s.Audience.Value; audience != "" {
+		getenv := s.Getenv
+		cfg.IdentityTokenFunc = func(ctx context.Context) (string, error) {
+			return tailnet.GitHubActionsIDToken(ctx, hc, getenv, audience)
+		}
+	}
+	t, err := tailnet.New(cfg)
 	if err != nil {
 		c.tailnetErr = err.Error()
 		return

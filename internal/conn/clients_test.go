@@ -13,8 +13,10 @@ func TestPlanClientsSkipUnknownSettingsAndReportMissingOnes(t *testing.T) {
 	t.Parallel()
 	c := New("test", Options{})
 	c.ConfigureQovery(Setting{Attr: "qovery_api_token", Env: "QOVERY_API_TOKEN", Unknown: true}, Setting{Value: "https://api.qovery.com"})
-	c.ConfigureTailnet(Setting{Attr: "tailscale_api_key", Env: "TAILSCALE_API_KEY"}, Setting{Attr: "tailscale_oauth_client_id"},
-		Setting{Attr: "tailscale_oauth_client_secret"}, Setting{Value: "-"}, Setting{Value: "https://api.tailscale.com"})
+	c.ConfigureTailnet(TailnetSettings{
+		APIKey: Setting{Attr: "tailscale_api_key", Env: "TAILSCALE_API_KEY"}, OAuthClientID: Setting{Attr: "tailscale_oauth_client_id"},
+		OAuthClientSecret: Setting{Attr: "tailscale_oauth_client_secret"}, Tailnet: Setting{Value: "-"}, BaseURL: Setting{Value: "https://api.tailscale.com"},
+	})
 
 	var diags diag.Diagnostics
 	if q := c.PlanQovery(&diags); q != nil || diags.HasError() {
@@ -38,7 +40,7 @@ func TestConfiguredClients(t *testing.T) {
 	t.Parallel()
 	c := New("test", Options{})
 	c.ConfigureQovery(Setting{Value: "token"}, Setting{Value: "https://api.qovery.com"})
-	c.ConfigureTailnet(Setting{Value: "tskey-api-x"}, Setting{}, Setting{}, Setting{Value: "-"}, Setting{Value: "https://api.tailscale.com"})
+	c.ConfigureTailnet(TailnetSettings{APIKey: Setting{Value: "tskey-api-x"}, Tailnet: Setting{Value: "-"}, BaseURL: Setting{Value: "https://api.tailscale.com"}})
 	var diags diag.Diagnostics
 	if c.PlanQovery(&diags) == nil || c.PlanTailnet(&diags) == nil || diags.HasError() {
 		t.Fatalf("configured clients missing: %v", diags)

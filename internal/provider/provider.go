@@ -12,8 +12,10 @@ import (
 	"os"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
@@ -29,6 +31,7 @@ import (
 	"github.com/qtail/terraform-provider-qtail/internal/service/operator"
 	"github.com/qtail/terraform-provider-qtail/internal/service/policyfragment"
 	"github.com/qtail/terraform-provider-qtail/internal/service/status"
+	"github.com/qtail/terraform-provider-qtail/internal/tailnet"
 )
 
 // Defaults of the provider configuration.
@@ -47,6 +50,8 @@ const (
 	EnvTailscaleOAuthClientSecret = "TAILSCALE_OAUTH_CLIENT_SECRET"
 	EnvTailscaleTailnet           = "TAILSCALE_TAILNET"
 	EnvTailscaleBaseURL           = "TAILSCALE_BASE_URL"
+	EnvTailscaleIdentityToken     = tailnet.EnvIdentityToken
+	EnvTailscaleAudience          = tailnet.EnvAudience
 )
 
 // Options tune a provider instance. The zero value is what Terraform gets;
@@ -90,6 +95,8 @@ type providerModel struct {
 	TailscaleOAuthClientSecret types.String `tfsdk:"tailscale_oauth_client_secret"`
 	TailscaleTailnet           types.String `tfsdk:"tailscale_tailnet"`
 	TailscaleBaseURL           types.String `tfsdk:"tailscale_base_url"`
+	TailscaleIdentityToken     types.String `tfsdk:"tailscale_identity_token"`
+	TailscaleAudience          types.String `tfsdk:"tailscale_audience"`
 }
 
 func (p *qtailProvider) Metadata(_ context.Context, _ provider.MetadataRequest, resp *provider.MetadataResponse) {
@@ -123,7 +130,8 @@ func (p *qtailProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp
 			},
 			"tailscale_oauth_client_id": schema.StringAttribute{
 				Optional: true,
-				MarkdownDescription: "ID of a Tailscale OAuth client, used with `tailscale_oauth_client_secret` instead of an API key. " +
+				MarkdownDescription: "ID of a Tailscale OAuth client, used with `tailscale_oauth_client_secret` instead of an API key; " +
+					"or ID of a federated identity, used with `tailscale_identity_token` or `tailscale_audience` (workload identity). " +
 					"Defaults to the `" + EnvTailscaleOAuthClientID + "` environment variable.",
 			},
 			"tailscale_oauth_client_secret": schema.StringAttribute{
@@ -131,6 +139,21 @@ func (p *qtailProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp
 				Sensitive: true,
 				MarkdownDescription: "Secret of the Tailscale OAuth client named by `tailscale_oauth_client_id`. " +
 					"Defaults to the `" + EnvTailscaleOAuthClientSecret + "` environment variable.",
+			},
+			"tailscale_identity_token": schema.StringAttribute{
+				Optional:  true,
+				Sensitive: true,
+				MarkdownDescription: "OIDC identity token (a JWT) of the workload that runs Terraform, such as a CI job, which the federated " +
+					"identity `tailscale_oauth_client_id` trusts: qtail exchanges it for short-lived Tailscale access tokens, so no " +
+					"long-lived key is needed. Conflicts with `tailscale_api_key` and `tailscale_oauth_client_secret`. " +
+					"Defaults to the `" + EnvTailscaleIdentityToken + "` environment variable.",
+			},
+			"tailscale_audience": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "Audience of the identity token that qtail requests from GitHub Actions itself (the job needs " +
+					"`permissions: id-token: write`), instead of a `tailscale_identity_token` given to it; the audience the federated " +
+					"identity `tailscale_oauth_client_id` expects. Conflicts with `tailscale_identity_token`. " +
+					"Defaults to the `" + EnvTailscaleAudience + "` environment variable.",
 			},
 			"tailscale_tailnet": schema.StringAttribute{
 				Optional: true,
@@ -184,6 +207,8 @@ func (p *qtailProvider) Configure(ctx context.Context, req provider.ConfigureReq
 	tSecret := p.resolve(cfg.TailscaleOAuthClientSecret, "tailscale_oauth_client_secret", EnvTailscaleOAuthClientSecret, "")
 	tTailnet := p.resolve(cfg.TailscaleTailnet, "tailscale_tailnet", EnvTailscaleTailnet, DefaultTailnet)
 	tURL := p.resolve(cfg.TailscaleBaseURL, "tailscale_base_url", EnvTailscaleBaseURL, DefaultTailscaleBaseURL)
+	tToken := p.resolve(cfg.TailscaleIdentityToken, "tailscale_identity_token", EnvTailscaleIdentityToken, "")
+	tAudience := p.resolve(cfg.TailscaleAudience, "tailscale_audience", EnvTailscaleAudience, "")
 
 	for _, s := range []conn.Setting{qURL, tURL} {
 		if s.Unknown {
@@ -194,26 +219,23 @@ func (p *qtailProvider) Configure(ctx context.Context, req provider.ConfigureReq
 				fmt.Sprintf("%s (from the %q attribute or the %s environment variable): %v", s.Value, s.Attr, s.Env, err))
 		}
 	}
-	if !tKey.Unknown && !tID.Unknown && tKey.Value != "" && (tID.Value != "" || tSecret.Value != "") {
-		resp.Diagnostics.AddAttributeError(path.Root("tailscale_api_key"), "Conflicting Tailscale Credentials",
-			"Set either tailscale_api_key (TAILSCALE_API_KEY) or the OAuth client credentials tailscale_oauth_client_id "+
-				"and tailscale_oauth_client_secret (TAILSCALE_OAUTH_CLIENT_ID, TAILSCALE_OAUTH_CLIENT_SECRET), not both.")
-	}
-	if !tID.Unknown && !tSecret.Unknown && (tID.Value == "") != (tSecret.Value == "") {
-		missing := tSecret
-		if tID.Value == "" {
-			missing = tID
+	if !tTailnet.Unknown {
+		if err := checkTailnet(tTailnet.Value); err != nil {
+			resp.Diagnostics.AddAttributeError(path.Root(tTailnet.Attr), "Invalid Tailnet",
+				fmt.Sprintf("%q (from the %q attribute or the %s environment variable): %v", tTailnet.Value, tTailnet.Attr, tTailnet.Env, err))
 		}
-		resp.Diagnostics.AddAttributeError(path.Root(missing.Attr), "Incomplete Tailscale OAuth Client Credentials",
-			fmt.Sprintf("An OAuth client needs both its ID and its secret: set %q or the %s environment variable.", missing.Attr, missing.Env))
 	}
+	checkTailscaleCredentials(&resp.Diagnostics, tKey, tID, tSecret, tToken, tAudience)
 	if resp.Diagnostics.HasError() {
 		return
 	}
 
-	clients := conn.New(p.version, conn.Options{PollInterval: p.opts.PollInterval, Retry: p.opts.Retry})
+	clients := conn.New(p.version, conn.Options{PollInterval: p.opts.PollInterval, Retry: p.opts.Retry, TerraformVersion: req.TerraformVersion})
 	clients.ConfigureQovery(qToken, qURL)
-	clients.ConfigureTailnet(tKey, tID, tSecret, tTailnet, tURL)
+	clients.ConfigureTailnet(conn.TailnetSettings{
+		APIKey: tKey, OAuthClientID: tID, OAuthClientSecret: tSecret, IdentityToken: tToken, Audience: tAudience,
+		Tailnet: tTailnet, BaseURL: tURL, Getenv: p.getenv,
+	})
 	tflog.Debug(ctx, "qtail provider configured", map[string]any{
 		"qovery_api_url":     qURL.Value,
 		"tailscale_base_url": tURL.Value,
@@ -223,6 +245,69 @@ func (p *qtailProvider) Configure(ctx context.Context, req provider.ConfigureReq
 	resp.DataSourceData = clients
 	resp.ResourceData = clients
 	resp.EphemeralResourceData = clients
+}
+
+// checkTailnet refuses a tailnet that is not a name: qtail puts it in the
+// path of every API call (/api/v2/tailnet/TAILNET/...), so a URL or a path
+// would call another endpoint.
+func checkTailnet(t string) error {
+	switch {
+	case t == "":
+		return fmt.Errorf("the tailnet is empty; use %q for the tailnet of the credential, or its name such as example.com", DefaultTailnet)
+	case strings.Contains(t, "://"):
+		return fmt.Errorf("a URL is not a tailnet; set the API's URL in tailscale_base_url and the tailnet's name (such as example.com) here")
+	case strings.ContainsAny(t, "/?#%\\"):
+		return fmt.Errorf("a tailnet name has no /, ?, #, %% or \\; give its name as the admin console's Settings page shows it (such as example.com), its ID, or %q", DefaultTailnet)
+	case strings.ContainsFunc(t, unicode.IsSpace):
+		return fmt.Errorf("a tailnet name has no spaces")
+	}
+	return nil
+}
+
+// checkTailscaleCredentials refuses Tailscale credentials that do not make
+// one way to authenticate: an API key; an OAuth client ID with its secret;
+// or the ID of a federated identity with an identity token, given or
+// fetched from GitHub Actions for an audience.
+func checkTailscaleCredentials(diags *diag.Diagnostics, key, id, secret, token, audience conn.Setting) {
+	for _, s := range []conn.Setting{key, id, secret, token, audience} {
+		if s.Unknown {
+			return
+		}
+	}
+	conflict := func(a, b conn.Setting, why string) {
+		diags.AddAttributeError(path.Root(b.Attr), "Conflicting Tailscale Credentials",
+			fmt.Sprintf("Set either %s (%s) or %s (%s), not both: %s", a.Attr, a.Env, b.Attr, b.Env, why))
+	}
+	identity := token.Value != "" || audience.Value != ""
+	switch {
+	case key.Value != "" && (id.Value != "" || secret.Value != ""):
+		diags.AddAttributeError(path.Root(key.Attr), "Conflicting Tailscale Credentials",
+			"Set either tailscale_api_key (TAILSCALE_API_KEY) or the OAuth client credentials tailscale_oauth_client_id "+
+				"and tailscale_oauth_client_secret (TAILSCALE_OAUTH_CLIENT_ID, TAILSCALE_OAUTH_CLIENT_SECRET), not both.")
+	case key.Value != "" && identity:
+		other := token
+		if token.Value == "" {
+			other = audience
+		}
+		conflict(key, other, "an API key and workload identity are two ways to authenticate.")
+	case token.Value != "" && audience.Value != "":
+		conflict(token, audience, "the audience asks qtail to fetch an identity token from GitHub Actions, which a given token makes pointless.")
+	case identity && secret.Value != "":
+		conflict(secret, token, "an identity token replaces the OAuth client secret.")
+	case identity && id.Value == "":
+		diags.AddAttributeError(path.Root(id.Attr), "Missing Federated Identity",
+			fmt.Sprintf("An identity token is exchanged with the federated identity that trusts it: set %q or the %s environment variable "+
+				"to the client ID of that federated identity (Tailscale admin console, Trust credentials).", id.Attr, id.Env))
+	case !identity && (id.Value == "") != (secret.Value == ""):
+		missing := secret
+		if id.Value == "" {
+			missing = id
+		}
+		diags.AddAttributeError(path.Root(missing.Attr), "Incomplete Tailscale OAuth Client Credentials",
+			fmt.Sprintf("An OAuth client needs both its ID and its secret: set %q or the %s environment variable "+
+				"(or, for workload identity, set tailscale_identity_token or tailscale_audience with the federated identity's ID).",
+				missing.Attr, missing.Env))
+	}
 }
 
 // checkBaseURL refuses anything but https, except plain http to a loopback

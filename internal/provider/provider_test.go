@@ -2,6 +2,7 @@ package provider_test
 
 import (
 	"fmt"
+	"regexp"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -127,4 +128,60 @@ provider "qtail" {
 			},
 		}},
 	})
+}
+
+// Both APIs see who calls them: qtail's version and the Terraform CLI's.
+func TestProvider_userAgentNamesQtailAndTerraform(t *testing.T) {
+	t.Parallel()
+	env := acctest.New(t)
+	resource.UnitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: env.Factories(),
+		Steps: []resource.TestStep{{
+			Config: acctest.HelmRepositoryConfig(env.Seed().OrganizationID, "tailscale", "") + `
+resource "qtail_tag_owner" "ua" {
+  tag    = "tag:ua"
+  owners = ["group:platform-ops"]
+}
+`,
+		}},
+	})
+	want := regexp.MustCompile(`^terraform-provider-qtail/test \(\+https://registry\.terraform\.io/providers/qtail/qtail\) Terraform/1\.\d+\.\d+`)
+	for _, api := range []string{"/qovery", "/tailscale"} {
+		agents := env.UserAgents(api)
+		if len(agents) == 0 {
+			t.Errorf("%s was never called", api)
+		}
+		for _, ua := range agents {
+			if !want.MatchString(ua) {
+				t.Errorf("%s was called with User-Agent %q, want %s", api, ua, want)
+			}
+		}
+	}
+}
+
+// A tailnet goes into the path of every API call: a URL or a path there is
+// refused on the attribute, before any call.
+func TestProvider_refusesATailnetThatIsNotAName(t *testing.T) {
+	t.Parallel()
+	env := acctest.New(t)
+	for _, tc := range []struct{ tailnet, want string }{
+		{"https://login.tailscale.com/admin", "a URL is not a tailnet"},
+		{"example.com/acl", "a tailnet name has no /"},
+		{"example com", "a tailnet name has no spaces"},
+	} {
+		t.Run(tc.tailnet, func(t *testing.T) {
+			resource.UnitTest(t, resource.TestCase{
+				ProtoV6ProviderFactories: env.Factories(),
+				Steps: []resource.TestStep{{
+					Config: fmt.Sprintf(`
+provider "qtail" {
+  tailscale_tailnet = %q
+}
+%s`, tc.tailnet, acctest.HelmRepositoryConfig(env.Seed().OrganizationID, "tailscale", "")),
+					// The error is on the attribute: Terraform quotes its line.
+					ExpectError: regexp.MustCompile(`(?s)Invalid Tailnet.*tailscale_tailnet = .*` + regexp.QuoteMeta(tc.want)),
+				}},
+			})
+		})
+	}
 }

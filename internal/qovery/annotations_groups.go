@@ -142,7 +142,7 @@ func (c *Client) GetAnnotationsGroup(ctx context.Context, orgID, id string) (*An
 // annotationsGroupGone settles a 403 about a group with the list (see
 // confirmGone).
 func (c *Client) annotationsGroupGone(ctx context.Context, err error, orgID, id string) error {
-	return confirmGone(ctx, err, "annotations group", id, func(ctx context.Context) ([]string, error) {
+	return confirmGone(ctx, err, "annotations group", id, "the annotations groups of organization "+orgID, func(ctx context.Context) ([]string, error) {
 		groups, err := c.ListAnnotationsGroups(ctx, orgID)
 		ids := make([]string, 0, len(groups))
 		for _, g := range groups {

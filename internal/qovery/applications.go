@@ -3,8 +3,6 @@ package qovery
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"net/http"
 	"time"
 )
 
@@ -20,54 +18,61 @@ type ServicePort struct {
 	Protocol string `json:"protocol"`
 }
 
-// Application is an application as the API returns it, reduced to the fields
-// qtail reads. Raw keeps the whole body so that an edit can send back every
-// field, known here or not.
-type Application struct {
+// Workload holds what applications and containers share, as the API
+// returns them, reduced to the fields qtail reads. Raw keeps the whole body
+// so that an edit can send back every field, known here or not.
+type Workload struct {
 	ID          string     `json:"id"`
 	CreatedAt   time.Time  `json:"created_at"`
 	UpdatedAt   *time.Time `json:"updated_at,omitempty"`
 	Name        string     `json:"name"`
 	Environment Ref        `json:"environment"`
 	ServiceType string     `json:"service_type,omitempty"`
-	// Ports is empty when the application declares none, in which case
+	// Ports is empty when the service declares none, in which case
 	// Qovery creates no Kubernetes Service for it.
 	Ports []ServicePort `json:"ports"`
 	// AnnotationsGroups are the attached groups, as full objects.
 	AnnotationsGroups []AnnotationsGroup `json:"annotations_groups"`
-	GitRepository     *GitRepository     `json:"git_repository,omitempty"`
 	// Raw is the JSON object the API returned.
 	Raw json.RawMessage `json:"-"`
 }
 
-// UnmarshalJSON decodes an application and keeps the body in Raw.
-func (a *Application) UnmarshalJSON(b []byte) error {
-	type plain Application
-	var p plain
-	if err := json.Unmarshal(b, &p); err != nil {
-		return err
-	}
-	*a = Application(p)
-	a.Raw = append(json.RawMessage(nil), b...)
-	return nil
-}
-
 // AnnotationsGroupIDs returns the ids of the attached annotations groups.
-func (a *Application) AnnotationsGroupIDs() []string {
-	ids := make([]string, 0, len(a.AnnotationsGroups))
-	for _, g := range a.AnnotationsGroups {
+func (w *Workload) AnnotationsGroupIDs() []string {
+	ids := make([]string, 0, len(w.AnnotationsGroups))
+	for _, g := range w.AnnotationsGroups {
 		ids = append(ids, g.ID)
 	}
 	return ids
 }
 
-// GetApplication reads one application.
-func (c *Client) GetApplication(ctx context.Context, id string) (*Application, error) {
-	var out Application
-	if err := c.do(ctx, http.MethodGet, pathf("/application/%s", id), nil, &out); err != nil {
-		return nil, err
+// keepRaw decodes b into v and keeps a copy of b in raw.
+func keepRaw(b []byte, v any, raw *json.RawMessage) error {
+	if err := json.Unmarshal(b, v); err != nil {
+		return err
 	}
-	return &out, nil
+	*raw = append(json.RawMessage(nil), b...)
+	return nil
+}
+
+// Application is an application (a service built from a Git repository)
+// as the API returns it.
+type Application struct {
+	Workload
+	GitRepository *GitRepository `json:"git_repository,omitempty"`
+}
+
+// UnmarshalJSON decodes an application and keeps the body in Raw.
+func (a *Application) UnmarshalJSON(b []byte) error {
+	type plain Application
+	return keepRaw(b, (*plain)(a), &a.Raw)
+}
+
+// GetApplication reads one application. An application that was deleted
+// is an error for which IsNotFound is true, also when the API answers 403
+// for it, provided in names its environment (see GetHelm).
+func (c *Client) GetApplication(ctx context.Context, id string, in ...Parent) (*Application, error) {
+	return getService[Application](ctx, c, "application", id, in)
 }
 
 // ListApplications lists the applications of an environment.
@@ -81,42 +86,22 @@ func (c *Client) ListApplications(ctx context.Context, envID string) ([]Applicat
 //
 // The API has no attach endpoint and its edit replaces collections: a port
 // or a storage entry left out of the body is deleted. So this reads the
-// application and sends the body it read back unchanged except for
-// annotations_groups, which is always sent explicitly as [{"id": ...}], []
-// included, because the API does not say what an absent field means.
+// application and sends back what it read, as the console does, with the
+// members whose request shape differs from the answer's rebuilt:
+// git_repository as provider, url, branch, root_path and git_token_id,
+// autoscaling without the answer's ids and dates, and labels_groups as
+// [{"id": ...}]. annotations_groups is always sent explicitly as
+// [{"id": ...}], [] included, because the API does not say what an absent
+// member means.
 func (c *Client) SetApplicationAnnotationsGroups(ctx context.Context, appID string, groupIDs []string) (*Application, error) {
 	app, err := c.GetApplication(ctx, appID)
 	if err != nil {
 		return nil, err
 	}
-	path := pathf("/application/%s", appID)
-	var body map[string]json.RawMessage
-	if err := json.Unmarshal(app.Raw, &body); err != nil {
-		return nil, fmt.Errorf("qovery: GET %s: the application is not a JSON object: %w", path, err)
-	}
-	if body == nil {
-		return nil, fmt.Errorf("qovery: GET %s: the application is null", path)
-	}
-	refs := make([]Ref, 0, len(groupIDs))
-	seen := make(map[string]bool, len(groupIDs))
-	for _, id := range groupIDs {
-		if !seen[id] {
-			seen[id] = true
-			refs = append(refs, Ref{ID: id})
+	return putGroups[Application](ctx, c, pathf("/application/%s", appID), app.Raw, groupIDs, func(body *serviceBody) error {
+		if app.GitRepository == nil {
+			return nil
 		}
-	}
-	groups, err := json.Marshal(refs)
-	if err != nil {
-		return nil, fmt.Errorf("qovery: PUT %s: encoding annotations_groups: %w", path, err)
-	}
-	body["annotations_groups"] = groups
-	edited, err := json.Marshal(body)
-	if err != nil {
-		return nil, fmt.Errorf("qovery: PUT %s: encoding the request: %w", path, err)
-	}
-	var out Application
-	if err := c.do(ctx, http.MethodPut, path, json.RawMessage(edited), &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+		return body.set("git_repository", app.GitRepository.requestFields(true))
+	})
 }

@@ -1,8 +1,8 @@
 // Package qovery is a typed client for the parts of the Qovery REST API that
 // qtail uses: organizations, projects, environments and clusters (read
-// only), organization Helm repositories, Helm services, variables,
-// organization annotations groups, applications (read, and the attachment of
-// annotations groups) and deployments.
+// only), organization Helm repositories, Helm services, variables and their
+// overrides, organization annotations groups, applications and containers
+// (read, and the attachment of annotations groups) and deployments.
 //
 // Every call sends the organization API token as "Authorization: Token
 // <token>" and JSON in both directions. Errors answered by the API are
@@ -288,15 +288,22 @@ func StatusCode(err error) int {
 
 // IsNotFound reports whether err is an API answer 404 Not Found.
 //
-// The API sometimes answers 403 Forbidden instead for an object that was
-// deleted. A 403 is not taken for "gone" here: the same answer comes to a
-// token that lost access to the object, and a Terraform provider that read
-// it as "gone" would drop from its state objects that still exist, then
-// create duplicates. Where the client can prove the object gone (an
-// organization's Helm repositories and annotations groups are listed, and
-// the token can read the list), Get and Delete turn the 403 into a 404; a
-// wait for a deletion the client asked for (WaitForDeletion) takes it as
-// the end of the deletion. Anywhere else the 403 is reported.
+// The API answers 403 Forbidden, and for some objects 400 with a detail
+// saying the object does not exist, rather than 404 for an object that was
+// deleted. A 403 is not taken for "gone" by itself: the same answer comes
+// to a token that lost access to the object, and a Terraform provider that
+// read it as "gone" would drop from its state objects that still exist,
+// then create duplicates. So the reads and deletions of objects that can
+// be deleted ask the list of their parent: an organization's Helm
+// repositories and annotations groups, an environment's Helm services,
+// applications and containers (for those, name the environment with
+// InEnvironment). When the token can read the list and it no longer holds
+// the object, the answer becomes a 404 and IsNotFound is true; when the
+// list is refused too, it stays a 403 that says the token has no access.
+// A 400 saying the object does not exist is taken as "gone" unless the
+// list still holds the object or is refused. A wait for a deletion the
+// client asked for (WaitForDeletion) takes either answer as the end of the
+// deletion.
 func IsNotFound(err error) bool { return StatusCode(err) == http.StatusNotFound }
 
 // IsConflict reports whether err is an API answer 409 Conflict: a name

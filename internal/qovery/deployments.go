@@ -40,16 +40,53 @@ type Status struct {
 	LastDeploymentDate      *time.Time    `json:"last_deployment_date,omitempty"`
 	IsPartLastDeployment    bool          `json:"is_part_last_deployment"`
 	StatusDetails           StatusDetails `json:"status_details"`
-	// DeploymentRequestID identifies the last deployment request; nil
-	// before the first one.
+	// Steps are the steps of the last action, when the API gives them.
+	Steps *Steps `json:"steps,omitempty"`
+	// DeploymentRequestID is required but nullable in the API reference,
+	// which does not say what it identifies: the waits do not rely on it
+	// alone (see WaitOptions).
 	DeploymentRequestID     *string `json:"deployment_request_id"`
 	DeploymentRequestsCount int     `json:"deployment_requests_count"`
-	ExecutionID             string  `json:"execution_id,omitempty"`
-	// Message is why a deployment failed. The API reference defines no
-	// reason field on a status (the console reads deployment logs); qtail's
-	// fake API fills this optional field on *_ERROR states, and a server
-	// that does not send it leaves it empty.
+	// ExecutionID identifies the execution of the last action; the
+	// console shows its logs (see ConsoleDeploymentURL).
+	ExecutionID string `json:"execution_id,omitempty"`
+	// Message is not part of the API's Status, which gives no reason for
+	// a failure (the console's deployment logs do). A server that sends a
+	// "message" member fills it.
 	Message string `json:"message,omitempty"`
+}
+
+// Steps are the steps of an action (ServiceStepMetrics).
+type Steps struct {
+	// TotalDurationSec is nil while the action runs.
+	TotalDurationSec          *int   `json:"total_duration_sec"`
+	TotalComputingDurationSec int    `json:"total_computing_duration_sec"`
+	Details                   []Step `json:"details"`
+}
+
+// Step is one step of an action.
+type Step struct {
+	// StepName is REGISTRY_CREATE_REPOSITORY, GIT_CLONE, BUILD_QUEUEING,
+	// BUILD, DEPLOYMENT_QUEUEING, DEPLOYMENT, ROUTER_DEPLOYMENT,
+	// MIRROR_IMAGE or EXECUTING.
+	StepName string `json:"step_name"`
+	// Status is SUCCESS, ERROR, CANCEL or SKIP.
+	Status      string `json:"status"`
+	DurationSec int    `json:"duration_sec"`
+}
+
+// FailedStep returns the first step that ended in ERROR (or was
+// canceled), nil when there is none or the status has no steps.
+func (s *Status) FailedStep() *Step {
+	if s == nil || s.Steps == nil {
+		return nil
+	}
+	for i := range s.Steps.Details {
+		if st := &s.Steps.Details[i]; st.Status == "ERROR" || st.Status == "CANCEL" {
+			return st
+		}
+	}
+	return nil
 }
 
 // StatusDetails says what the last action was and how it went.
@@ -74,6 +111,10 @@ type deployRequest struct {
 	GitCommitID string `json:"git_commit_id"`
 }
 
+type containerDeployRequest struct {
+	ImageTag string `json:"image_tag"`
+}
+
 func (c *Client) action(ctx context.Context, path string, body any) (*Status, error) {
 	var out Status
 	if err := c.do(ctx, http.MethodPost, path, body, &out); err != nil {
@@ -82,13 +123,33 @@ func (c *Client) action(ctx context.Context, path string, body any) (*Status, er
 	return &out, nil
 }
 
-// DeployHelm deploys a Helm service; req may be nil. The API answers 202
-// with the new status, or 409 while another action on the service runs.
+// DeployHelm deploys a Helm service. The API asks for the chart version
+// to deploy (for a chart from a Helm repository) or the Git commit (for a
+// chart from Git); when req is nil, the service is read and its pinned
+// chart version is sent, and a chart from Git is deployed at the head of
+// its branch (no body). The API answers 202 with the new status, or 409
+// while another action on the service runs.
 func (c *Client) DeployHelm(ctx context.Context, id string, req *HelmDeployRequest) (*Status, error) {
 	if req == nil {
-		return c.action(ctx, pathf("/helm/%s/deploy", id), nil)
+		h, err := c.GetHelm(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if req = h.DeployRequest(); req == nil {
+			return c.action(ctx, pathf("/helm/%s/deploy", id), nil)
+		}
 	}
 	return c.action(ctx, pathf("/helm/%s/deploy", id), req)
+}
+
+// DeployRequest returns the request that deploys the service as
+// configured: its pinned chart version, or nil for a chart from Git (the
+// head of its branch).
+func (h *Helm) DeployRequest() *HelmDeployRequest {
+	if r := h.Source.Repository; r != nil {
+		return &HelmDeployRequest{ChartVersion: r.ChartVersion}
+	}
+	return nil
 }
 
 // RedeployHelm redeploys a Helm service with its current configuration.
@@ -96,13 +157,18 @@ func (c *Client) RedeployHelm(ctx context.Context, id string) (*Status, error) {
 	return c.action(ctx, pathf("/helm/%s/redeploy", id), nil)
 }
 
-// GetHelmStatus reads the deployment status of a Helm service.
-func (c *Client) GetHelmStatus(ctx context.Context, id string) (*Status, error) {
+// status reads the deployment status of the service at path.
+func (c *Client) status(ctx context.Context, path string) (*Status, error) {
 	var out Status
-	if err := c.do(ctx, http.MethodGet, pathf("/helm/%s/status", id), nil, &out); err != nil {
+	if err := c.do(ctx, http.MethodGet, path, nil, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
+}
+
+// GetHelmStatus reads the deployment status of a Helm service.
+func (c *Client) GetHelmStatus(ctx context.Context, id string) (*Status, error) {
+	return c.status(ctx, pathf("/helm/%s/status", id))
 }
 
 // DeployApplication deploys an application at a Git commit (for the running
@@ -119,11 +185,40 @@ func (c *Client) RedeployApplication(ctx context.Context, id string) (*Status, e
 
 // GetApplicationStatus reads the deployment status of an application.
 func (c *Client) GetApplicationStatus(ctx context.Context, id string) (*Status, error) {
-	var out Status
-	if err := c.do(ctx, http.MethodGet, pathf("/application/%s/status", id), nil, &out); err != nil {
-		return nil, err
+	return c.status(ctx, pathf("/application/%s/status", id))
+}
+
+// DeployContainer deploys a container at an image tag (for the running
+// one, Container.Tag).
+func (c *Client) DeployContainer(ctx context.Context, id, imageTag string) (*Status, error) {
+	return c.action(ctx, pathf("/container/%s/deploy", id), containerDeployRequest{ImageTag: imageTag})
+}
+
+// RedeployContainer redeploys a container with its current configuration,
+// which applies changed annotations groups.
+func (c *Client) RedeployContainer(ctx context.Context, id string) (*Status, error) {
+	return c.action(ctx, pathf("/container/%s/redeploy", id), nil)
+}
+
+// GetContainerStatus reads the deployment status of a container.
+func (c *Client) GetContainerStatus(ctx context.Context, id string) (*Status, error) {
+	return c.status(ctx, pathf("/container/%s/status", id))
+}
+
+// ConsoleURL is the Qovery console.
+const ConsoleURL = "https://console.qovery.com"
+
+// ConsoleDeploymentURL returns the page of the Qovery console that shows a
+// service's deployments, or with an executionID (Status.ExecutionID) the
+// logs of that deployment. The console names every kind of service the
+// same way: /organization/ORG/project/PROJECT/environment/ENV/service/
+// SERVICE/deployments[/logs/EXECUTION].
+func ConsoleDeploymentURL(orgID, projectID, envID, serviceID, executionID string) string {
+	u := ConsoleURL + pathf("/organization/%s/project/%s/environment/%s/service/%s/deployments", orgID, projectID, envID, serviceID)
+	if executionID != "" {
+		u += pathf("/logs/%s", executionID)
 	}
-	return &out, nil
+	return u
 }
 
 // IsFinalState reports whether a state ends an action: anything but a
@@ -143,6 +238,10 @@ func IsFinalState(state string) bool {
 // DefaultPollInterval is how often the waits read a status by default.
 const DefaultPollInterval = 5 * time.Second
 
+// DefaultMaxStale is how long, by default, a final state that looks like
+// the one read before an action is taken for the previous outcome.
+const DefaultMaxStale = 30 * time.Second
+
 // WaitOptions tunes WaitForDeployment and WaitForDeletion.
 type WaitOptions struct {
 	// PollInterval is the time between two reads, DefaultPollInterval
@@ -150,11 +249,25 @@ type WaitOptions struct {
 	PollInterval time.Duration
 	// Since is the status read just before the action was triggered. For
 	// a few seconds after an action the API may still report the final
-	// state of the previous deployment; a status that carries Since's
-	// deployment request id (or, when neither has one, Since's last
-	// deployment date) is that stale state and is not taken as the
-	// outcome. Nil takes the first final state.
+	// state of the previous one, so a final state counts as the action's
+	// outcome only once it shows that a new action ran:
+	//   - a deployment_request_id or execution_id other than Since's
+	//     (when both statuses carry one: the API may leave them null, or
+	//     keep them from one action to the next),
+	//   - a last_deployment_date later than Since's,
+	//   - or, when Since's state was final, a running state (queued,
+	//     deploying...) read since the wait began.
+	// A final state that shows none of these stops being taken for the
+	// previous outcome MaxStale after the wait began. Nil takes the first
+	// final state.
+	//
+	// When an action runs at the trigger and the new one is queued behind
+	// it (the API may answer 202 rather than 409), the running action's end
+	// is told from the queued one's only if Since was read while it ran.
 	Since *Status
+	// MaxStale bounds how long a final state that looks like Since's is
+	// treated as the previous outcome, DefaultMaxStale when zero.
+	MaxStale time.Duration
 }
 
 func (o WaitOptions) interval() time.Duration {
@@ -164,25 +277,45 @@ func (o WaitOptions) interval() time.Duration {
 	return o.PollInterval
 }
 
-// stale reports whether s still describes the deployment of o.Since.
-func (o WaitOptions) stale(s *Status) bool {
-	prev := o.Since
+// tracker tells the statuses of the triggered action from stale ones, over
+// the reads of one wait (see WaitOptions.Since).
+type tracker struct {
+	since *Status
+	start time.Time
+	max   time.Duration
+	// running is set once a running state was read after a final Since.
+	running bool
+}
+
+func (o WaitOptions) tracker() *tracker {
+	t := &tracker{since: o.Since, start: time.Now(), max: o.MaxStale}
+	if t.max <= 0 {
+		t.max = DefaultMaxStale
+	}
+	return t
+}
+
+// fresh reports whether s, a status read during the wait, describes the
+// triggered action.
+func (t *tracker) fresh(s *Status) bool {
+	prev := t.since
 	if prev == nil {
-		return false
+		return true
+	}
+	if !IsFinalState(s.State) && IsFinalState(prev.State) {
+		t.running = true
 	}
 	switch {
-	case prev.DeploymentRequestID != nil && s.DeploymentRequestID != nil:
-		return *prev.DeploymentRequestID == *s.DeploymentRequestID
-	case prev.DeploymentRequestID != nil:
-		// The request id never goes back to null: an older answer.
+	case prev.DeploymentRequestID != nil && s.DeploymentRequestID != nil && *prev.DeploymentRequestID != *s.DeploymentRequestID:
 		return true
-	case s.DeploymentRequestID != nil:
-		return false
+	case prev.ExecutionID != "" && s.ExecutionID != "" && prev.ExecutionID != s.ExecutionID:
+		return true
+	case s.LastDeploymentDate != nil && (prev.LastDeploymentDate == nil || s.LastDeploymentDate.After(*prev.LastDeploymentDate)):
+		return true
+	case t.running:
+		return true
 	}
-	if prev.LastDeploymentDate == nil || s.LastDeploymentDate == nil {
-		return prev.LastDeploymentDate == nil && s.LastDeploymentDate == nil && prev.State == s.State
-	}
-	return !s.LastDeploymentDate.After(*prev.LastDeploymentDate)
+	return time.Since(t.start) >= t.max
 }
 
 // DeploymentError is a deployment or deletion that ended in failure.
@@ -193,25 +326,45 @@ type DeploymentError struct {
 	State string
 	// DeploymentRequestID identifies the failed request, when known.
 	DeploymentRequestID string
-	// Reason is the server's explanation, when it gives one.
+	// ExecutionID identifies the failed execution, when known: the
+	// console shows its logs (ConsoleDeploymentURL).
+	ExecutionID string
+	// FailedStep is the step that failed, such as DEPLOYMENT or BUILD,
+	// when the status says.
+	FailedStep string
+	// Reason is the server's explanation, when it gives one. The API's
+	// Status has none: the reason is in the deployment logs.
 	Reason string
 }
 
 func (e *DeploymentError) Error() string {
 	msg := fmt.Sprintf("qovery: service %s ended in %s", e.ServiceID, e.State)
+	var about []string
+	if e.FailedStep != "" {
+		about = append(about, "failed step "+e.FailedStep)
+	}
 	if e.DeploymentRequestID != "" {
-		msg += " (deployment request " + e.DeploymentRequestID + ")"
+		about = append(about, "deployment request "+e.DeploymentRequestID)
+	}
+	if e.ExecutionID != "" {
+		about = append(about, "execution "+e.ExecutionID)
+	}
+	if len(about) > 0 {
+		msg += " (" + strings.Join(about, ", ") + ")"
 	}
 	if e.Reason != "" {
 		return msg + ": " + e.Reason
 	}
-	return msg + " with no reason given"
+	return msg + "; the API gives no reason: see the deployment logs in the Qovery console"
 }
 
 func newDeploymentError(s *Status) *DeploymentError {
-	e := &DeploymentError{ServiceID: s.ID, State: s.State, Reason: s.Message}
+	e := &DeploymentError{ServiceID: s.ID, State: s.State, ExecutionID: s.ExecutionID, Reason: s.Message}
 	if s.DeploymentRequestID != nil {
 		e.DeploymentRequestID = *s.DeploymentRequestID
+	}
+	if step := s.FailedStep(); step != nil {
+		e.FailedStep = step.StepName
 	}
 	return e
 }
@@ -219,9 +372,10 @@ func newDeploymentError(s *Status) *DeploymentError {
 // WaitForDeployment reads the status with get until the triggered action
 // reaches a final state (see IsFinalState and WaitOptions.Since) and
 // returns that status. A final *_ERROR or CANCELED state is returned along
-// with a *DeploymentError carrying the reason; other final states (DEPLOYED,
-// STOPPED, ...) are returned with no error. The wait ends with the context.
+// with a *DeploymentError; other final states (DEPLOYED, STOPPED, ...) are
+// returned with no error. The wait ends with the context.
 func WaitForDeployment(ctx context.Context, get func(context.Context) (*Status, error), opts WaitOptions) (*Status, error) {
+	t := opts.tracker()
 	var last *Status
 	for {
 		s, err := get(ctx)
@@ -232,7 +386,7 @@ func WaitForDeployment(ctx context.Context, get func(context.Context) (*Status, 
 			return last, errors.New("qovery: the status read returned nothing")
 		}
 		last = s
-		if IsFinalState(s.State) && !opts.stale(s) {
+		if t.fresh(s) && IsFinalState(s.State) {
 			if strings.HasSuffix(s.State, "_ERROR") || s.State == StateCanceled {
 				return s, newDeploymentError(s)
 			}
@@ -245,27 +399,30 @@ func WaitForDeployment(ctx context.Context, get func(context.Context) (*Status, 
 }
 
 // WaitForDeletion reads with get (a status read or a GET of the service)
-// until it answers 404, which means the deletion is over. When get returns
-// a *Status, a DELETE_ERROR state ends the wait with a *DeploymentError.
-// The first opts, if any, applies.
+// until it answers as for a deleted object, which means the deletion is
+// over: 404, 403, or 400 saying the object does not exist. When get
+// returns a *Status, a DELETE_ERROR state ends the wait with a
+// *DeploymentError. The first opts, if any, applies.
 //
 // It is meant to follow a deletion the API accepted from the same token,
-// so a 403 also ends the wait: the API answers 403 for some deleted
-// objects, and the token could reach this one a moment ago.
+// so a 403 also ends the wait: the API answers 403 for deleted objects, and
+// the token could reach this one a moment ago.
 func WaitForDeletion[T any](ctx context.Context, get func(context.Context) (T, error), opts ...WaitOptions) error {
 	var o WaitOptions
 	if len(opts) > 0 {
 		o = opts[0]
 	}
+	t := o.tracker()
 	for {
 		v, err := get(ctx)
-		if IsNotFound(err) || StatusCode(err) == http.StatusForbidden {
+		var e *APIError
+		if errors.As(err, &e) && (e.Status == http.StatusNotFound || e.Status == http.StatusForbidden || doesNotExist(e)) {
 			return nil
 		}
 		if err != nil {
 			return err
 		}
-		if s, ok := any(v).(*Status); ok && s != nil && s.State == StateDeleteError && !o.stale(s) {
+		if s, ok := any(v).(*Status); ok && s != nil && t.fresh(s) && s.State == StateDeleteError {
 			return newDeploymentError(s)
 		}
 		if err := sleep(ctx, o.interval()); err != nil {

@@ -101,7 +101,8 @@ func (f *fixture) operator() *qovery.Helm {
 
 func TestDeployHelmAndWait(t *testing.T) {
 	dep := &failing{}
-	f := newFixture(t, qoveryapi.Options{Deployer: dep})
+	// A server that gives a reason with a failed status.
+	f := newFixture(t, qoveryapi.Options{Deployer: dep, StatusMessages: true})
 	c := ctx(t)
 	h := f.operator()
 	status := func(ctx context.Context) (*qovery.Status, error) { return f.c.GetHelmStatus(ctx, h.ID) }
@@ -172,8 +173,8 @@ func TestDeployHelmAndWait(t *testing.T) {
 	if _, err := f.c.DeployHelm(c, h.ID, nil); err != nil {
 		t.Fatal(err)
 	}
-	if got := f.last("POST", "/deploy").body; len(got) != 0 {
-		t.Errorf("DeployHelm(nil) sent %q", got)
+	if got := string(f.last("POST", "/deploy").body); got != `{"chart_version":"1.102.4"}` {
+		t.Errorf("DeployHelm(nil) sent %s, want the pinned chart version", got)
 	}
 	_, err = qovery.WaitForDeployment(c, status, qovery.WaitOptions{PollInterval: 2 * time.Millisecond, Since: prev})
 	if !errors.As(err, &de) || !strings.Contains(de.Reason, "Invalid variable qovery.env.TS_MISSING") || !strings.Contains(de.Reason, "does not exist") {
@@ -183,7 +184,7 @@ func TestDeployHelmAndWait(t *testing.T) {
 
 func TestWaitIgnoresTheStaleFinalState(t *testing.T) {
 	dep := &failing{}
-	f := newFixture(t, qoveryapi.Options{Deployer: dep, StatusLag: 300 * time.Millisecond, DeployTime: 30 * time.Millisecond})
+	f := newFixture(t, qoveryapi.Options{Deployer: dep, StatusLag: 300 * time.Millisecond, DeployTime: 30 * time.Millisecond, StatusMessages: true})
 	c := ctx(t)
 	status := func(ctx context.Context) (*qovery.Status, error) { return f.c.GetApplicationStatus(ctx, f.app) }
 
@@ -248,7 +249,7 @@ func TestDeployApplication(t *testing.T) {
 
 func TestWaitForDeletion(t *testing.T) {
 	dep := &failing{}
-	f := newFixture(t, qoveryapi.Options{Deployer: dep})
+	f := newFixture(t, qoveryapi.Options{Deployer: dep, StatusMessages: true})
 	c := ctx(t)
 	h := f.operator()
 	if err := f.c.DeleteHelm(c, h.ID); err != nil {
@@ -264,7 +265,7 @@ func TestWaitForDeletion(t *testing.T) {
 	if err := qovery.WaitForDeletion(c, func(ctx context.Context) (*qovery.Status, error) { return f.c.GetHelmStatus(ctx, h.ID) }, fast); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.c.GetHelm(c, h.ID); !qovery.IsNotFound(err) {
+	if _, err := f.c.GetHelm(c, h.ID, qovery.InEnvironment(f.env)); !qovery.IsNotFound(err) {
 		t.Errorf("after the deletion: %v", err)
 	}
 

@@ -148,7 +148,7 @@ func (c *Client) GetHelmRepository(ctx context.Context, orgID, id string) (*Helm
 // helmRepositoryGone settles a 403 about a repository with the list (see
 // confirmGone).
 func (c *Client) helmRepositoryGone(ctx context.Context, err error, orgID, id string) error {
-	return confirmGone(ctx, err, "Helm repository", id, func(ctx context.Context) ([]string, error) {
+	return confirmGone(ctx, err, "Helm repository", id, "the Helm repositories of organization "+orgID, func(ctx context.Context) ([]string, error) {
 		repos, err := c.ListHelmRepositories(ctx, orgID)
 		ids := make([]string, 0, len(repos))
 		for _, r := range repos {

@@ -379,15 +379,12 @@ func helmDiff(h *Helm, req *HelmRequest) string {
 	return ""
 }
 
-// GetHelm reads one Helm service. The API may answer 403 rather than 404
-// for a service that was deleted; that 403 is reported as is (see
-// IsNotFound).
-func (c *Client) GetHelm(ctx context.Context, id string) (*Helm, error) {
-	var out Helm
-	if err := c.do(ctx, http.MethodGet, pathf("/helm/%s", id), nil, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+// GetHelm reads one Helm service. A service that was deleted is an error
+// for which IsNotFound is true, also when the API answers 403 for it,
+// provided in names its environment: the environment's list then proves it
+// gone (see IsNotFound). Without in, a 403 is reported as is.
+func (c *Client) GetHelm(ctx context.Context, id string, in ...Parent) (*Helm, error) {
+	return getService[Helm](ctx, c, "helm", id, in)
 }
 
 // ListHelms lists the Helm services of an environment.
@@ -410,7 +407,12 @@ func (c *Client) EditHelm(ctx context.Context, id string, req *HelmRequest) (*He
 
 // DeleteHelm asks for a Helm service's deletion. The deletion runs
 // afterwards: the status goes through DELETE_QUEUED and DELETING, then
-// every read answers 404 (see WaitForDeletion).
-func (c *Client) DeleteHelm(ctx context.Context, id string) error {
-	return c.do(ctx, http.MethodDelete, pathf("/helm/%s", id), nil, nil)
+// every read answers as for a deleted object (see WaitForDeletion). One
+// already gone is an error for which IsNotFound is true, with the same
+// proviso as GetHelm.
+func (c *Client) DeleteHelm(ctx context.Context, id string, in ...Parent) error {
+	if err := c.do(ctx, http.MethodDelete, pathf("/helm/%s", id), nil, nil); err != nil {
+		return c.serviceGone(ctx, err, "helm", id, in)
+	}
+	return nil
 }

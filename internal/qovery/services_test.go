@@ -145,7 +145,7 @@ func TestHelmSourceRoundTrip(t *testing.T) {
 	if err := qovery.WaitForDeletion(c, func(ctx context.Context) (*qovery.Helm, error) { return f.c.GetHelm(ctx, gh.ID) }, qovery.WaitOptions{PollInterval: 5 * time.Millisecond}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.c.GetHelm(c, gh.ID); !qovery.IsNotFound(err) {
+	if _, err := f.c.GetHelm(c, gh.ID, qovery.InEnvironment(f.env)); !qovery.IsNotFound(err) {
 		t.Errorf("after deletion: %v", err)
 	}
 }
@@ -153,10 +153,16 @@ func TestHelmSourceRoundTrip(t *testing.T) {
 func TestApplicationRawRoundTrip(t *testing.T) {
 	f := newFixture(t, qoveryapi.Options{})
 	c := ctx(t)
+	labels, err := f.fake.SeedLabelsGroup(f.org, "team", qoveryapi.Label{Key: "team", Value: "billing"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.fake.SetWorkloadSettings(f.app, labels); err != nil {
+		t.Fatal(err)
+	}
 	f.fake.Do(func(st *qoveryapi.State) {
 		a := st.Applications[f.app]
 		a.Storage = append(a.Storage, qoveryapi.Storage{ID: "5b0f9d0e-3f57-4c55-9d1b-1f1e2b7a9c01", Type: "FAST_SSD", Size: 10, MountPoint: "/data"})
-		a.Extra["autoscaling"] = json.RawMessage(`{"mode":"KEDA","min_replicas":1,"max_replicas":3}`)
 		a.Extra["x_unknown_field"] = json.RawMessage(`{"kept":[1,"two",{"three":3}]}`)
 	})
 	g1 := f.group("expose", "tailscale.com/expose", "true")
@@ -181,7 +187,8 @@ func TestApplicationRawRoundTrip(t *testing.T) {
 		t.Errorf("groups %+v", after.AnnotationsGroups)
 	}
 
-	// The PUT body is the GET body with only annotations_groups replaced.
+	// The PUT body is the GET body with annotations_groups replaced and
+	// the members whose request shape differs rebuilt.
 	var got, want map[string]json.RawMessage
 	if err := json.Unmarshal(f.last(http.MethodPut, "/application/"+f.app).body, &got); err != nil {
 		t.Fatal(err)
@@ -189,11 +196,20 @@ func TestApplicationRawRoundTrip(t *testing.T) {
 	if err := json.Unmarshal(before.Raw, &want); err != nil {
 		t.Fatal(err)
 	}
-	if string(got["annotations_groups"]) != `[{"id":"`+g1+`"},{"id":"`+g2+`"}]` {
-		t.Errorf("annotations_groups sent %s", got["annotations_groups"])
+	rebuilt := map[string]string{
+		"annotations_groups": `[{"id":"` + g1 + `"},{"id":"` + g2 + `"}]`,
+		"labels_groups":      `[{"id":"` + labels + `"}]`,
+		"git_repository":     `{"provider":"GITHUB","url":"https://github.com/acme/billing-api.git","branch":"main","root_path":"/"}`,
+		"autoscaling": `{"mode":"KEDA","polling_interval_seconds":30,"cooldown_period_seconds":300,"scalers":[{"scaler_type":"prometheus","enabled":true,"role":"PRIMARY",` +
+			`"config_json":{"query":"sum(rate(http_requests_total[2m]))","serverAddress":"http://prometheus.monitoring:9090","threshold":"100"}}]}`,
 	}
-	delete(got, "annotations_groups")
-	delete(want, "annotations_groups")
+	for k, v := range rebuilt {
+		if !jsonEqual(t, json.RawMessage(v), got[k]) {
+			t.Errorf("%s sent as %s, want %s", k, got[k], v)
+		}
+		delete(got, k)
+		delete(want, k)
+	}
 	if len(got) != len(want) {
 		t.Errorf("sent %d members, read %d", len(got), len(want))
 	}
@@ -209,7 +225,10 @@ func TestApplicationRawRoundTrip(t *testing.T) {
 	if err := json.Unmarshal(after.Raw, &held); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"ports", "storage", "healthchecks", "autoscaling", "x_unknown_field", "cpu", "memory", "git_repository"} {
+	if err := json.Unmarshal(before.Raw, &want); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"ports", "storage", "healthchecks", "autoscaling", "labels_groups", "x_unknown_field", "cpu", "memory", "git_repository"} {
 		if !jsonEqual(t, want[k], held[k]) {
 			t.Errorf("%s: %s -> %s", k, want[k], held[k])
 		}
@@ -373,7 +392,11 @@ func TestVariables(t *testing.T) {
 	if err := f.c.DeleteVariable(c, secret.ID); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.c.DeleteVariable(c, secret.ID); !qovery.IsNotFound(err) {
+	// Deleted, it answers 403: the parent's list proves it gone.
+	if err := f.c.DeleteVariable(c, secret.ID); qovery.StatusCode(err) != http.StatusForbidden {
+		t.Errorf("second delete without its parent: %v", err)
+	}
+	if err := f.c.DeleteVariable(c, secret.ID, qovery.VariableParent("HELM", h.ID)); !qovery.IsNotFound(err) {
 		t.Errorf("second delete: %v", err)
 	}
 }

@@ -20,8 +20,20 @@ const (
 	VariableScopeBuiltIn     = "BUILT_IN"
 )
 
-// VariableTypeValue is the variable_type of a plain variable or secret.
-const VariableTypeValue = "VALUE"
+// Variable types (APIVariableTypeEnum) qtail looks at.
+const (
+	// VariableTypeValue is the variable_type of a plain variable or
+	// secret.
+	VariableTypeValue = "VALUE"
+	// VariableTypeOverride is the variable_type of an override: a
+	// variable of a lower scope that replaces, for its parent, the value of
+	// a variable of the same key of a higher scope (the environment or the
+	// project of a service, say).
+	VariableTypeOverride = "OVERRIDE"
+)
+
+// VariableScopeContainer is the scope of a container's variables.
+const VariableScopeContainer = "CONTAINER"
 
 // VariableRequest creates a variable or a secret.
 type VariableRequest struct {
@@ -85,17 +97,34 @@ type Variable struct {
 	SecretManagerAccessID     *string `json:"secret_manager_access_id,omitempty"`
 }
 
+// IsOwn reports whether v is defined on the parent of scope itself: a
+// plain variable or secret of that scope, or an override of a variable of
+// a higher scope (see CreateVariable). Lists also hold the variables the
+// parent inherits and the built-in ones.
+func (v *Variable) IsOwn(scope string) bool {
+	return v.Scope == scope && (v.VariableType == VariableTypeValue || v.VariableType == VariableTypeOverride)
+}
+
 // ListVariables lists every variable visible from parentID, whose scope is
 // scope (HELM for a Helm service id): the parent's own variables and those
-// inherited from the environment, the project and the built-in ones. Filter
-// on Scope and VariableType to keep the parent's own.
+// inherited from the environment, the project and the built-in ones. Keep
+// the parent's own with Variable.IsOwn.
 func (c *Client) ListVariables(ctx context.Context, parentID, scope string) ([]Variable, error) {
 	q := url.Values{"parent_id": {parentID}, "scope": {scope}}
 	return getList[Variable](ctx, c, "/variable", q)
 }
 
-// CreateVariable creates a variable. A key already defined on the same
-// parent and scope answers 409 (IsConflict).
+// CreateVariable creates a variable.
+//
+// The API refuses (409) a key that the parent already sees: one of its own,
+// or one that its environment or project defines. In the second case this
+// creates an override of that variable instead (POST /variable/{id}/
+// override), which gives the key the requested value for this parent: its
+// VariableType is OVERRIDE. An override keeps the kind of the variable it
+// overrides, so when that variable is a secret and the request is not (or
+// the reverse), or one is a file and the other not, nothing is created and
+// the error says which variable is in the way. A key the parent defines
+// itself is a 409 (IsConflict).
 //
 // When the outcome is ambiguous (IsAmbiguous), the request is not sent
 // again blindly: the variable is looked up by key, scope and parent. One
@@ -118,15 +147,39 @@ func (c *Client) CreateVariable(ctx context.Context, req *VariableRequest) (*Var
 		}
 		return &out, nil
 	}
-	find := func(ctx context.Context, since func(answer) time.Time) (*Variable, string, error) {
+	v, err := createSettled(ctx, path, "the variable "+req.Key, create, c.findVariable(req))
+	if !IsConflict(err) {
+		return v, err
+	}
+	inherited, lerr := c.inheritedVariable(ctx, req)
+	if lerr != nil || inherited == nil {
+		return nil, err
+	}
+	if diff := kindDiff(inherited, req); diff != "" {
+		var e *APIError
+		errors.As(err, &e)
+		return nil, &APIError{Status: http.StatusConflict, Method: http.MethodPost, Path: path, Attempts: e.Attempts, Detail: fmt.Sprintf(
+			"%s; %s is defined at the %s scope (variable %s) %s, and an override keeps the kind of the variable it overrides: "+
+				"change or delete that variable, or use another key", e.Detail, inherited.Key, inherited.Scope, inherited.ID, diff)}
+	}
+	return c.CreateVariableOverride(ctx, inherited.ID, &VariableOverrideRequest{
+		Value: req.Value, OverrideScope: req.VariableScope, OverrideParentID: req.VariableParentID,
+		Description: req.Description, EnableInterpolationInFile: req.EnableInterpolationInFile,
+	}, req.IsSecret)
+}
+
+// findVariable looks up, after an ambiguous create, the variable that req
+// may have made (see createSettled).
+func (c *Client) findVariable(req *VariableRequest) lookup[Variable] {
+	return func(ctx context.Context, since func(answer) time.Time) (*Variable, string, error) {
 		q := url.Values{"parent_id": {req.VariableParentID}, "scope": {req.VariableScope}}
-		vars, a, err := getListAnswer[Variable](ctx, c, path, q)
+		vars, a, err := getListAnswer[Variable](ctx, c, "/variable", q)
 		if err != nil {
 			return nil, "", err
 		}
 		for i := range vars {
 			v := &vars[i]
-			if v.Scope != req.VariableScope || v.Key != req.Key {
+			if !v.IsOwn(req.VariableScope) || v.Key != req.Key {
 				continue
 			}
 			where := fmt.Sprintf("on this %s", req.VariableScope)
@@ -140,29 +193,127 @@ func (c *Client) CreateVariable(ctx context.Context, req *VariableRequest) (*Var
 		}
 		return nil, "", nil
 	}
-	return createSettled(ctx, path, "the variable "+req.Key, create, find)
+}
+
+// inheritedVariable returns the variable of req's key that the parent
+// inherits from a higher scope, nil when it has its own or inherits none.
+// Of the variables of the key it sees, the one to override is a plain one
+// (VALUE or FILE, not itself an override), the most specific first.
+func (c *Client) inheritedVariable(ctx context.Context, req *VariableRequest) (*Variable, error) {
+	vars, err := c.ListVariables(ctx, req.VariableParentID, req.VariableScope)
+	if err != nil {
+		return nil, err
+	}
+	var found *Variable
+	for i := range vars {
+		v := &vars[i]
+		if v.Key != req.Key {
+			continue
+		}
+		if v.Scope == req.VariableScope {
+			return nil, nil
+		}
+		if v.Scope == VariableScopeBuiltIn || (v.VariableType != VariableTypeValue && v.VariableType != "FILE") {
+			continue
+		}
+		if found == nil || scopeRank(v.Scope) > scopeRank(found.Scope) {
+			found = v
+		}
+	}
+	return found, nil
+}
+
+// scopeRank orders the scopes a service inherits from, the most specific
+// highest.
+func scopeRank(scope string) int {
+	switch scope {
+	case VariableScopeProject:
+		return 1
+	case VariableScopeEnvironment:
+		return 2
+	}
+	return 0
+}
+
+// VariableOverrideRequest creates an override: a variable of a lower scope
+// with the key (and the kind: secret or not, file or not) of a variable of
+// a higher scope and its own value.
+type VariableOverrideRequest struct {
+	Value string `json:"value"`
+	// OverrideScope and OverrideParentID name where the override is
+	// defined, such as HELM and a Helm service id.
+	OverrideScope             string  `json:"override_scope"`
+	OverrideParentID          string  `json:"override_parent_id"`
+	Description               *string `json:"description,omitempty"`
+	EnableInterpolationInFile *bool   `json:"enable_interpolation_in_file,omitempty"`
+}
+
+// CreateVariableOverride overrides the variable id of a higher scope for
+// the parent that req names. secret says whether the value must be kept
+// out of errors whatever its length (the overridden variable's kind).
+// Ambiguous outcomes are settled as for CreateVariable.
+func (c *Client) CreateVariableOverride(ctx context.Context, id string, req *VariableOverrideRequest, secret bool) (*Variable, error) {
+	if req == nil {
+		return nil, errNilRequest
+	}
+	path := pathf("/variable/%s/override", id)
+	create := func(ctx context.Context) (*Variable, error) {
+		var out Variable
+		if err := c.do(ctx, http.MethodPost, path, req, &out); err != nil {
+			return nil, redactValue(err, req.Value, secret)
+		}
+		return &out, nil
+	}
+	find := func(ctx context.Context, since func(answer) time.Time) (*Variable, string, error) {
+		q := url.Values{"parent_id": {req.OverrideParentID}, "scope": {req.OverrideScope}}
+		vars, a, err := getListAnswer[Variable](ctx, c, "/variable", q)
+		if err != nil {
+			return nil, "", err
+		}
+		for i := range vars {
+			v := &vars[i]
+			if v.VariableType != VariableTypeOverride || v.Scope != req.OverrideScope || v.OverriddenVariable == nil || v.OverriddenVariable.ID != id {
+				continue
+			}
+			if conflict := checkCreated("an override of", id, v.ID, v.CreatedAt, since(a)); conflict != "" {
+				return nil, conflict, nil
+			}
+			if !v.IsSecret && (v.Value == nil || *v.Value != req.Value) {
+				return nil, fmt.Sprintf("an override %s (%s) of variable %s exists with another value", v.Key, v.ID, id), nil
+			}
+			return v, "", nil
+		}
+		return nil, "", nil
+	}
+	return createSettled(ctx, path, "the override of variable "+id, create, find)
 }
 
 // variableDiff says how a variable differs from a request in kind or, for
 // a plain variable, value, or returns "". It never quotes a value.
 func variableDiff(v *Variable, req *VariableRequest) string {
-	kind := func(secret bool) string {
-		if secret {
-			return "a secret"
-		}
-		return "a plain variable"
+	if diff := kindDiff(v, req); diff != "" {
+		return diff
 	}
+	if !v.IsSecret && (v.Value == nil || *v.Value != req.Value) {
+		return "with another value"
+	}
+	return ""
+}
+
+// kindDiff says how a variable differs from a request in kind (secret or
+// not, file or not), or returns "".
+func kindDiff(v *Variable, req *VariableRequest) string {
 	switch {
+	case v.IsSecret != req.IsSecret && v.IsSecret:
+		return "as a secret"
 	case v.IsSecret != req.IsSecret:
-		return "as " + kind(v.IsSecret)
+		return "as a plain variable"
 	case (v.MountPath == nil) != (req.MountPath == nil) ||
 		(v.MountPath != nil && *v.MountPath != *req.MountPath):
 		if v.MountPath == nil {
 			return "as an environment variable"
 		}
 		return "as a file at " + *v.MountPath
-	case !v.IsSecret && (v.Value == nil || *v.Value != req.Value):
-		return "with another value"
 	}
 	return ""
 }
@@ -218,7 +369,25 @@ func (c *Client) EditVariable(ctx context.Context, id string, req *VariableEditR
 	return &out, nil
 }
 
-// DeleteVariable deletes a variable.
-func (c *Client) DeleteVariable(ctx context.Context, id string) error {
-	return c.do(ctx, http.MethodDelete, pathf("/variable/%s", id), nil, nil)
+// DeleteVariable deletes a variable, and its overrides with it. One that is
+// already gone is an error for which IsNotFound is true, also when the API
+// answers 403 for it, provided in names its parent (VariableParent): the
+// parent's list then proves it gone (see IsNotFound).
+func (c *Client) DeleteVariable(ctx context.Context, id string, in ...Parent) error {
+	err := c.do(ctx, http.MethodDelete, pathf("/variable/%s", id), nil, nil)
+	if err == nil {
+		return nil
+	}
+	p, ok := parent(in)
+	if !ok {
+		return confirmGone(ctx, err, "variable", id, "", nil)
+	}
+	return confirmGone(ctx, err, "variable", id, fmt.Sprintf("the variables of %s %s", p.scope, p.id), func(ctx context.Context) ([]string, error) {
+		vars, err := c.ListVariables(ctx, p.id, p.scope)
+		ids := make([]string, 0, len(vars))
+		for _, v := range vars {
+			ids = append(ids, v.ID)
+		}
+		return ids, err
+	})
 }

@@ -3,7 +3,7 @@
 # and two egress replicas carry the workloads' calls to tailnet machines.
 
 resource "qtail_proxy_group" "ingress" {
-  environment_id = qtail_operator.us_east_1.environment_id
+  environment_id = var.environment_id
   name           = "ingress"
   type           = "ingress"
 
@@ -21,7 +21,8 @@ resource "qtail_proxy_group" "ingress" {
   hostname_prefix = "ingress-us-east-1"
   replicas        = 2
 
-  depends_on = [qtail_operator.us_east_1]
+  # With the operator in the same configuration, depend on it:
+  # depends_on = [qtail_operator.NAME]
 }
 
 # The billing API served by the ingress replicas as the Tailscale Service
@@ -37,7 +38,7 @@ resource "qtail_exposed_service" "billing_us_east_1" {
 }
 
 resource "qtail_proxy_group" "egress" {
-  environment_id = qtail_operator.us_east_1.environment_id
+  environment_id = var.environment_id
   name           = "egress"
   type           = "egress"
 
@@ -50,7 +51,8 @@ resource "qtail_proxy_group" "egress" {
 
   hostname_prefix = "egress-us-east-1"
 
-  depends_on = [qtail_operator.us_east_1]
+  # With the operator in the same configuration, depend on it:
+  # depends_on = [qtail_operator.NAME]
 }
 
 # Workloads reach the metrics machine of the tailnet through the egress
@@ -69,6 +71,11 @@ resource "qtail_egress_service" "metrics" {
   tailnet_ip  = "100.101.102.103"
   proxy_group = qtail_proxy_group.egress.name
   ports       = ["tcp:9090"]
+}
+
+variable "environment_id" {
+  type        = string
+  description = "ID of the Qovery environment of the cluster's operator."
 }
 
 variable "billing_application_id" {

@@ -196,7 +196,7 @@ func (e *Engine) Deploy(_ context.Context, svc qoveryapi.ServiceSnapshot) error 
 			return e.deployOperator(svc)
 		}
 		return e.deployManifests(svc)
-	case "APPLICATION":
+	case "APPLICATION", "CONTAINER":
 		e.deployApplication(svc)
 		return nil
 	}
@@ -221,7 +221,7 @@ func (e *Engine) Delete(_ context.Context, svc qoveryapi.ServiceSnapshot) error 
 			delete(e.operators, svc.ClusterID)
 		}
 		e.deleteManifestsLocked(svc)
-	case "APPLICATION":
+	case "APPLICATION", "CONTAINER":
 		e.unexposeLocked(svc.ID)
 		delete(e.apps, svc.ID)
 	}

@@ -48,7 +48,11 @@ type world struct {
 // withCompat runs the simulation with these earlier behaviours only, the
 // real operator's otherwise.
 func withCompat(c cluster.Compat) acctest.Option {
-	return func(o *sandbox.Options) { o.Compat = &c }
+	return func(o *sandbox.Options) {
+		sc := sandbox.DefaultCompat
+		sc.Cluster = c
+		o.Compat = &sc
+	}
 }
 
 func newWorld(t *testing.T, declareTags bool, opts ...acctest.Option) *world {

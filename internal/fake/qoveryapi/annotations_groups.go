@@ -86,12 +86,13 @@ func (s *Server) annotationsGroup(orgID, id string) (*AnnotationsGroup, error) {
 	return g, nil
 }
 
-// groupUsers returns the applications the group is attached to.
-func (st *State) groupUsers(id string) []*Application {
-	var out []*Application
-	for _, a := range st.Applications {
-		if slices.Contains(a.AnnotationsGroupIDs, id) {
-			out = append(out, a)
+// groupUsers returns the applications and containers the group is
+// attached to.
+func (st *State) groupUsers(id string) []workloadRef {
+	var out []workloadRef
+	for _, w := range st.workloads() {
+		if slices.Contains(w.w.AnnotationsGroupIDs, id) {
+			out = append(out, w)
 		}
 	}
 	return out
@@ -167,15 +168,15 @@ func (s *Server) editAnnotationsGroup(r *http.Request) (int, any, error) {
 	return http.StatusOK, renderAnnotationsGroup(g), nil
 }
 
-// replaceAnnotationsGroup applies an edit; the applications using the group
+// replaceAnnotationsGroup applies an edit; the services using the group
 // become OUT_OF_DATE when its annotations or scopes change.
 func (s *Server) replaceAnnotationsGroup(g *AnnotationsGroup, name string, annotations []Annotation, scopes []string) {
 	changed := !reflect.DeepEqual(g.Annotations, annotations) || !reflect.DeepEqual(g.Scopes, scopes)
 	g.Name, g.Annotations, g.Scopes = name, annotations, scopes
 	g.UpdatedAt = now()
 	if changed {
-		for _, a := range s.st.groupUsers(g.ID) {
-			a.Status.changed()
+		for _, u := range s.st.groupUsers(g.ID) {
+			u.status.changed()
 		}
 	}
 }
@@ -195,9 +196,9 @@ func (s *Server) deleteAnnotationsGroup(r *http.Request) (int, any, error) {
 }
 
 func (s *Server) removeAnnotationsGroup(id string) {
-	for _, a := range s.st.groupUsers(id) {
-		a.AnnotationsGroupIDs = slices.DeleteFunc(a.AnnotationsGroupIDs, func(g string) bool { return g == id })
-		a.Status.changed()
+	for _, u := range s.st.groupUsers(id) {
+		u.w.AnnotationsGroupIDs = slices.DeleteFunc(u.w.AnnotationsGroupIDs, func(g string) bool { return g == id })
+		u.status.changed()
 	}
 	delete(s.st.AnnotationsGroups, id)
 }

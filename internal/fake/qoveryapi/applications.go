@@ -6,13 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"reflect"
-	"slices"
 	"time"
 )
-
-// Members of an application answer that an edit does not take: they are
-// ignored when sent back.
-var applicationReadOnly = []string{"id", "created_at", "updated_at", "environment", "service_type"}
 
 type portJSON struct {
 	ID                 string `json:"id"`
@@ -48,42 +43,17 @@ type storageRequestJSON struct {
 	MountPoint *string `json:"mount_point"`
 }
 
-// renderApplication answers an application: the extra members as last sent,
-// then the ones the fake models.
+// renderApplication answers an application.
 func (st *State) renderApplication(a *Application) map[string]any {
-	out := make(map[string]any, len(a.Extra)+12)
-	for k, v := range a.Extra {
-		out[k] = v
-	}
+	out := make(map[string]any, len(a.Extra)+14)
+	st.renderWorkload(out, &a.Workload, a.ID, st.environmentOrg(a.EnvironmentID))
 	out["id"] = a.ID
 	out["created_at"] = a.CreatedAt
 	out["updated_at"] = a.UpdatedAt
 	out["name"] = a.Name
 	out["environment"] = refJSON{a.EnvironmentID}
 	out["service_type"] = kindApplication
-	ports := []portJSON{}
-	for _, p := range a.Ports {
-		ports = append(ports, portJSON{ID: p.ID, Name: p.Name, InternalPort: p.InternalPort, ExternalPort: cloneIntPtr(p.ExternalPort),
-			PubliclyAccessible: p.PubliclyAccessible, IsDefault: p.IsDefault, Protocol: p.Protocol})
-	}
-	out["ports"] = ports
-	storage := []storageJSON{}
-	for _, s := range a.Storage {
-		storage = append(storage, storageJSON(s))
-	}
-	out["storage"] = storage
-	if len(a.Healthchecks) > 0 {
-		out["healthchecks"] = a.Healthchecks
-	} else {
-		out["healthchecks"] = map[string]any{}
-	}
-	groups := []annotationsGroupJSON{}
-	for _, id := range a.AnnotationsGroupIDs {
-		if g := st.AnnotationsGroups[id]; g != nil {
-			groups = append(groups, renderAnnotationsGroup(g))
-		}
-	}
-	out["annotations_groups"] = groups
+	out["maximum_cpu"], out["maximum_memory"], out["maximun_gpu"] = 16000, 16384, 0
 	g := a.GitRepository
 	repo := renderGitRepository(GitSource{URL: g.URL, Branch: g.Branch, RootPath: g.RootPath, GitTokenID: g.GitTokenID, Provider: g.Provider}, g.DeployedCommitID)
 	if g.Owner != "" {
@@ -112,14 +82,11 @@ func compact(raw json.RawMessage) json.RawMessage {
 	return b.Bytes()
 }
 
-// editedApplication applies an edit body to a copy of a. It is a
-// replacement for collections: a port or storage entry without id is
-// created, one with an id is updated, one left out is deleted. The caller
-// holds the lock.
+// editedApplication applies an edit body to a copy of a (see
+// editWorkload). git_repository must be in request shape. The caller holds
+// the lock.
 func (s *Server) editedApplication(a *Application, body map[string]json.RawMessage) (*Application, error) {
 	next := a.clone()
-	orgID := s.st.environmentOrg(a.EnvironmentID)
-
 	if raw, ok := body["name"]; ok {
 		var name *string
 		if err := json.Unmarshal(raw, &name); err != nil {
@@ -130,110 +97,23 @@ func (s *Server) editedApplication(a *Application, body map[string]json.RawMessa
 		}
 		next.Name = *name
 	}
-
-	hc, ok := body["healthchecks"]
-	if !ok || string(hc) == "null" {
-		return nil, badRequest("healthchecks: required")
-	}
-	var probe map[string]json.RawMessage
-	if err := json.Unmarshal(hc, &probe); err != nil {
-		return nil, badRequest("healthchecks: must be an object with readiness_probe and liveness_probe")
-	}
-	next.Healthchecks = compact(hc)
-
-	// (fake) The API does not say what an absent annotations_groups means
-	// (keep or clear), so an edit without it is refused: clients must
-	// always send the field, [] to detach every group.
-	rawGroups, ok := body["annotations_groups"]
-	if !ok || string(rawGroups) == "null" {
-		return nil, badRequest("annotations_groups: required (send [] to detach every group)")
-	}
-	var groups []struct {
-		ID *string `json:"id"`
-	}
-	if err := json.Unmarshal(rawGroups, &groups); err != nil {
-		return nil, badRequest("annotations_groups: %s", jsonMessage(err))
-	}
-	next.AnnotationsGroupIDs = []string{}
-	for i, g := range groups {
-		id, err := requireString(fmt.Sprintf("annotations_groups[%d].id", i), g.ID)
-		if err != nil {
-			return nil, err
-		}
-		if grp := s.st.AnnotationsGroups[id]; grp == nil || grp.OrganizationID != orgID {
-			return nil, badRequest("annotations_groups[%d].id: annotations group %s not found in the organization", i, id)
-		}
-		if !slices.Contains(next.AnnotationsGroupIDs, id) {
-			next.AnnotationsGroupIDs = append(next.AnnotationsGroupIDs, id)
-		}
-	}
-
-	// (fake) An absent ports or storage list is an empty one: every entry
-	// is left out, so every entry is deleted.
-	var ports []portRequestJSON
-	if raw, ok := body["ports"]; ok {
-		if err := json.Unmarshal(raw, &ports); err != nil {
-			return nil, badRequest("ports: %s", jsonMessage(err))
-		}
-	}
-	next.Ports = []Port{}
-	for i, p := range ports {
-		port, err := s.validPort(i, &p, a.Ports)
-		if err != nil {
-			return nil, err
-		}
-		next.Ports = append(next.Ports, port)
-	}
-
-	var storage []storageRequestJSON
-	if raw, ok := body["storage"]; ok {
-		if err := json.Unmarshal(raw, &storage); err != nil {
-			return nil, badRequest("storage: %s", jsonMessage(err))
-		}
-	}
-	next.Storage = []Storage{}
-	for i, st := range storage {
-		entry, err := s.validStorage(i, &st, a.Storage)
-		if err != nil {
-			return nil, err
-		}
-		next.Storage = append(next.Storage, entry)
-	}
-
 	if raw, ok := body["git_repository"]; ok && string(raw) != "null" {
-		var g gitRepositoryRequestJSON
-		if err := json.Unmarshal(raw, &g); err != nil {
-			return nil, badRequest("git_repository: %s", jsonMessage(err))
-		}
-		src, err := validGitSource("git_repository", &g, false)
+		src, err := validGitRepositoryRequest(raw)
 		if err != nil {
 			return nil, err
 		}
 		next.GitRepository.URL, next.GitRepository.Branch, next.GitRepository.RootPath = src.URL, src.Branch, src.RootPath
-		next.GitRepository.GitTokenID = src.GitTokenID
-		if g.Provider != nil && *g.Provider != "" {
-			if err := oneOf("git_repository.provider", *g.Provider, "BITBUCKET", "GITHUB", "GITLAB"); err != nil {
-				return nil, err
-			}
-			next.GitRepository.Provider = *g.Provider
-		}
+		next.GitRepository.GitTokenID, next.GitRepository.Provider = src.GitTokenID, src.Provider
 	}
-
-	next.Extra = map[string]json.RawMessage{}
-	for k, v := range body {
-		switch k {
-		case "name", "healthchecks", "annotations_groups", "ports", "storage", "git_repository":
-			continue
-		}
-		if slices.Contains(applicationReadOnly, k) {
-			continue
-		}
-		next.Extra[k] = compact(v)
+	w, err := s.editWorkload("application", &a.Workload, body, s.st.environmentOrg(a.EnvironmentID), "name", "git_repository")
+	if err != nil {
+		return nil, err
 	}
+	next.Workload = w
 	return &next, nil
 }
 
-func (s *Server) validPort(i int, p *portRequestJSON, existing []Port) (Port, error) {
+func (s *Server) validPort(kind string, i int, p *portRequestJSON, existing []Port) (Port, error) {
 	field := fmt.Sprintf("ports[%d]", i)
 	out := Port{Protocol: "HTTP"}
 	if p.ID != nil && *p.ID != "" {
@@ -242,7 +122,7 @@ func (s *Server) validPort(i int, p *portRequestJSON, existing []Port) (Port, er
 			found = found || e.ID == *p.ID
 		}
 		if !found {
-			return out, badRequest("%s.id: port %s is not a port of this application (send no id to create one)", field, *p.ID)
+			return out, badRequest("%s.id: port %s is not a port of this %s (send no id to create one)", field, *p.ID, kind)
 		}
 		out.ID = *p.ID
 	} else {
@@ -274,7 +154,7 @@ func (s *Server) validPort(i int, p *portRequestJSON, existing []Port) (Port, er
 	return out, nil
 }
 
-func (s *Server) validStorage(i int, p *storageRequestJSON, existing []Storage) (Storage, error) {
+func (s *Server) validStorage(kind string, i int, p *storageRequestJSON, existing []Storage) (Storage, error) {
 	field := fmt.Sprintf("storage[%d]", i)
 	var out Storage
 	if p.ID != nil && *p.ID != "" {
@@ -283,7 +163,7 @@ func (s *Server) validStorage(i int, p *storageRequestJSON, existing []Storage) 
 			found = found || e.ID == *p.ID
 		}
 		if !found {
-			return out, badRequest("%s.id: storage %s is not a storage of this application (send no id to create one)", field, *p.ID)
+			return out, badRequest("%s.id: storage %s is not a storage of this %s (send no id to create one)", field, *p.ID, kind)
 		}
 		out.ID = *p.ID
 	} else {
@@ -310,17 +190,12 @@ func (s *Server) validStorage(i int, p *storageRequestJSON, existing []Storage) 
 	return out, nil
 }
 
-// applicationConfig is what a deployment of the application renders, with
-// JSON members in a canonical form so that key order and spacing do not
-// count as changes.
+// applicationConfig is what a deployment of the application renders.
 func applicationConfig(a *Application) Application {
 	c := a.clone()
 	c.Status, c.CreatedAt, c.UpdatedAt = ServiceStatus{}, time.Time{}, time.Time{}
 	c.GitRepository.DeployedCommitID = ""
-	c.Healthchecks = canonical(c.Healthchecks)
-	for k, v := range c.Extra {
-		c.Extra[k] = canonical(v)
-	}
+	c.Workload = a.config()
 	return c
 }
 
@@ -370,36 +245,21 @@ func (s *Server) getApplication(r *http.Request) (int, any, error) {
 }
 
 func (s *Server) editApplication(r *http.Request) (int, any, error) {
-	body, err := decodeObject(r)
-	if err != nil {
-		return 0, nil, err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	a, err := s.application(r.PathValue("applicationId"))
-	if err != nil {
-		return 0, nil, err
-	}
-	if a.Status.deleting() {
-		return 0, nil, errorf(http.StatusConflict, "Operation is in progress: the service is being deleted")
-	}
-	next, err := s.editedApplication(a, body)
-	if err != nil {
-		return 0, nil, err
-	}
-	if s.st.nameTaken(a.EnvironmentID, next.Name, a.ID) {
-		return 0, nil, errorf(http.StatusConflict, "a service named %q already exists in this environment", next.Name)
-	}
-	s.replaceApplication(a, next)
-	return http.StatusOK, s.st.renderApplication(a), nil
+	return s.editService(r, kindApplication, "applicationId", func(id string, body map[string]json.RawMessage) (string, func(), error) {
+		a := s.st.Applications[id]
+		next, err := s.editedApplication(a, body)
+		if err != nil {
+			return "", nil, err
+		}
+		return next.Name, func() { s.replaceApplication(a, next) }, nil
+	}, func(id string) map[string]any { return s.st.renderApplication(s.st.Applications[id]) })
 }
 
 // replaceApplication applies an edit and marks the application OUT_OF_DATE
 // when its configuration changed.
 func (s *Server) replaceApplication(a, next *Application) {
 	before := applicationConfig(a)
-	a.Name, a.Ports, a.Storage, a.Healthchecks = next.Name, next.Ports, next.Storage, next.Healthchecks
-	a.AnnotationsGroupIDs, a.Extra = next.AnnotationsGroupIDs, next.Extra
+	a.Name, a.Workload = next.Name, next.Workload
 	a.GitRepository.URL, a.GitRepository.Branch, a.GitRepository.RootPath = next.GitRepository.URL, next.GitRepository.Branch, next.GitRepository.RootPath
 	a.GitRepository.GitTokenID, a.GitRepository.Provider = next.GitRepository.GitTokenID, next.GitRepository.Provider
 	if !reflect.DeepEqual(before, applicationConfig(a)) {
@@ -425,8 +285,9 @@ func (s *Server) deployApplication(r *http.Request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	if err := inProgress(&a.Status); err != nil {
+	out, err := s.requestDeployment(a.ID, &a.Status, commit)
+	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusAccepted, s.startAction(a.ID, &a.Status, actionDeploy, commit), nil
+	return http.StatusAccepted, out, nil
 }

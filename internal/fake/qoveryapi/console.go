@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Seeding: objects the API lets qtail read but not create.
@@ -74,27 +75,48 @@ func (s *Server) SeedEnvironment(projectID, clusterID, name string) (string, err
 func (s *Server) SeedApplication(envID, name string, ports ...Port) (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.st.Environments[envID] == nil {
-		return "", fmt.Errorf("environment %s does not exist", envID)
+	if err := s.seedable(envID, name); err != nil {
+		return "", err
 	}
-	if s.st.nameTaken(envID, name, "") {
-		return "", fmt.Errorf("a service named %q already exists in environment %s", name, envID)
-	}
-	a := &Application{ID: s.newID(), EnvironmentID: envID, Name: name, CreatedAt: now(), seq: s.st.next(),
-		AnnotationsGroupIDs: []string{}, Storage: []Storage{}}
+	a := &Application{ID: s.newID(), EnvironmentID: envID, Name: name, CreatedAt: now(), seq: s.st.next()}
 	a.UpdatedAt = a.CreatedAt
-	a.Ports = s.withPortIDs(ports)
+	a.Workload = s.seedWorkload(ports, map[string]string{
+		"build_mode":      `"DOCKER"`,
+		"dockerfile_path": `"Dockerfile"`,
+		"icon_uri":        `"app://qovery-console/application"`,
+	})
 	a.GitRepository = GitRepository{Provider: "GITHUB", Owner: "acme", Name: name, URL: "https://github.com/acme/" + name + ".git",
 		Branch: "main", RootPath: "/", DeployedCommitID: s.commitID()}
-	probe := "null"
-	if len(a.Ports) > 0 {
-		probe = `{"type":{"tcp":{"port":` + strconv.Itoa(a.Ports[0].InternalPort) + `,"host":null}},"initial_delay_seconds":30,"period_seconds":10,"timeout_seconds":5,"success_threshold":1,"failure_threshold":3}`
+	a.Status = s.seededStatus(a.ID)
+	s.st.Applications[a.ID] = a
+	return a.ID, nil
+}
+
+// seedable checks that a service named name can be seeded in an
+// environment. The caller holds the lock.
+func (s *Server) seedable(envID, name string) error {
+	if s.st.Environments[envID] == nil {
+		return fmt.Errorf("environment %s does not exist", envID)
 	}
-	a.Healthchecks = json.RawMessage(`{"readiness_probe":` + probe + `,"liveness_probe":` + probe + `}`)
-	a.Extra = map[string]json.RawMessage{
+	if s.st.nameTaken(envID, name, "") {
+		return fmt.Errorf("a service named %q already exists in environment %s", name, envID)
+	}
+	return nil
+}
+
+// seedWorkload returns the shared members of a seeded application or
+// container: ports with ids, no storage, a TCP probe on the first port and
+// the usual resources; extra adds members (raw JSON). The caller holds the
+// lock.
+func (s *Server) seedWorkload(ports []Port, extra map[string]string) Workload {
+	w := Workload{Ports: s.withPortIDs(ports), Storage: []Storage{}, AnnotationsGroupIDs: []string{}, LabelsGroupIDs: []string{}}
+	probe := "null"
+	if len(w.Ports) > 0 {
+		probe = `{"type":{"tcp":{"port":` + strconv.Itoa(w.Ports[0].InternalPort) + `,"host":null}},"initial_delay_seconds":30,"period_seconds":10,"timeout_seconds":5,"success_threshold":1,"failure_threshold":3}`
+	}
+	w.Healthchecks = json.RawMessage(`{"readiness_probe":` + probe + `,"liveness_probe":` + probe + `}`)
+	w.Extra = map[string]json.RawMessage{
 		"description":           json.RawMessage(`""`),
-		"build_mode":            json.RawMessage(`"DOCKER"`),
-		"dockerfile_path":       json.RawMessage(`"Dockerfile"`),
 		"cpu":                   json.RawMessage(`500`),
 		"memory":                json.RawMessage(`512`),
 		"gpu":                   json.RawMessage(`0`),
@@ -103,14 +125,20 @@ func (s *Server) SeedApplication(envID, name string, ports ...Port) (string, err
 		"auto_preview":          json.RawMessage(`false`),
 		"auto_deploy":           json.RawMessage(`true`),
 		"arguments":             json.RawMessage(`[]`),
-		"labels_groups":         json.RawMessage(`[]`),
-		"icon_uri":              json.RawMessage(`"app://qovery-console/application"`),
 	}
+	for k, v := range extra {
+		w.Extra[k] = json.RawMessage(v)
+	}
+	return w
+}
+
+// seededStatus is the status of a seeded service: deployed once, up to
+// date. The caller holds the lock.
+func (s *Server) seededStatus(id string) ServiceStatus {
 	t := now()
-	a.Status = ServiceStatus{State: stateDeployed, DeploymentStatus: upToDate, Action: actionDeploy, Detail: "SUCCESS",
-		RequestID: s.newID(), RequestsCount: 1, LastDeploymentDate: &t}
-	s.st.Applications[a.ID] = a
-	return a.ID, nil
+	return ServiceStatus{State: stateDeployed, DeploymentStatus: upToDate, Action: actionDeploy, Detail: "SUCCESS",
+		RequestID: s.newID(), ExecutionID: id + "-1", RequestsCount: 1, LastDeploymentDate: &t,
+		Steps: []StatusStep{{Name: stepQueueing, Status: "SUCCESS", Duration: 4 * time.Second}, {Name: stepDeploying, Status: "SUCCESS", Duration: 52 * time.Second}}}
 }
 
 func (s *Server) withPortIDs(ports []Port) []Port {
@@ -422,15 +450,17 @@ func (s *Server) Deploy(id string) error {
 	if st == nil {
 		return fmt.Errorf("service %s does not exist", id)
 	}
-	if err := inProgress(st); err != nil {
-		return err
+	if st.running() {
+		return fmt.Errorf("service %s is %s: an action is in progress", id, st.State)
 	}
 	s.startAction(id, st, actionDeploy, "")
 	return nil
 }
 
 // CreateVariable adds a variable to a service, an environment or a project
-// (scope HELM, APPLICATION, ENVIRONMENT or PROJECT) and returns its id.
+// (scope HELM, APPLICATION, CONTAINER, ENVIRONMENT or PROJECT) and returns
+// its id. Unlike the API it does not refuse a key that a higher scope
+// defines.
 func (s *Server) CreateVariable(scope, parentID, key, value string, secret bool) (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -463,7 +493,7 @@ func (s *Server) SetVariableValue(id, value string) error {
 	return nil
 }
 
-// DeleteVariable deletes a variable.
+// DeleteVariable deletes a variable and its overrides.
 func (s *Server) DeleteVariable(id string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -471,8 +501,7 @@ func (s *Server) DeleteVariable(id string) error {
 	if v == nil {
 		return fmt.Errorf("variable %s does not exist", id)
 	}
-	delete(s.st.Variables, id)
-	s.st.variableChanged(v.ParentID)
+	s.st.deleteVariable(v)
 	return nil
 }
 
@@ -500,39 +529,41 @@ func (s *Server) DeleteAnnotationsGroup(id string) error {
 	return nil
 }
 
-// DetachAnnotationsGroup detaches a group from an application.
-func (s *Server) DetachAnnotationsGroup(appID, groupID string) error {
+// DetachAnnotationsGroup detaches a group from an application or a
+// container.
+func (s *Server) DetachAnnotationsGroup(serviceID, groupID string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	a := s.st.Applications[appID]
-	if a == nil {
-		return fmt.Errorf("application %s does not exist", appID)
+	w, ok := s.st.workload(serviceID)
+	if !ok {
+		return fmt.Errorf("no application or container %s", serviceID)
 	}
-	if !slices.Contains(a.AnnotationsGroupIDs, groupID) {
-		return fmt.Errorf("annotations group %s is not attached to application %s", groupID, appID)
+	if !slices.Contains(w.w.AnnotationsGroupIDs, groupID) {
+		return fmt.Errorf("annotations group %s is not attached to %s %s", groupID, strings.ToLower(w.kind), serviceID)
 	}
-	a.AnnotationsGroupIDs = slices.DeleteFunc(a.AnnotationsGroupIDs, func(g string) bool { return g == groupID })
-	a.UpdatedAt = now()
-	a.Status.changed()
+	w.w.AnnotationsGroupIDs = slices.DeleteFunc(w.w.AnnotationsGroupIDs, func(g string) bool { return g == groupID })
+	*w.updated = now()
+	w.status.changed()
 	return nil
 }
 
-// AttachAnnotationsGroup attaches a group to an application.
-func (s *Server) AttachAnnotationsGroup(appID, groupID string) error {
+// AttachAnnotationsGroup attaches a group to an application or a
+// container.
+func (s *Server) AttachAnnotationsGroup(serviceID, groupID string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	a := s.st.Applications[appID]
-	if a == nil {
-		return fmt.Errorf("application %s does not exist", appID)
+	w, ok := s.st.workload(serviceID)
+	if !ok {
+		return fmt.Errorf("no application or container %s", serviceID)
 	}
 	g := s.st.AnnotationsGroups[groupID]
-	if g == nil || g.OrganizationID != s.st.environmentOrg(a.EnvironmentID) {
-		return fmt.Errorf("annotations group %s does not exist in the application's organization", groupID)
+	if g == nil || g.OrganizationID != s.st.environmentOrg(w.envID) {
+		return fmt.Errorf("annotations group %s does not exist in the organization of %s %s", groupID, strings.ToLower(w.kind), serviceID)
 	}
-	if !slices.Contains(a.AnnotationsGroupIDs, groupID) {
-		a.AnnotationsGroupIDs = append(a.AnnotationsGroupIDs, groupID)
-		a.UpdatedAt = now()
-		a.Status.changed()
+	if !slices.Contains(w.w.AnnotationsGroupIDs, groupID) {
+		w.w.AnnotationsGroupIDs = append(w.w.AnnotationsGroupIDs, groupID)
+		*w.updated = now()
+		w.status.changed()
 	}
 	return nil
 }

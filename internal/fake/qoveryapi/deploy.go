@@ -15,6 +15,7 @@ import (
 const (
 	kindHelm        = "HELM"
 	kindApplication = "APPLICATION"
+	kindContainer   = "CONTAINER"
 )
 
 const (
@@ -38,7 +39,7 @@ const (
 // ServiceSnapshot is what the deployment engine renders for a service: its
 // configuration with every variable resolved. Deployers receive it.
 type ServiceSnapshot struct {
-	// Kind is HELM or APPLICATION.
+	// Kind is HELM, APPLICATION or CONTAINER.
 	Kind string
 	ID   string
 	Name string
@@ -81,10 +82,13 @@ type ServiceSnapshot struct {
 	SetString   [][2]string
 	SetJSON     [][2]string
 
-	// Applications only.
+	// Applications and containers.
 	Ports             []Port
 	AnnotationsGroups []AnnotationsGroup
-	GitCommitID       string
+	// GitCommitID is an application's commit.
+	GitCommitID string
+	// Image is a container's image, as registry/name:tag.
+	Image string
 }
 
 func newServiceStatus() ServiceStatus {
@@ -106,44 +110,105 @@ type statusDetailsJSON struct {
 	SubAction string `json:"sub_action"`
 }
 
+type stepJSON struct {
+	StepName    string `json:"step_name"`
+	Status      string `json:"status"`
+	DurationSec int    `json:"duration_sec"`
+}
+
+type stepsJSON struct {
+	// TotalDurationSec is null while the action runs.
+	TotalDurationSec          *int       `json:"total_duration_sec"`
+	TotalComputingDurationSec int        `json:"total_computing_duration_sec"`
+	Details                   []stepJSON `json:"details"`
+}
+
 type statusJSON struct {
 	ID                      string            `json:"id"`
 	State                   string            `json:"state"`
 	ServiceDeploymentStatus string            `json:"service_deployment_status"`
 	LastDeploymentDate      *time.Time        `json:"last_deployment_date"`
 	IsPartLastDeployment    bool              `json:"is_part_last_deployment"`
+	Steps                   *stepsJSON        `json:"steps,omitempty"`
+	ExecutionID             string            `json:"execution_id,omitempty"`
 	StatusDetails           statusDetailsJSON `json:"status_details"`
 	DeploymentRequestID     *string           `json:"deployment_request_id"`
 	DeploymentRequestsCount int               `json:"deployment_requests_count"`
 	// Message is not in the API reference, which defines no reason on a
-	// status. (fake) It carries the reason of an *_ERROR state.
+	// status. (fake) With Options.StatusMessages it carries the reason of
+	// an *_ERROR state.
 	Message string `json:"message,omitempty"`
 }
 
-func renderStatus(id string, s *ServiceStatus) statusJSON {
-	out := statusJSON{ID: id, State: s.State, ServiceDeploymentStatus: s.DeploymentStatus,
-		IsPartLastDeployment: s.RequestsCount > 0, DeploymentRequestsCount: s.RequestsCount,
-		StatusDetails: statusDetailsJSON{Action: s.Action, Status: s.Detail, SubAction: "NONE"}}
-	if s.LastDeploymentDate != nil {
-		d := *s.LastDeploymentDate
+func seconds(d time.Duration) int { return int(d.Round(time.Second) / time.Second) }
+
+// renderStatus answers the status of service id. The caller holds the
+// lock.
+func (s *Server) renderStatus(id string, st *ServiceStatus) statusJSON {
+	out := statusJSON{ID: id, State: st.State, ServiceDeploymentStatus: st.DeploymentStatus,
+		IsPartLastDeployment: st.RequestsCount > 0, DeploymentRequestsCount: st.RequestsCount,
+		StatusDetails: statusDetailsJSON{Action: st.Action, Status: st.Detail, SubAction: "NONE"}}
+	if st.LastDeploymentDate != nil {
+		d := *st.LastDeploymentDate
 		out.LastDeploymentDate = &d
 	}
-	if s.RequestID != "" {
-		id := s.RequestID
+	if st.RequestID != "" && !s.opts.NullDeploymentIDs {
+		id := st.RequestID
 		out.DeploymentRequestID = &id
+		out.ExecutionID = st.ExecutionID
 	}
-	if strings.HasSuffix(s.State, "_ERROR") {
-		out.Message = s.Message
+	if st.RequestsCount > 0 {
+		steps := &stepsJSON{Details: []stepJSON{}}
+		var total, computing time.Duration
+		for _, step := range st.Steps {
+			steps.Details = append(steps.Details, stepJSON{StepName: step.Name, Status: step.Status, DurationSec: seconds(step.Duration)})
+			total += step.Duration
+			if step.Name != stepQueueing {
+				computing += step.Duration
+			}
+		}
+		if !st.running() {
+			t := seconds(total)
+			steps.TotalDurationSec = &t
+		}
+		steps.TotalComputingDurationSec = seconds(computing)
+		out.Steps = steps
+	}
+	if s.opts.StatusMessages && strings.HasSuffix(st.State, "_ERROR") {
+		out.Message = st.Message
 	}
 	return out
 }
 
-// inProgress refuses an action while another one runs.
-func inProgress(s *ServiceStatus) error {
-	if s.running() {
-		return errorf(http.StatusConflict, "Operation is in progress: the service is %s", s.State)
+// Steps of an action (ServiceStepMetricNameEnum).
+const (
+	stepQueueing  = "DEPLOYMENT_QUEUEING"
+	stepDeploying = "DEPLOYMENT"
+)
+
+// endStep records the end of the current phase of an action. The caller
+// holds the lock.
+func (st *ServiceStatus) endStep(name, status string) {
+	t := now()
+	st.Steps = append(st.Steps, StatusStep{Name: name, Status: status, Duration: t.Sub(st.phase)})
+	st.phase = t
+}
+
+// requestDeployment deploys a service with its current configuration
+// (commit is the Git commit an application deployment installs, "" for
+// the deployed one), or refuses with 409 while another action runs. With
+// Options.QueueActions a deployment requested during another one is
+// queued instead and the answer is the status of the running action. The
+// caller holds the lock.
+func (s *Server) requestDeployment(id string, st *ServiceStatus, commit string) (statusJSON, error) {
+	if st.running() {
+		if !s.opts.QueueActions || st.deleting() {
+			return statusJSON{}, errorf(http.StatusConflict, "Operation is in progress: the service is %s", st.State)
+		}
+		st.queued = append(st.queued, commit)
+		return s.renderStatus(id, st.visible()), nil
 	}
-	return nil
+	return s.startAction(id, st, actionDeploy, commit), nil
 }
 
 // decodeOptionalBody is decodeBody that accepts an empty body.
@@ -161,8 +226,8 @@ func decodeOptionalBody(r *http.Request, v any) error {
 
 // startAction queues a deployment (action DEPLOY) or a deletion (DELETE)
 // of a service and returns its new status. commit is the Git commit an
-// application deployment installs ("" keeps the deployed one). The caller
-// holds the lock.
+// application deployment installs ("" keeps the deployed one). A deletion
+// drops the queued deployments. The caller holds the lock.
 func (s *Server) startAction(id string, st *ServiceStatus, action, commit string) statusJSON {
 	prev := st.clone()
 	s.ops++
@@ -170,14 +235,19 @@ func (s *Server) startAction(id string, st *ServiceStatus, action, commit string
 	t := now()
 	st.op = op
 	st.commit = commit
-	st.RequestID = s.newID()
 	st.RequestsCount++
+	if st.RequestID == "" || !s.opts.FrozenDeploymentIDs {
+		st.RequestID = s.newID()
+		st.ExecutionID = fmt.Sprintf("%s-%d", id, st.RequestsCount)
+	}
 	st.LastDeploymentDate = &t
+	st.phase, st.Steps = t, nil
 	st.Message = ""
 	st.Action, st.Detail = action, "QUEUED"
 	st.State = stateDeploymentQueued
 	if action == actionDelete {
 		st.State = stateDeleteQueued
+		st.queued = nil
 	}
 	st.lagged = nil
 	if s.opts.StatusLag > 0 {
@@ -187,7 +257,7 @@ func (s *Server) startAction(id string, st *ServiceStatus, action, commit string
 		s.wg.Add(1)
 		go s.run(s.ctx, id, op, action)
 	}
-	return renderStatus(id, st)
+	return s.renderStatus(id, st)
 }
 
 // current returns the status of service id if op is still its action. The
@@ -213,6 +283,7 @@ func (s *Server) run(ctx context.Context, id string, op uint64, action string) {
 		s.mu.Unlock()
 		return
 	}
+	st.endStep(stepQueueing, "SUCCESS")
 	st.Detail = "ONGOING"
 	st.State = stateDeploying
 	if action == actionDelete {
@@ -252,9 +323,15 @@ func (s *Server) run(ctx context.Context, id string, op uint64, action string) {
 	if st == nil {
 		return
 	}
+	if err != nil {
+		st.endStep(stepDeploying, "ERROR")
+	} else {
+		st.endStep(stepDeploying, "SUCCESS")
+	}
 	switch {
 	case action == actionDelete && err == nil:
 		s.remove(id)
+		return
 	case action == actionDelete:
 		st.State, st.Detail, st.Message = stateDeleteError, "ERROR", err.Error()
 	case err != nil:
@@ -270,6 +347,28 @@ func (s *Server) run(ctx context.Context, id string, op uint64, action string) {
 			a.GitRepository.DeployedCommitID = snap.GitCommitID
 		}
 	}
+	if len(st.queued) > 0 && !s.closed {
+		s.wg.Add(1)
+		go s.dequeue(s.ctx, id, op)
+	}
+}
+
+// dequeue starts the next queued deployment of a service a moment after
+// the action op ended, unless another action began meanwhile.
+func (s *Server) dequeue(ctx context.Context, id string, op uint64) {
+	defer s.wg.Done()
+	if !pause(ctx, s.opts.DeployTime/4) {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.current(id, op)
+	if st == nil || len(st.queued) == 0 || st.running() {
+		return
+	}
+	commit := st.queued[0]
+	st.queued = st.queued[1:]
+	s.startAction(id, st, actionDeploy, commit)
 }
 
 // pause waits d and reports whether ctx is still alive.
@@ -292,6 +391,7 @@ func pause(ctx context.Context, d time.Duration) bool {
 func (s *Server) remove(id string) {
 	delete(s.st.Helms, id)
 	delete(s.st.Applications, id)
+	delete(s.st.Containers, id)
 	for vid, v := range s.st.Variables {
 		if v.ParentID == id {
 			delete(s.st.Variables, vid)
@@ -374,6 +474,10 @@ func (s *Server) snapshot(id string, strict bool) (ServiceSnapshot, error) {
 		snap.DeploymentRequestID = h.Status.RequestID
 		return snap, s.helmSnapshot(&snap, h, strict)
 	}
+	if c := st.Containers[id]; c != nil {
+		st.containerSnapshot(&snap, c)
+		return snap, nil
+	}
 	a := st.Applications[id]
 	if a == nil {
 		return snap, fmt.Errorf("service %s does not exist", id)
@@ -382,16 +486,31 @@ func (s *Server) snapshot(id string, strict bool) (ServiceSnapshot, error) {
 	snap.KubernetesName = "app-z" + shortID(a.ID)
 	snap.DeploymentRequestID = a.Status.RequestID
 	snap.Ports = clonePorts(a.Ports)
-	for _, gid := range a.AnnotationsGroupIDs {
-		if g := st.AnnotationsGroups[gid]; g != nil {
-			snap.AnnotationsGroups = append(snap.AnnotationsGroups, g.clone())
-		}
-	}
+	snap.AnnotationsGroups = st.attachedGroups(a.AnnotationsGroupIDs)
 	snap.GitCommitID = a.GitRepository.DeployedCommitID
 	if a.Status.commit != "" {
 		snap.GitCommitID = a.Status.commit
 	}
 	return snap, nil
+}
+
+// attachedGroups returns copies of the annotations groups ids names.
+func (st *State) attachedGroups(ids []string) []AnnotationsGroup {
+	var out []AnnotationsGroup
+	for _, gid := range ids {
+		if g := st.AnnotationsGroups[gid]; g != nil {
+			out = append(out, g.clone())
+		}
+	}
+	return out
+}
+
+// trimScheme drops the scheme of a URL.
+func trimScheme(u string) string {
+	if _, rest, ok := strings.Cut(u, "://"); ok {
+		return rest
+	}
+	return u
 }
 
 func (s *Server) helmSnapshot(snap *ServiceSnapshot, h *Helm, strict bool) error {

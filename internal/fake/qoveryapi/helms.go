@@ -537,8 +537,8 @@ func (st *State) nameTaken(envID, name, except string) bool {
 			return true
 		}
 	}
-	for _, a := range st.Applications {
-		if a.EnvironmentID == envID && a.ID != except && strings.EqualFold(a.Name, name) {
+	for _, w := range st.workloads() {
+		if w.envID == envID && w.id != except && strings.EqualFold(w.name, name) {
 			return true
 		}
 	}
@@ -702,22 +702,40 @@ func (s *Server) deployHelm(r *http.Request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	if err := inProgress(&h.Status); err != nil {
+	version, commit := "", ""
+	if req.ChartVersion != nil {
+		version = *req.ChartVersion
+	}
+	if req.GitCommitID != nil {
+		commit = *req.GitCommitID
+	}
+	// The API reference asks for the chart version or the Git commit to
+	// deploy, depending on where the chart comes from. (fake) A chart from
+	// Git deploys the head of its branch when no commit is given, as the
+	// official clients deploy without a body.
+	switch {
+	case h.Source.Repository != nil && commit != "":
+		return 0, nil, badRequest("git_commit_id: the service's chart comes from a helm repository: give chart_version")
+	case h.Source.Repository != nil && version == "":
+		return 0, nil, badRequest("chart_version: required: give the version of chart %s to deploy", h.Source.Repository.ChartName)
+	case h.Source.Git != nil && version != "":
+		return 0, nil, badRequest("chart_version: the service's chart does not come from a helm repository: give git_commit_id")
+	}
+	if h.Status.running() && !s.opts.QueueActions {
+		return 0, nil, errorf(http.StatusConflict, "Operation is in progress: the service is %s", h.Status.State)
+	}
+	// (fake) Deploying another chart version makes it the service's
+	// version, as the console shows afterwards.
+	if version != "" && h.Source.Repository.ChartVersion != version {
+		h.Source.Repository.ChartVersion = version
+		h.UpdatedAt = now()
+		h.Status.changed()
+	}
+	out, err := s.requestDeployment(h.ID, &h.Status, "")
+	if err != nil {
 		return 0, nil, err
 	}
-	if v := req.ChartVersion; v != nil && *v != "" {
-		if h.Source.Repository == nil {
-			return 0, nil, badRequest("chart_version: the service's chart does not come from a helm repository")
-		}
-		// (fake) Deploying a given chart version makes it the service's
-		// version, as the console shows afterwards.
-		if h.Source.Repository.ChartVersion != *v {
-			h.Source.Repository.ChartVersion = *v
-			h.UpdatedAt = now()
-			h.Status.changed()
-		}
-	}
-	return http.StatusAccepted, s.startAction(h.ID, &h.Status, actionDeploy, ""), nil
+	return http.StatusAccepted, out, nil
 }
 
 func (s *Server) redeployHelm(r *http.Request) (int, any, error) {

@@ -29,6 +29,8 @@ type world struct {
 	cluster string
 	env     string
 	app     string
+	// gone is the status of the routes of a deleted object.
+	gone int
 }
 
 func newWorld(t *testing.T, opts qoveryapi.Options) *world {
@@ -45,7 +47,13 @@ func newWorld(t *testing.T, opts qoveryapi.Options) *world {
 		ts.Close()
 		srv.Close()
 	})
-	w := &world{t: t, srv: srv, url: ts.URL}
+	w := &world{t: t, srv: srv, url: ts.URL, gone: http.StatusForbidden}
+	switch opts.AfterDelete {
+	case qoveryapi.DeletedDoesNotExist:
+		w.gone = http.StatusBadRequest
+	case qoveryapi.DeletedNotFound:
+		w.gone = http.StatusNotFound
+	}
 	var err error
 	w.org = srv.SeedOrganization("acme")
 	if w.project, err = srv.SeedProject(w.org, "platform"); err != nil {
@@ -213,18 +221,27 @@ func (w *world) waitState(path string, want ...string) any {
 	return nil
 }
 
-// waitGone polls a path until it answers 404.
+// waitGone polls a path until it answers as for a deleted object (403 by
+// default).
 func (w *world) waitGone(path string) {
 	w.t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
 		status, _ := w.call(http.MethodGet, path, nil)
-		if status == http.StatusNotFound {
+		if status == w.gone {
 			return
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
-	w.t.Fatalf("GET %s never answered 404", path)
+	w.t.Fatalf("GET %s never answered %d", path, w.gone)
+}
+
+// deployHelm deploys a Helm service as the API reference asks: with the
+// chart version it pins.
+func (w *world) deployHelm(id string) any {
+	w.t.Helper()
+	version := str(w.must(http.StatusOK, http.MethodGet, "/helm/"+id, nil), "source", "repository", "chart_version")
+	return w.must(http.StatusAccepted, http.MethodPost, "/helm/"+id+"/deploy", obj{"chart_version": version})
 }
 
 func (w *world) helmRepo(name, url string) string {

@@ -47,6 +47,7 @@ func (s *Server) routes() http.Handler {
 	add(get, "/variable", s.listVariables)
 	add(post, "/variable", s.createVariable)
 	add(put, "/variable/{variableId}", s.editVariable)
+	add(post, "/variable/{variableId}/override", s.createVariableOverride)
 	add(del, "/variable/{variableId}", s.deleteVariable)
 
 	add(get, "/organization/{organizationId}/annotationsGroups", s.listAnnotationsGroups)
@@ -62,6 +63,14 @@ func (s *Server) routes() http.Handler {
 	add(get, "/application/{applicationId}/status", s.getServiceStatus)
 	add(post, "/application/{applicationId}/deploy", s.deployApplication)
 	add(post, "/application/{applicationId}/redeploy", s.redeployService)
+
+	add(get, "/environment/{environmentId}/container", s.listContainers)
+	add(get, "/container/{containerId}", s.getContainer)
+	add(put, "/container/{containerId}", s.editContainer)
+	add(del, "/container/{containerId}", s.deleteService)
+	add(get, "/container/{containerId}/status", s.getServiceStatus)
+	add(post, "/container/{containerId}/deploy", s.deployContainer)
+	add(post, "/container/{containerId}/redeploy", s.redeployService)
 
 	// A known path with another method: 405 with a JSON body.
 	for pattern, ms := range methods {

@@ -48,14 +48,54 @@ type Options struct {
 	// Seed, when not zero, makes ids deterministic: the same sequence of
 	// calls gives the same ids.
 	Seed uint64
-	// ForbiddenAfterDelete makes the routes of a Helm repository, Helm
-	// service, application, annotations group or variable that was
-	// deleted answer 403 Forbidden instead of 404, as the real API does
-	// for some deleted objects (a deleted project answers 403). An id the
-	// fake never issued still answers 404. Off, every missing object
-	// answers 404, which is what the API documents.
-	ForbiddenAfterDelete bool
+	// AfterDelete is how the routes of a Helm repository, Helm service,
+	// application, container, annotations group or variable that was
+	// deleted answer. The zero value answers 403 Forbidden, as the real API
+	// does (a deleted project answers 403 too); DeletedDoesNotExist answers
+	// 400 with a detail "<kind> does not exist", as it does for some
+	// objects; DeletedNotFound answers 404, what the API documents (the
+	// simple behaviour). An id the fake never issued answers 404 whatever
+	// the mode.
+	AfterDelete DeletedAnswer
+	// AfterDeleteOf overrides AfterDelete for the kinds of objects it
+	// names: "helm", "application", "container", "annotations group",
+	// "helm repository", "variable".
+	AfterDeleteOf map[string]DeletedAnswer
+	// StatusMessages adds a "message" member to statuses in an *_ERROR
+	// state, with the reason of the failure. The real Status has no such
+	// member (the reason is in the console's deployment logs): off, the
+	// status says only which step failed (steps.details).
+	StatusMessages bool
+	// NullDeploymentIDs makes statuses carry a null deployment_request_id
+	// and no execution_id, as the API reference allows.
+	NullDeploymentIDs bool
+	// FrozenDeploymentIDs keeps the deployment_request_id and
+	// execution_id of a service's first action for every later one: they
+	// are not renewed. last_deployment_date still is.
+	FrozenDeploymentIDs bool
+	// QueueActions makes a deployment requested while another action of
+	// the service runs answer 202 and wait its turn, instead of the 409
+	// "Operation is in progress" the API reference documents. The 202
+	// answer is the status of the action that runs; the queued deployment
+	// starts a quarter of DeployTime after it ends.
+	QueueActions bool
 }
+
+// DeletedAnswer is how the routes of a deleted object answer
+// (Options.AfterDelete).
+type DeletedAnswer int
+
+const (
+	// DeletedForbidden answers 403 Forbidden, the real API's answer for
+	// deleted objects.
+	DeletedForbidden DeletedAnswer = iota
+	// DeletedDoesNotExist answers 400 Bad Request with the detail
+	// "<kind> does not exist", the real API's answer for some objects.
+	DeletedDoesNotExist
+	// DeletedNotFound answers 404 Not Found, as the API reference
+	// documents.
+	DeletedNotFound
+)
 
 // Deployer is what the cluster does when the fake deploys or deletes a
 // service. It is called without the server's lock held, so it may call the
@@ -214,14 +254,24 @@ func notFound(kind, id string) *apiError {
 	return errorf(http.StatusNotFound, "%s %s not found", kind, id)
 }
 
-// missing is the answer about an object that does not exist: 404, or 403
-// for one that existed when Options.ForbiddenAfterDelete is set. The
-// caller holds the lock.
+// missing is the answer about an object that does not exist: 404 for an
+// id the fake never issued; for one that was deleted, what
+// Options.AfterDelete says. The caller holds the lock.
 func (s *Server) missing(kind, id string) *apiError {
-	if s.opts.ForbiddenAfterDelete && s.st.issued[id] {
-		return errorf(http.StatusForbidden, "forbidden: this token has no access to %s %s", kind, id)
+	if !s.st.issued[id] {
+		return notFound(kind, id)
 	}
-	return notFound(kind, id)
+	answer := s.opts.AfterDelete
+	if a, ok := s.opts.AfterDeleteOf[kind]; ok {
+		answer = a
+	}
+	switch answer {
+	case DeletedDoesNotExist:
+		return badRequest("%s does not exist", kind)
+	case DeletedNotFound:
+		return notFound(kind, id)
+	}
+	return errorf(http.StatusForbidden, "forbidden: this token has no access to %s %s", kind, id)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

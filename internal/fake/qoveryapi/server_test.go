@@ -2,6 +2,7 @@ package qoveryapi_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -126,10 +127,10 @@ func TestHelmRepositoryLifecycle(t *testing.T) {
 	if status != http.StatusNoContent || len(raw) != 0 {
 		t.Errorf("DELETE: %d %q", status, raw)
 	}
-	w.wantError(http.StatusNotFound, http.MethodGet, base+"/"+id, nil)
-	// Another organization's repository is not found through this one.
+	w.wantError(w.gone, http.MethodGet, base+"/"+id, nil)
+	// Another organization's repository is not reached through this one.
 	other := w.srv.SeedOrganization("other")
-	w.wantError(http.StatusNotFound, http.MethodGet, "/organization/"+other+"/helmRepository/"+w.helmRepo("x", "https://x.example.com"), nil)
+	w.wantError(w.gone, http.MethodGet, "/organization/"+other+"/helmRepository/"+w.helmRepo("x", "https://x.example.com"), nil)
 }
 
 func TestHelmRepositoryValidation(t *testing.T) {
@@ -416,12 +417,15 @@ func TestDeploymentStateMachine(t *testing.T) {
 	}
 
 	entered, release := rec.gate()
-	v = w.must(http.StatusAccepted, http.MethodPost, "/helm/"+id+"/deploy", obj{})
+	w.wantError(http.StatusBadRequest, http.MethodPost, "/helm/"+id+"/deploy", obj{}, "chart_version", "required")
+	w.wantError(http.StatusBadRequest, http.MethodPost, "/helm/"+id+"/deploy", nil, "chart_version", "required")
+	w.wantError(http.StatusBadRequest, http.MethodPost, "/helm/"+id+"/deploy", obj{"git_commit_id": "abc"}, "git_commit_id", "chart_version")
+	v = w.deployHelm(id)
 	first := str(v, "deployment_request_id")
 	if str(v, "state") != "DEPLOYMENT_QUEUED" || first == "" || str(v, "status_details", "action") != "DEPLOY" || str(v, "status_details", "status") != "QUEUED" {
 		t.Fatalf("202 body %v", v)
 	}
-	w.wantError(http.StatusConflict, http.MethodPost, "/helm/"+id+"/deploy", nil, "Operation is in progress")
+	w.wantError(http.StatusConflict, http.MethodPost, "/helm/"+id+"/deploy", obj{"chart_version": "1.102.4"}, "Operation is in progress")
 	await(t, entered)
 	v = w.must(http.StatusOK, http.MethodGet, status, nil)
 	if str(v, "state") != "DEPLOYING" || str(v, "status_details", "status") != "ONGOING" || str(v, "deployment_request_id") != first {
@@ -498,9 +502,9 @@ func TestDeploymentStateMachine(t *testing.T) {
 
 func TestDeploymentErrorFromDeployer(t *testing.T) {
 	rec := &recorder{deployErr: errors.New("operator pod CrashLoopBackOff: tag:k8s-operator is not declared in tagOwners")}
-	w := newWorld(t, qoveryapi.Options{Deployer: rec})
+	w := newWorld(t, qoveryapi.Options{Deployer: rec, StatusMessages: true})
 	id := w.operator()
-	w.must(http.StatusAccepted, http.MethodPost, "/helm/"+id+"/deploy", nil)
+	w.deployHelm(id)
 	v := w.waitState("/helm/"+id+"/status", "DEPLOYED", "DEPLOYMENT_ERROR")
 	if str(v, "state") != "DEPLOYMENT_ERROR" || str(v, "message") != rec.deployErr.Error() || str(v, "status_details", "status") != "ERROR" {
 		t.Fatalf("status %v", v)
@@ -512,7 +516,7 @@ func TestDeploymentErrorFromDeployer(t *testing.T) {
 	rec.mu.Lock()
 	rec.deployErr = nil
 	rec.mu.Unlock()
-	v = w.must(http.StatusAccepted, http.MethodPost, "/helm/"+id+"/deploy", nil)
+	v = w.deployHelm(id)
 	if at(v, "message") != nil {
 		t.Errorf("stale message %v", v)
 	}
@@ -557,10 +561,10 @@ func TestDeploymentEngineChecks(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := &recorder{}
-			w := newWorld(t, qoveryapi.Options{Deployer: rec})
+			w := newWorld(t, qoveryapi.Options{Deployer: rec, StatusMessages: true})
 			id := w.operator()
 			tc.setup(w, id)
-			w.must(http.StatusAccepted, http.MethodPost, "/helm/"+id+"/deploy", nil)
+			w.deployHelm(id)
 			v := w.waitState("/helm/"+id+"/status", "DEPLOYED", "DEPLOYMENT_ERROR")
 			if str(v, "state") != "DEPLOYMENT_ERROR" {
 				t.Fatalf("status %v", v)
@@ -604,11 +608,11 @@ func TestAsyncDelete(t *testing.T) {
 		t.Errorf("while deleting %v", v)
 	}
 	w.must(http.StatusOK, http.MethodGet, "/helm/"+id, nil)
-	w.wantError(http.StatusConflict, http.MethodPost, "/helm/"+id+"/deploy", nil, "in progress")
+	w.wantError(http.StatusConflict, http.MethodPost, "/helm/"+id+"/deploy", obj{"chart_version": "1.102.4"}, "in progress")
 	w.wantError(http.StatusConflict, http.MethodPut, "/helm/"+id, operatorRequest(str(w.must(http.StatusOK, http.MethodGet, "/helm/"+id, nil), "source", "repository", "repository", "id")), "in progress")
 	release()
 	w.waitGone("/helm/" + id)
-	w.wantError(http.StatusNotFound, http.MethodGet, "/helm/"+id+"/status", nil)
+	w.wantError(w.gone, http.MethodGet, "/helm/"+id+"/status", nil)
 	w.wantError(http.StatusNotFound, http.MethodGet, "/variable?parent_id="+id+"&scope=HELM", nil)
 	for _, v := range w.srv.Variables() {
 		if v.ParentID == id {
@@ -629,7 +633,7 @@ func TestAsyncDelete(t *testing.T) {
 
 func TestDeleteErrorFromDeployer(t *testing.T) {
 	rec := &recorder{deleteErr: errors.New("finalizer stuck")}
-	w := newWorld(t, qoveryapi.Options{Deployer: rec})
+	w := newWorld(t, qoveryapi.Options{Deployer: rec, StatusMessages: true})
 	w.must(http.StatusNoContent, http.MethodDelete, "/application/"+w.app, nil)
 	v := w.waitState("/application/"+w.app+"/status", "DELETE_ERROR")
 	if str(v, "message") != "finalizer stuck" {
@@ -684,21 +688,24 @@ func TestVariables(t *testing.T) {
 		t.Errorf("project list %v", got)
 	}
 
-	w.wantError(http.StatusConflict, http.MethodPost, "/variable", obj{"key": "TIER", "value": "x", "is_secret": false, "variable_scope": "ENVIRONMENT", "variable_parent_id": w.env}, "Variable already exists")
-	// The same key in another scope is fine (it overrides).
-	over := w.must(http.StatusCreated, http.MethodPost, "/variable", obj{"key": "TIER", "value": "svc", "is_secret": false, "variable_scope": "HELM", "variable_parent_id": id})
-	if got := w.srv.ResolvedVariables(id)["TIER"]; got != "svc" {
-		t.Errorf("resolved TIER = %q, want the service's value", got)
-	}
-	w.wantError(http.StatusConflict, http.MethodPut, "/variable/"+str(over, "id"), obj{"key": "TS_OAUTH_CLIENT_ID"}, "Variable already exists")
-	v = w.must(http.StatusOK, http.MethodPut, "/variable/"+str(over, "id"), obj{"key": "TIER2"})
+	w.wantError(http.StatusConflict, http.MethodPost, "/variable", obj{"key": "TIER", "value": "x", "is_secret": false, "variable_scope": "ENVIRONMENT", "variable_parent_id": w.env}, "Variable already exists: TIER")
+	// A key a higher scope defines is refused too...
+	w.wantError(http.StatusConflict, http.MethodPost, "/variable", obj{"key": "TIER", "value": "svc", "is_secret": false, "variable_scope": "HELM", "variable_parent_id": id}, "Variable already exists: TIER")
+	w.wantError(http.StatusConflict, http.MethodPost, "/variable", obj{"key": "REGION", "value": "eu", "is_secret": false, "variable_scope": "ENVIRONMENT", "variable_parent_id": w.env}, "Variable already exists: REGION")
+	// ... but a key a lower scope defines is not.
+	w.must(http.StatusCreated, http.MethodPost, "/variable", obj{"key": "TS_OAUTH_CLIENT_ID", "value": "env-level", "is_secret": false, "variable_scope": "ENVIRONMENT", "variable_parent_id": w.env})
+	plain := w.must(http.StatusCreated, http.MethodPost, "/variable", obj{"key": "PLAIN", "value": "svc", "is_secret": false, "variable_scope": "HELM", "variable_parent_id": id})
+	w.wantError(http.StatusConflict, http.MethodPut, "/variable/"+str(plain, "id"), obj{"key": "TS_OAUTH_CLIENT_SECRET"}, "Variable already exists")
+	w.wantError(http.StatusConflict, http.MethodPut, "/variable/"+str(plain, "id"), obj{"key": "TIER"}, "Variable already exists")
+	v = w.must(http.StatusOK, http.MethodPut, "/variable/"+str(plain, "id"), obj{"key": "PLAIN2"})
 	if str(v, "value") != "svc" {
 		t.Errorf("an edit without value changed it: %v", v)
 	}
+	over := plain
 	w.wantError(http.StatusBadRequest, http.MethodPut, "/variable/"+str(byKey["QOVERY_PROJECT_ID"], "id"), obj{"key": "X"}, "BUILT_IN")
 	w.wantError(http.StatusBadRequest, http.MethodPut, "/variable/"+str(over, "id"), obj{"value": "x"}, "key")
 	w.must(http.StatusNoContent, http.MethodDelete, "/variable/"+str(over, "id"), nil)
-	w.wantError(http.StatusNotFound, http.MethodDelete, "/variable/"+str(over, "id"), nil)
+	w.wantError(w.gone, http.MethodDelete, "/variable/"+str(over, "id"), nil)
 
 	for name, tc := range map[string]struct {
 		body  obj
@@ -765,20 +772,65 @@ func TestAnnotationsGroups(t *testing.T) {
 		t.Errorf("application status after a group edit %v", v)
 	}
 	w.must(http.StatusNoContent, http.MethodDelete, base+"/"+id, nil)
-	w.wantError(http.StatusNotFound, http.MethodGet, base+"/"+id, nil)
+	w.wantError(w.gone, http.MethodGet, base+"/"+id, nil)
 	if v := w.must(http.StatusOK, http.MethodGet, "/application/"+w.app, nil); len(list(v, "annotations_groups")) != 0 {
 		t.Errorf("the deleted group is still attached: %v", at(v, "annotations_groups"))
 	}
+}
+
+// editBody turns an application or a container read from the fake into an
+// edit body as the console builds one: the object read, with
+// git_repository, autoscaling and the groups in request shape, and the
+// registry's id for a container.
+func editBody(read obj) obj {
+	out := clone(read)
+	if g, ok := read["git_repository"].(obj); ok {
+		out["git_repository"] = obj{"provider": g["provider"], "url": g["url"], "branch": g["branch"], "root_path": g["root_path"], "git_token_id": g["git_token_id"]}
+	}
+	if a, ok := read["autoscaling"].(obj); ok {
+		var scalers []obj
+		for _, sc := range list(a, "scalers") {
+			m := object(sc)
+			scalers = append(scalers, obj{"scaler_type": m["scaler_type"], "enabled": m["enabled"], "role": m["role"], "config_json": m["config_json"], "config_yaml": m["config_yaml"]})
+		}
+		out["autoscaling"] = obj{"mode": a["mode"], "polling_interval_seconds": a["polling_interval_seconds"], "cooldown_period_seconds": a["cooldown_period_seconds"], "scalers": scalers}
+	}
+	for _, k := range []string{"annotations_groups", "labels_groups"} {
+		ids := []obj{}
+		for _, g := range list(read, k) {
+			ids = append(ids, obj{"id": str(g, "id")})
+		}
+		out[k] = ids
+	}
+	if r, ok := read["registry"].(obj); ok {
+		out["registry_id"] = r["id"]
+	}
+	// As decoded JSON, so that at and object walk it.
+	b, err := json.Marshal(out)
+	if err != nil {
+		panic(err)
+	}
+	var v obj
+	if err := json.Unmarshal(b, &v); err != nil {
+		panic(err)
+	}
+	return v
 }
 
 func TestApplicationEdit(t *testing.T) {
 	w := newWorld(t, qoveryapi.Options{})
 	group := str(w.must(http.StatusCreated, http.MethodPost, "/organization/"+w.org+"/annotationsGroups",
 		obj{"name": "expose", "annotations": []obj{{"key": "tailscale.com/expose", "value": "true"}}, "scopes": []string{"SERVICES"}}), "id")
+	labels, err := w.srv.SeedLabelsGroup(w.org, "team", qoveryapi.Label{Key: "team", Value: "billing", PropagateToCloudProvider: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.srv.SetWorkloadSettings(w.app, labels); err != nil {
+		t.Fatal(err)
+	}
 	w.srv.Do(func(st *qoveryapi.State) {
 		a := st.Applications[w.app]
 		a.Storage = append(a.Storage, qoveryapi.Storage{ID: "5b0f9d0e-3f57-4c55-9d1b-1f1e2b7a9c01", Type: "FAST_SSD", Size: 10, MountPoint: "/data"})
-		a.Extra["autoscaling"] = []byte(`{"mode":"KEDA","polling_interval_seconds":30}`)
 		a.Extra["x_future_field"] = []byte(`{"nested":[1,2,3]}`)
 	})
 	get := func() obj { return object(w.must(http.StatusOK, http.MethodGet, "/application/"+w.app, nil)) }
@@ -786,68 +838,99 @@ func TestApplicationEdit(t *testing.T) {
 	if str(app, "service_type") != "APPLICATION" || str(app, "git_repository", "deployed_commit_id") == "" || at(app, "healthchecks", "readiness_probe") == nil {
 		t.Fatalf("application %v", app)
 	}
+	if str(app, "autoscaling", "id") == "" || str(app, "autoscaling", "service_id") != w.app || str(app, "autoscaling", "scalers", 0, "id") == "" ||
+		str(app, "labels_groups", 0, "id") != labels || str(app, "labels_groups", 0, "labels", 0, "key") != "team" {
+		t.Fatalf("autoscaling %v, labels_groups %v", app["autoscaling"], app["labels_groups"])
+	}
 	portID := str(app, "ports", 0, "id")
+	put := func(want int, body obj, words ...string) obj {
+		t.Helper()
+		if want != http.StatusOK {
+			w.wantError(want, http.MethodPut, "/application/"+w.app, body, words...)
+			return nil
+		}
+		return object(w.must(http.StatusOK, http.MethodPut, "/application/"+w.app, body))
+	}
+	upToDate := func(want string) {
+		t.Helper()
+		if v := w.must(http.StatusOK, http.MethodGet, "/application/"+w.app+"/status", nil); str(v, "service_deployment_status") != want {
+			t.Errorf("service_deployment_status %v, want %s", str(v, "service_deployment_status"), want)
+		}
+	}
 
-	// Missing required members.
-	noGroups := clone(app)
-	delete(noGroups, "annotations_groups")
-	w.wantError(http.StatusBadRequest, http.MethodPut, "/application/"+w.app, noGroups, "annotations_groups", "required")
-	noHealth := clone(app)
-	noHealth["annotations_groups"] = []obj{}
-	delete(noHealth, "healthchecks")
-	w.wantError(http.StatusBadRequest, http.MethodPut, "/application/"+w.app, noHealth, "healthchecks")
-	badGroup := clone(app)
-	badGroup["annotations_groups"] = []obj{{"id": "00000000-0000-4000-8000-000000000000"}}
-	w.wantError(http.StatusBadRequest, http.MethodPut, "/application/"+w.app, badGroup, "annotations_groups[0].id")
-	badPort := clone(app)
-	badPort["annotations_groups"] = []obj{}
-	badPort["ports"] = []obj{{"id": "00000000-0000-4000-8000-000000000000", "internal_port": 80}}
-	w.wantError(http.StatusBadRequest, http.MethodPut, "/application/"+w.app, badPort, "ports[0].id")
-	badPort["ports"] = []obj{{"internal_port": 80, "protocol": "SCTP"}}
-	w.wantError(http.StatusBadRequest, http.MethodPut, "/application/"+w.app, badPort, "ports[0].protocol")
-	badStorage := clone(app)
-	badStorage["annotations_groups"] = []obj{}
-	badStorage["storage"] = []obj{{"type": "FAST_SSD", "size": 2, "mount_point": "/x"}}
-	w.wantError(http.StatusBadRequest, http.MethodPut, "/application/"+w.app, badStorage, "storage[0].size")
+	// The answer sent back as is: git_repository and autoscaling are in
+	// response shape.
+	raw := clone(app)
+	put(http.StatusBadRequest, raw, "git_repository", "unknown field")
+	raw["git_repository"] = editBody(app)["git_repository"]
+	put(http.StatusBadRequest, raw, "autoscaling", "unknown field")
+	// The groups as the objects read are accepted (the console sends them).
+	raw["autoscaling"] = editBody(app)["autoscaling"]
+	put(http.StatusOK, raw)
+	upToDate("UP_TO_DATE")
 
-	// The GET body sent back with annotations_groups: nothing else changes.
-	same := clone(app)
-	same["annotations_groups"] = []obj{}
-	after := object(w.must(http.StatusOK, http.MethodPut, "/application/"+w.app, same))
-	for _, k := range []string{"ports", "storage", "healthchecks", "autoscaling", "x_future_field", "cpu", "git_repository"} {
+	// Missing or wrong members.
+	base := editBody(app)
+	for name, tc := range map[string]struct {
+		edit  func(obj)
+		words []string
+	}{
+		"no annotations_groups": {func(b obj) { delete(b, "annotations_groups") }, []string{"annotations_groups", "required"}},
+		"no healthchecks":       {func(b obj) { delete(b, "healthchecks") }, []string{"healthchecks"}},
+		"unknown group":         {func(b obj) { b["annotations_groups"] = []obj{{"id": "00000000-0000-4000-8000-000000000000"}} }, []string{"annotations_groups[0].id"}},
+		"unknown labels group":  {func(b obj) { b["labels_groups"] = []obj{{"id": group}} }, []string{"labels_groups[0].id"}},
+		"unknown port":          {func(b obj) { b["ports"] = []obj{{"id": "00000000-0000-4000-8000-000000000000", "internal_port": 80}} }, []string{"ports[0].id"}},
+		"bad protocol":          {func(b obj) { b["ports"] = []obj{{"internal_port": 80, "protocol": "SCTP"}} }, []string{"ports[0].protocol"}},
+		"small storage":         {func(b obj) { b["storage"] = []obj{{"type": "FAST_SSD", "size": 2, "mount_point": "/x"}} }, []string{"storage[0].size"}},
+		"git without provider":  {func(b obj) { delete(object(b, "git_repository"), "provider") }, []string{"git_repository.provider", "required"}},
+		"no scaler":             {func(b obj) { object(b, "autoscaling")["scalers"] = []obj{} }, []string{"autoscaling.scalers"}},
+		"scaler role":           {func(b obj) { object(b, "autoscaling", "scalers", 0)["role"] = "MAIN" }, []string{"autoscaling.scalers[0].role"}},
+		"scaler id":             {func(b obj) { object(b, "autoscaling", "scalers", 0)["id"] = portID }, []string{"autoscaling.scalers[0]", "unknown field \"id\""}},
+		"trigger authentication": {func(b obj) {
+			object(b, "autoscaling", "scalers", 0)["trigger_authentication"] = obj{"name": "auth", "organization_id": w.org}
+		}, []string{"trigger_authentication", "organization_id"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			body := editBody(app)
+			tc.edit(body)
+			w.on(t).wantError(http.StatusBadRequest, http.MethodPut, "/application/"+w.app, body, tc.words...)
+		})
+	}
+
+	// The edit body of the answer: nothing changes.
+	after := put(http.StatusOK, base)
+	for _, k := range []string{"ports", "storage", "healthchecks", "autoscaling", "labels_groups", "x_future_field", "cpu", "git_repository"} {
 		if fmt.Sprint(after[k]) != fmt.Sprint(app[k]) {
 			t.Errorf("%s changed: %v -> %v", k, app[k], after[k])
 		}
 	}
-	if v := w.must(http.StatusOK, http.MethodGet, "/application/"+w.app+"/status", nil); str(v, "service_deployment_status") != "UP_TO_DATE" {
-		t.Errorf("a no-op edit made the application %v", str(v, "service_deployment_status"))
-	}
+	upToDate("UP_TO_DATE")
 
 	// Attach a group (sent as {id}; answered as the full object).
-	attach := clone(app)
+	attach := editBody(app)
 	attach["annotations_groups"] = []obj{{"id": group}}
-	after = object(w.must(http.StatusOK, http.MethodPut, "/application/"+w.app, attach))
+	after = put(http.StatusOK, attach)
 	if str(after, "annotations_groups", 0, "id") != group || str(after, "annotations_groups", 0, "annotations", 0, "key") != "tailscale.com/expose" ||
 		str(after, "annotations_groups", 0, "scopes", 0) != "SERVICES" {
 		t.Errorf("annotations_groups %v", after["annotations_groups"])
 	}
-	if v := w.must(http.StatusOK, http.MethodGet, "/application/"+w.app+"/status", nil); str(v, "service_deployment_status") != "OUT_OF_DATE" {
-		t.Errorf("attaching a group left the application %v", str(v, "service_deployment_status"))
-	}
+	upToDate("OUT_OF_DATE")
 
 	// Collections are replaced: a port left out is deleted, one without id
-	// is created, and so is storage; unknown members are replaced too.
-	repl := clone(get())
+	// is created, and so is storage; unknown members, labels groups and
+	// autoscaling left out go too.
+	repl := editBody(get())
 	repl["ports"] = []obj{{"internal_port": 9090, "publicly_accessible": false, "protocol": "TCP", "name": "metrics"}}
-	delete(repl, "storage")
-	delete(repl, "x_future_field")
-	after = object(w.must(http.StatusOK, http.MethodPut, "/application/"+w.app, repl))
+	for _, k := range []string{"storage", "x_future_field", "labels_groups", "autoscaling"} {
+		delete(repl, k)
+	}
+	after = put(http.StatusOK, repl)
 	ports := list(after, "ports")
 	if len(ports) != 1 || at(ports, 0, "internal_port") != 9090.0 || str(ports, 0, "id") == "" || str(ports, 0, "id") == portID {
 		t.Errorf("ports %v", ports)
 	}
-	if len(list(after, "storage")) != 0 || after["x_future_field"] != nil || after["autoscaling"] == nil {
-		t.Errorf("storage %v, x_future_field %v, autoscaling %v", after["storage"], after["x_future_field"], after["autoscaling"])
+	if len(list(after, "storage")) != 0 || after["x_future_field"] != nil || after["autoscaling"] != nil || len(list(after, "labels_groups")) != 0 {
+		t.Errorf("storage %v, x_future_field %v, autoscaling %v, labels_groups %v", after["storage"], after["x_future_field"], after["autoscaling"], after["labels_groups"])
 	}
 	if len(list(after, "annotations_groups")) != 1 {
 		t.Errorf("groups %v", after["annotations_groups"])
@@ -858,9 +941,9 @@ func TestApplicationEdit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rename := clone(get())
+	rename := editBody(get())
 	rename["name"] = "web"
-	w.wantError(http.StatusConflict, http.MethodPut, "/application/"+w.app, rename, "already exists")
+	put(http.StatusConflict, rename, "already exists")
 	if a, _ := w.srv.Application(other); len(a.Ports) != 0 {
 		t.Errorf("web ports %v", a.Ports)
 	}
@@ -988,7 +1071,7 @@ func TestResetAndDeterministicIDs(t *testing.T) {
 	w := newWorld(t, qoveryapi.Options{Seed: 7})
 	first := w.org
 	id := w.operator()
-	w.must(http.StatusAccepted, http.MethodPost, "/helm/"+id+"/deploy", nil)
+	w.deployHelm(id)
 	w.srv.Faults().Add(faults.Rule{Route: "GET /helm/{helmId}", Status: 500})
 	w.srv.Reset()
 	if len(w.srv.Helms()) != 0 || len(w.srv.Variables()) != 0 || len(w.srv.Faults().Calls()) != 0 || len(w.srv.Faults().Pending()) != 0 {

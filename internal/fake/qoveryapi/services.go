@@ -2,12 +2,12 @@ package qoveryapi
 
 import "net/http"
 
-// The delete, status and redeploy routes of applications and Helm services
-// behave the same; they differ only in the path parameter that names the
-// service and the map that holds it.
+// The delete, status and redeploy routes of applications, containers and
+// Helm services behave the same; they differ only in the path parameter
+// that names the service and the map that holds it.
 
 // serviceStatus returns the status of the service that r names, through
-// its "applicationId" or "helmId" path parameter. The caller holds s.mu.
+// its "applicationId", "containerId" or "helmId" path parameter. The caller holds s.mu.
 func (s *Server) serviceStatus(r *http.Request) (string, *ServiceStatus, error) {
 	if id := r.PathValue("applicationId"); id != "" {
 		a, err := s.application(id)
@@ -15,6 +15,13 @@ func (s *Server) serviceStatus(r *http.Request) (string, *ServiceStatus, error) 
 			return "", nil, err
 		}
 		return a.ID, &a.Status, nil
+	}
+	if id := r.PathValue("containerId"); id != "" {
+		c, err := s.container(id)
+		if err != nil {
+			return "", nil, err
+		}
+		return c.ID, &c.Status, nil
 	}
 	h, err := s.helm(r.PathValue("helmId"))
 	if err != nil {
@@ -45,7 +52,7 @@ func (s *Server) getServiceStatus(r *http.Request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, renderStatus(id, st.visible()), nil
+	return http.StatusOK, s.renderStatus(id, st.visible()), nil
 }
 
 // redeployService deploys a service again with its current configuration;
@@ -57,8 +64,9 @@ func (s *Server) redeployService(r *http.Request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	if err := inProgress(st); err != nil {
+	out, err := s.requestDeployment(id, st, "")
+	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusAccepted, s.startAction(id, st, actionDeploy, ""), nil
+	return http.StatusAccepted, out, nil
 }

@@ -1,7 +1,6 @@
 package qoveryapi
 
 import (
-	"encoding/json"
 	"maps"
 	"slices"
 	"sort"
@@ -194,23 +193,44 @@ type GitRepository struct {
 	DeployedCommitID string
 }
 
-// Application is an application. Extra holds every other field of the
-// application as last sent (cpu, memory, autoscaling, fields unknown to the
-// fake...), so that they survive an edit that sends them back.
+// Application is an application: a workload built from a Git repository.
 type Application struct {
-	ID                  string
-	EnvironmentID       string
-	Name                string
-	Ports               []Port
-	Storage             []Storage
-	Healthchecks        json.RawMessage
-	AnnotationsGroupIDs []string
-	GitRepository       GitRepository
-	Extra               map[string]json.RawMessage
-	CreatedAt           time.Time
-	UpdatedAt           time.Time
-	Status              ServiceStatus
-	seq                 uint64
+	ID            string
+	EnvironmentID string
+	Name          string
+	Workload
+	GitRepository GitRepository
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
+	Status        ServiceStatus
+	seq           uint64
+}
+
+// Container is a container service: a workload run from an image of an
+// organization container registry.
+type Container struct {
+	ID            string
+	EnvironmentID string
+	Name          string
+	Workload
+	RegistryID string
+	ImageName  string
+	Tag        string
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
+	Status     ServiceStatus
+	seq        uint64
+}
+
+// ContainerRegistry is an organization container registry.
+type ContainerRegistry struct {
+	ID             string
+	OrganizationID string
+	Name           string
+	// Kind is a ContainerRegistryKindEnum value, such as DOCKER_HUB.
+	Kind string
+	URL  string
+	seq  uint64
 }
 
 // Variable is a variable or a secret. ParentID is the id of the service,
@@ -227,9 +247,12 @@ type Variable struct {
 	Description               *string
 	EnableInterpolationInFile *bool
 	SecretManagerAccessID     *string
-	CreatedAt                 time.Time
-	UpdatedAt                 time.Time
-	seq                       uint64
+	// OverriddenID is the variable of a higher scope that this one
+	// overrides, "" for a plain variable.
+	OverriddenID string
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+	seq          uint64
 }
 
 // Annotation is one annotation of a group.
@@ -266,8 +289,14 @@ type ServiceStatus struct {
 	RequestsCount int
 	// LastDeploymentDate is when the last action was requested.
 	LastDeploymentDate *time.Time
-	// Message is the reason of an *_ERROR state.
+	// Message is the reason of an *_ERROR state. The status endpoints
+	// show it only with Options.StatusMessages.
 	Message string
+	// ExecutionID identifies the execution of the last action, "" before
+	// the first one.
+	ExecutionID string
+	// Steps are the steps of the last action so far, in order.
+	Steps []StatusStep
 
 	// op identifies the running action; a background step whose op is
 	// no longer current does nothing.
@@ -282,6 +311,20 @@ type ServiceStatus struct {
 	// status for a while after an action (Options.StatusLag).
 	lagUntil time.Time
 	lagged   *ServiceStatus
+	// queued holds the commits of the deployments waiting for the running
+	// action (Options.QueueActions).
+	queued []string
+	// phase is when the current phase of the action began.
+	phase time.Time
+}
+
+// StatusStep is one step of an action (steps.details of a status).
+type StatusStep struct {
+	// Name is DEPLOYMENT_QUEUEING or DEPLOYMENT.
+	Name string
+	// Status is SUCCESS or ERROR.
+	Status   string
+	Duration time.Duration
 }
 
 // running reports whether an action is queued or in progress.
@@ -315,8 +358,11 @@ type State struct {
 	HelmRepositories  map[string]*HelmRepository
 	Helms             map[string]*Helm
 	Applications      map[string]*Application
+	Containers        map[string]*Container
+	Registries        map[string]*ContainerRegistry
 	Variables         map[string]*Variable
 	AnnotationsGroups map[string]*AnnotationsGroup
+	LabelsGroups      map[string]*LabelsGroup
 
 	seq uint64
 	// issued holds every id the fake handed out, deleted objects' too.
@@ -332,8 +378,11 @@ func newState() *State {
 		HelmRepositories:  map[string]*HelmRepository{},
 		Helms:             map[string]*Helm{},
 		Applications:      map[string]*Application{},
+		Containers:        map[string]*Container{},
+		Registries:        map[string]*ContainerRegistry{},
 		Variables:         map[string]*Variable{},
 		AnnotationsGroups: map[string]*AnnotationsGroup{},
+		LabelsGroups:      map[string]*LabelsGroup{},
 		issued:            map[string]bool{},
 	}
 }
@@ -368,8 +417,8 @@ func (st *State) environmentOrg(envID string) string {
 	return ""
 }
 
-// service returns the status and environment of a Helm service or an
-// application.
+// service returns the status, environment and kind of a Helm service, an
+// application or a container.
 func (st *State) service(id string) (*ServiceStatus, string, string) {
 	if h := st.Helms[id]; h != nil {
 		return &h.Status, h.EnvironmentID, kindHelm
@@ -377,7 +426,42 @@ func (st *State) service(id string) (*ServiceStatus, string, string) {
 	if a := st.Applications[id]; a != nil {
 		return &a.Status, a.EnvironmentID, kindApplication
 	}
+	if c := st.Containers[id]; c != nil {
+		return &c.Status, c.EnvironmentID, kindContainer
+	}
 	return nil, "", ""
+}
+
+// workloadRef is an application or a container seen as a workload.
+type workloadRef struct {
+	id, envID, kind, name string
+	w                     *Workload
+	status                *ServiceStatus
+	updated               *time.Time
+}
+
+// workloads returns every application and container.
+func (st *State) workloads() []workloadRef {
+	out := make([]workloadRef, 0, len(st.Applications)+len(st.Containers))
+	for _, a := range st.Applications {
+		out = append(out, workloadRef{a.ID, a.EnvironmentID, kindApplication, a.Name, &a.Workload, &a.Status, &a.UpdatedAt})
+	}
+	for _, c := range st.Containers {
+		out = append(out, workloadRef{c.ID, c.EnvironmentID, kindContainer, c.Name, &c.Workload, &c.Status, &c.UpdatedAt})
+	}
+	return out
+}
+
+// workload returns the application or container id as a workload, or
+// false.
+func (st *State) workload(id string) (workloadRef, bool) {
+	if a := st.Applications[id]; a != nil {
+		return workloadRef{a.ID, a.EnvironmentID, kindApplication, a.Name, &a.Workload, &a.Status, &a.UpdatedAt}, true
+	}
+	if c := st.Containers[id]; c != nil {
+		return workloadRef{c.ID, c.EnvironmentID, kindContainer, c.Name, &c.Workload, &c.Status, &c.UpdatedAt}, true
+	}
+	return workloadRef{}, false
 }
 
 // chain returns the ids whose variables are visible from parentID, most
@@ -404,9 +488,9 @@ func (st *State) servicesSeeing(parentID string) []*ServiceStatus {
 			out = append(out, &h.Status)
 		}
 	}
-	for _, a := range st.Applications {
-		if slices.Contains(st.chain(a.ID), parentID) {
-			out = append(out, &a.Status)
+	for _, w := range st.workloads() {
+		if slices.Contains(st.chain(w.id), parentID) {
+			out = append(out, w.status)
 		}
 	}
 	return out
@@ -467,6 +551,8 @@ func (s ServiceStatus) clone() ServiceStatus {
 		d := *s.LastDeploymentDate
 		s.LastDeploymentDate = &d
 	}
+	s.Steps = slices.Clone(s.Steps)
+	s.queued = slices.Clone(s.queued)
 	s.lagged = nil
 	return s
 }
@@ -505,16 +591,16 @@ func clonePorts(ports []Port) []Port {
 
 func (a *Application) clone() Application {
 	out := *a
-	out.Ports = clonePorts(a.Ports)
-	out.Storage = slices.Clone(a.Storage)
-	out.Healthchecks = slices.Clone(a.Healthchecks)
-	out.AnnotationsGroupIDs = slices.Clone(a.AnnotationsGroupIDs)
+	out.Workload = a.Workload.clone()
 	out.GitRepository.GitTokenID = cloneStrPtr(a.GitRepository.GitTokenID)
-	out.Extra = make(map[string]json.RawMessage, len(a.Extra))
-	for k, v := range a.Extra {
-		out.Extra[k] = slices.Clone(v)
-	}
 	out.Status = a.Status.clone()
+	return out
+}
+
+func (c *Container) clone() Container {
+	out := *c
+	out.Workload = c.Workload.clone()
+	out.Status = c.Status.clone()
 	return out
 }
 

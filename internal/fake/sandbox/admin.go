@@ -53,14 +53,14 @@ type FaultsRequest struct {
 //	qovery.set_chart_version      id (Helm service), value
 //	qovery.set_cluster_wide       id (Helm service), enabled
 //	qovery.set_values             id (Helm service), value (the whole raw values file)
-//	qovery.delete_service         id (Helm service or application)
-//	qovery.deploy                 id (Helm service or application)
+//	qovery.delete_service         id (Helm service, application or container)
+//	qovery.deploy                 id (Helm service, application or container)
 //	qovery.delete_variable        id (Helm service), key
 //	qovery.set_repository_url     id (Helm repository), value
 //	qovery.delete_repository      id (Helm repository)
 //	qovery.set_annotation         id (annotations group), key, value
 //	qovery.delete_group           id (annotations group)
-//	qovery.detach_group           id (application), group_id
+//	qovery.detach_group           id (application or container), group_id
 //	qovery.set_ports              id (application), ports
 type ConsoleAction struct {
 	Action  string   `json:"action"`

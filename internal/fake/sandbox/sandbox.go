@@ -41,9 +41,44 @@ type Options struct {
 	DeployTime time.Duration
 	// InitialPolicy replaces the sandbox's starting policy file.
 	InitialPolicy []byte
-	// Compat opts the simulated operator into earlier, simpler
-	// behaviours (see cluster.Compat); nil is the real operator.
-	Compat *cluster.Compat
+	// Compat selects behaviours simpler than the real services' (whose
+	// behaviours are the fakes' defaults); nil takes DefaultCompat.
+	Compat *Compat
+}
+
+// Compat holds behaviours of the fakes that are simpler than the real
+// services' (whose behaviours are the fakes' defaults) and that parts of
+// qtail still rely on.
+type Compat struct {
+	// Cluster opts the simulated operator into earlier, simpler
+	// behaviours (see cluster.Compat); its zero value is the real
+	// operator.
+	Cluster cluster.Compat
+	// StatusMessages gives failed statuses the non-standard "message"
+	// with the reason of the failure (qoveryapi.Options.StatusMessages).
+	// The real API gives no reason: it is in the console's deployment
+	// logs.
+	StatusMessages bool
+	// HelmDoesNotExist makes a deleted Helm service answer 400 "helm
+	// does not exist", which qtail's client takes for "gone" without
+	// knowing the service's environment, instead of the 403 the real API
+	// answers too, which the client takes for "gone" only when told the
+	// environment (qovery.InEnvironment).
+	HelmDoesNotExist bool
+}
+
+// DefaultCompat is the sandbox's compatibility when Options.Compat is nil:
+// the real operator, and the simpler Qovery behaviours that tests of the
+// provider written against them still need, until the provider handles
+// the real ones:
+//
+//   - StatusMessages: tests that read the reason of a failed deployment
+//     from the status;
+//   - HelmDoesNotExist: Reads and Deletes that do not yet tell the client
+//     the Helm service's environment.
+var DefaultCompat = Compat{
+	StatusMessages:   true,
+	HelmDoesNotExist: true,
 }
 
 // Seed holds the IDs of what the sandbox created at start.
@@ -60,8 +95,11 @@ type Region struct {
 	ClusterID     string `json:"cluster_id"`
 	EnvironmentID string `json:"environment_id"`
 	// Applications by name: billing-api and web declare ports, worker
-	// declares none.
+	// declares none. Those with ports also have an autoscaling policy
+	// and the organization's labels group.
 	Applications map[string]string `json:"applications"`
+	// Containers by name: metrics, an image-based service with a port.
+	Containers map[string]string `json:"containers"`
 }
 
 // World is one sandbox: both fakes, the cluster simulation and the seed.
@@ -144,17 +182,24 @@ func (w *World) build() error {
 		InitialPolicy:  policy,
 	})
 	w.Cluster = cluster.New(w.Tailnet)
+	compat := DefaultCompat
 	if w.opts.Compat != nil {
-		w.Cluster.SetCompat(*w.opts.Compat)
+		compat = *w.opts.Compat
 	}
-	w.Qovery = qoveryapi.New(qoveryapi.Options{
-		Token:      QoveryToken,
-		Prefix:     "/qovery",
-		DeployTime: w.opts.DeployTime,
-		Deployer:   w.Cluster,
-		Faults:     w.Faults,
-		Seed:       1,
-	})
+	w.Cluster.SetCompat(compat.Cluster)
+	qopts := qoveryapi.Options{
+		Token:          QoveryToken,
+		Prefix:         "/qovery",
+		DeployTime:     w.opts.DeployTime,
+		Deployer:       w.Cluster,
+		Faults:         w.Faults,
+		Seed:           1,
+		StatusMessages: compat.StatusMessages,
+	}
+	if compat.HelmDoesNotExist {
+		qopts.AfterDeleteOf = map[string]qoveryapi.DeletedAnswer{"helm": qoveryapi.DeletedDoesNotExist}
+	}
+	w.Qovery = qoveryapi.New(qopts)
 	if err := w.seedQovery(); err != nil {
 		return err
 	}
@@ -202,9 +247,41 @@ func (w *World) seedQovery() error {
 		}
 		seed.Regions[region] = Region{ClusterID: clusterID, EnvironmentID: envID, Applications: apps}
 	}
+	// Seeded after the rest, so that the ids above stay as they were.
+	if err := w.seedWorkloads(&seed); err != nil {
+		return err
+	}
 	w.mu.Lock()
 	w.seed = seed
 	w.mu.Unlock()
+	return nil
+}
+
+// seedWorkloads adds a container to every region and gives the
+// applications with ports the settings a real one often has (autoscaling,
+// a labels group), which qtail must carry over when it edits them.
+func (w *World) seedWorkloads(seed *Seed) error {
+	q := w.Qovery
+	labels, err := q.SeedLabelsGroup(seed.OrganizationID, "platform-team",
+		qoveryapi.Label{Key: "team", Value: "platform", PropagateToCloudProvider: true})
+	if err != nil {
+		return err
+	}
+	for _, region := range Regions {
+		r := seed.Regions[region]
+		id, err := q.SeedContainer(r.EnvironmentID, "metrics", "prom/statsd-exporter", "v0.28.0",
+			qoveryapi.Port{Name: "metrics", InternalPort: 9102, Protocol: "HTTP"})
+		if err != nil {
+			return err
+		}
+		r.Containers = map[string]string{"metrics": id}
+		seed.Regions[region] = r
+		for _, name := range []string{"billing-api", "web"} {
+			if err := q.SetWorkloadSettings(r.Applications[name], labels); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
 }
 
@@ -257,6 +334,9 @@ func (w *World) Exports(baseURL string) string {
 		env["QTAIL_SANDBOX_ENVIRONMENT_ID_"+strings.ToUpper(key)] = r.EnvironmentID
 		for name, id := range r.Applications {
 			env["QTAIL_SANDBOX_APPLICATION_ID_"+strings.ToUpper(key)+"_"+strings.ToUpper(strings.ReplaceAll(name, "-", "_"))] = id
+		}
+		for name, id := range r.Containers {
+			env["QTAIL_SANDBOX_CONTAINER_ID_"+strings.ToUpper(key)+"_"+strings.ToUpper(strings.ReplaceAll(name, "-", "_"))] = id
 		}
 	}
 	first := s.Regions[Regions[0]]

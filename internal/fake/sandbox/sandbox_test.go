@@ -2,16 +2,20 @@ package sandbox
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/qtail/terraform-provider-qtail/internal/fake/cluster"
 	"github.com/qtail/terraform-provider-qtail/internal/fake/faults"
+	"github.com/qtail/terraform-provider-qtail/internal/fake/qoveryapi"
 	"github.com/qtail/terraform-provider-qtail/internal/fake/tailnetapi"
 )
 
@@ -278,7 +282,7 @@ func TestCompatDefaultsAndOverride(t *testing.T) {
 		t.Fatalf("default sandbox keeps %+v, want the real operator (no earlier behaviour)", got)
 	}
 	simple := cluster.Compat{NoEgressProxies: true, ProxyGroupIngressWithoutService: true}
-	w, err = New(Options{Compat: &simple})
+	w, err = New(Options{Compat: &Compat{Cluster: simple}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,3 +293,119 @@ func TestCompatDefaultsAndOverride(t *testing.T) {
 		t.Fatalf("after Reset the sandbox keeps %+v, want %+v", got, simple)
 	}
 }
+
+// TestSeedIsBackwardCompatible: the seed keeps the ids it always printed
+// (objects added later are seeded after them) and only adds fields.
+func TestSeedIsBackwardCompatible(t *testing.T) {
+	w, c := start(t)
+	const before = `{"organization_id":"3f782963-1da0-4787-a4b5-77a4d41bdf07","project_id":"b20c96ab-52fc-48ae-8e08-37c3f5f2b026",` +
+		`"regions":{"eu-west-3":{"cluster_id":"827d77db-cae9-403b-959f-df629f246e69","environment_id":"f4686e6f-a59c-4b20-aece-05edd38a074d",` +
+		`"applications":{"billing-api":"e4c5eb6e-4a00-42aa-a358-aaf17e3b60fd","web":"b96aa7ca-46c4-47df-8f56-c802aa3b9b05","worker":"40d93926-fc9d-4de6-b692-4ddebe964697"}},` +
+		`"us-east-1":{"cluster_id":"5a8c5284-3324-49a4-84a6-a66a40a811a8","environment_id":"a6adc458-5dd8-4fe7-b2bb-b1def9d55083",` +
+		`"applications":{"billing-api":"11bbdff6-820b-44ae-b3a1-89afd0c29ee1","web":"558ca1f8-3d51-4720-b255-6e32138b9b84","worker":"f244fcfb-0ac2-40ea-8695-8c6e123f5872"}}},` +
+		`"tailnet":"example.com","magic_dns_suffix":"tail4f2a.ts.net"}`
+	var old, now Seed
+	if err := json.Unmarshal([]byte(before), &old); err != nil {
+		t.Fatal(err)
+	}
+	code, body := c.do("GET", "/_sandbox/seed", "", nil)
+	if code != 200 {
+		t.Fatalf("seed: %d %s", code, body)
+	}
+	if err := json.Unmarshal(body, &now); err != nil {
+		t.Fatal(err)
+	}
+	for region, r := range now.Regions {
+		if len(r.Containers) != 1 || r.Containers["metrics"] == "" {
+			t.Errorf("%s containers %v", region, r.Containers)
+		}
+		r.Containers = nil
+		now.Regions[region] = r
+	}
+	if !reflect.DeepEqual(old, now) {
+		t.Errorf("seed changed:\nwas %+v\nnow %+v", old, now)
+	}
+	for _, region := range Regions {
+		key := strings.ToUpper(strings.ReplaceAll(region, "-", "_"))
+		if want := "export QTAIL_SANDBOX_CONTAINER_ID_" + key + "_METRICS=" + w.Seed().Regions[region].Containers["metrics"] + "\n"; !strings.Contains(w.Exports("http://x"), want) {
+			t.Errorf("exports lack %q", want)
+		}
+	}
+}
+
+// TestSeededWorkloads: each region has a container with a port; the
+// applications with ports have an autoscaling policy and a labels group.
+func TestSeededWorkloads(t *testing.T) {
+	w, c := start(t)
+	for _, region := range Regions {
+		r := w.Seed().Regions[region]
+		code, body := c.do("GET", "/qovery/container/"+r.Containers["metrics"], qoveryAuth, nil)
+		var ctr struct {
+			ServiceType string `json:"service_type"`
+			Environment struct {
+				ID string `json:"id"`
+			} `json:"environment"`
+			Ports []struct {
+				InternalPort int `json:"internal_port"`
+			} `json:"ports"`
+		}
+		if code != 200 || json.Unmarshal(body, &ctr) != nil || ctr.ServiceType != "CONTAINER" || ctr.Environment.ID != r.EnvironmentID ||
+			len(ctr.Ports) != 1 || ctr.Ports[0].InternalPort != 9102 {
+			t.Errorf("%s container: %d %s", region, code, body)
+		}
+		for name, want := range map[string]bool{"billing-api": true, "web": true, "worker": false} {
+			code, body := c.do("GET", "/qovery/application/"+r.Applications[name], qoveryAuth, nil)
+			var app struct {
+				Autoscaling  *struct{ Mode string }  `json:"autoscaling"`
+				LabelsGroups []struct{ Name string } `json:"labels_groups"`
+			}
+			if code != 200 || json.Unmarshal(body, &app) != nil || (app.Autoscaling != nil) != want || (len(app.LabelsGroups) == 1) != want {
+				t.Errorf("%s %s: %d %s", region, name, code, body)
+			}
+		}
+	}
+}
+
+// TestCompat: the sandbox keeps, by default, the simpler behaviours
+// DefaultCompat lists; Compat{} gives the real API's.
+func TestCompat(t *testing.T) {
+	for _, compat := range []*Compat{nil, {}} {
+		w, err := New(Options{DeployTime: 5 * time.Millisecond, Compat: compat})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(w.Handler())
+		c := client{t: t, base: srv.URL}
+		app := w.Seed().Regions[Regions[0]].Applications["web"]
+		w.Qovery.SetDeployer(failingDeployer{})
+		if code, body := c.do("POST", "/qovery/application/"+app+"/redeploy", qoveryAuth, nil); code != 202 {
+			t.Fatalf("redeploy: %d %s", code, body)
+		}
+		var status map[string]any
+		deadline := time.Now().Add(5 * time.Second)
+		for time.Now().Before(deadline) {
+			_, body := c.do("GET", "/qovery/application/"+app+"/status", qoveryAuth, nil)
+			if err := json.Unmarshal(body, &status); err != nil {
+				t.Fatal(err)
+			}
+			if status["state"] == "DEPLOYMENT_ERROR" {
+				break
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+		_, hasMessage := status["message"]
+		if hasMessage != (compat == nil) || status["state"] != "DEPLOYMENT_ERROR" {
+			t.Errorf("compat %v: status %v", compat, status)
+		}
+		srv.Close()
+		w.Qovery.Close()
+	}
+}
+
+type failingDeployer struct{}
+
+func (failingDeployer) Deploy(context.Context, qoveryapi.ServiceSnapshot) error {
+	return errors.New("image pull failed")
+}
+
+func (failingDeployer) Delete(context.Context, qoveryapi.ServiceSnapshot) error { return nil }

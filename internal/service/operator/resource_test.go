@@ -1011,16 +1011,16 @@ func TestOperator_environmentChangeReplaces(t *testing.T) {
 
 func TestOperator_timeoutSaysWhatItWaitedFor(t *testing.T) {
 	t.Parallel()
-	e := newOperatorEnv(t, acctest.WithDeployTime(2*time.Second))
+	e := newOperatorEnv(t, acctest.WithDeployTime(3*time.Second))
 	var helmID string
 	resource.UnitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: e.Factories(),
 		CheckDestroy:             e.operatorGone(&helmID),
 		Steps: []resource.TestStep{{
 			Config: e.explicit(`timeouts = {
-    create = "300ms"
+    create = "1s"
   }`),
-			ExpectError: regexp.MustCompile(`(?s)Timed Out Waiting for the Operator Deployment.*qtail\s+waited\s+300ms\s+\(timeouts\.create\)\s+for\s+the\s+Helm\s+service\s+[0-9a-f-]+:\s+timed\s+out\s+waiting\s+for\s+the\s+deployment\s+to\s+end\s+\(last\s+state\s+seen:\s+DEPLOY[A-Z_]*\)`),
+			ExpectError: regexp.MustCompile(`(?s)Timed Out Waiting for the Operator Deployment.*qtail\s+waited\s+1s\s+\(timeouts\.create\)\s+for\s+the\s+Helm\s+service\s+[0-9a-f-]+:\s+timed\s+out\s+waiting\s+for\s+the\s+deployment\s+to\s+end\s+\(last\s+state\s+seen:\s+DEPLOY[A-Z_]*\)`),
 		}, {
 			// The partial state was saved: with the default timeouts the
 			// tainted operator is replaced.

@@ -33,9 +33,13 @@ func sandboxData(t *testing.T, startPolicy []byte) (*conn.Clients, *sandbox.Worl
 	env := w.Env(srv.URL)
 	c := conn.New("test", conn.Options{})
 	val := func(attr, name string) conn.Setting { return conn.Setting{Attr: attr, Env: name, Value: env[name]} }
-	c.ConfigureTailnet(val("tailscale_api_key", "TAILSCALE_API_KEY"), val("tailscale_oauth_client_id", "TAILSCALE_OAUTH_CLIENT_ID"),
-		val("tailscale_oauth_client_secret", "TAILSCALE_OAUTH_CLIENT_SECRET"), val("tailscale_tailnet", "TAILSCALE_TAILNET"),
-		val("tailscale_base_url", "TAILSCALE_BASE_URL"))
+	c.ConfigureTailnet(conn.TailnetSettings{
+		APIKey:            val("tailscale_api_key", "TAILSCALE_API_KEY"),
+		OAuthClientID:     val("tailscale_oauth_client_id", "TAILSCALE_OAUTH_CLIENT_ID"),
+		OAuthClientSecret: val("tailscale_oauth_client_secret", "TAILSCALE_OAUTH_CLIENT_SECRET"),
+		Tailnet:           val("tailscale_tailnet", "TAILSCALE_TAILNET"),
+		BaseURL:           val("tailscale_base_url", "TAILSCALE_BASE_URL"),
+	})
 	if _, diags := c.Tailnet(); diags.HasError() {
 		t.Fatalf("tailnet not configured: %v", diags)
 	}
