@@ -136,6 +136,22 @@ func FindOperator(ctx context.Context, q *qovery.Client, env *qovery.Environment
 	return NewLookup(q, env).Operator(ctx)
 }
 
+// EnvironmentProxyTags returns the default proxy tags (PROXY_TAGS) of the
+// operator on the cluster of the environment envID: the tags of every
+// proxy, Connector and ProxyGroup device that names none (the chart's
+// default when qtail finds no operator).
+func EnvironmentProxyTags(ctx context.Context, q *qovery.Client, envID string) ([]string, error) {
+	env, err := q.GetEnvironment(ctx, envID)
+	if err != nil {
+		return nil, err
+	}
+	op, err := FindOperator(ctx, q, env)
+	if err != nil {
+		return nil, err
+	}
+	return manifest.ProxyDeviceTags(nil, op.ProxyTags), nil
+}
+
 // operatorAmong returns the Tailscale operator among the Helm services of a
 // cluster, or the chart's defaults when there is none.
 func operatorAmong(helms []qovery.Helm) Operator {
