@@ -20,6 +20,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
+	"github.com/qtail/terraform-provider-qtail/internal/fake/cluster"
 	"github.com/qtail/terraform-provider-qtail/internal/fake/sandbox"
 	"github.com/qtail/terraform-provider-qtail/internal/provider"
 	"github.com/qtail/terraform-provider-qtail/internal/retry"
@@ -49,6 +50,17 @@ func WithDeployTime(d time.Duration) Option {
 // WithPolicy sets the tailnet's starting policy file.
 func WithPolicy(p string) Option {
 	return func(o *sandbox.Options) { o.InitialPolicy = []byte(p) }
+}
+
+// WithCompat opts the simulated operator into earlier, simpler behaviours
+// (cluster.Compat); a world runs the real operator's otherwise. The fake
+// Qovery API keeps sandbox.DefaultCompat's behaviours.
+func WithCompat(c cluster.Compat) Option {
+	return func(o *sandbox.Options) {
+		compat := sandbox.DefaultCompat
+		compat.Cluster = c
+		o.Compat = &compat
+	}
 }
 
 // New starts a world on a loopback httptest server, closed when the test

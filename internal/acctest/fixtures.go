@@ -1,10 +1,12 @@
 package acctest
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/qtail/terraform-provider-qtail/internal/manifest"
 	"github.com/qtail/terraform-provider-qtail/internal/qovery"
@@ -100,4 +102,28 @@ func (e *Env) CreateManifestService(t testing.TB, name, values string) string {
 		t.Fatalf("creating the Helm service %s: %v", name, err)
 	}
 	return h.ID
+}
+
+// DeployManifestService creates a Helm service of the seeded Region
+// environment whose raw values file is values (CreateManifestService),
+// deploys it and waits for the deployment, as a person does for objects
+// that qtail does not manage (a ProxyClass, say). It returns the service's
+// ID.
+func (e *Env) DeployManifestService(t testing.TB, name, values string) string {
+	t.Helper()
+	id := e.CreateManifestService(t, name, values)
+	ctx := Background(t)
+	q := e.QoveryClient(t)
+	before, err := q.GetHelmStatus(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := q.DeployHelm(ctx, id, nil); err != nil {
+		t.Fatalf("deploying the Helm service %s: %v", name, err)
+	}
+	get := func(ctx context.Context) (*qovery.Status, error) { return q.GetHelmStatus(ctx, id) }
+	if _, err := qovery.WaitForDeployment(ctx, get, qovery.WaitOptions{PollInterval: 5 * time.Millisecond, Since: before}); err != nil {
+		t.Fatalf("deployment of the Helm service %s: %v", name, err)
+	}
+	return id
 }

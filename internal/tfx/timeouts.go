@@ -115,11 +115,9 @@ const minTimeout = time.Second
 // every operation fail at once.
 func PositiveTimeout() validator.String {
 	return StringCheck{Rule: "must be a duration of at least 1s, such as 30m or 1h", Check: func(s string) error {
-		d, err := time.ParseDuration(s)
-		if err != nil {
-			return nil // reported by the timeouts attribute's own validator
-		}
-		if d < minTimeout {
+		// A value that is no duration is reported by the timeouts
+		// attribute's own validator.
+		if d, err := time.ParseDuration(s); err == nil && d < minTimeout {
 			return fmt.Errorf("a timeout of %s leaves no time for the operation; use at least 1s (the default is %s)", d, DefaultTimeout)
 		}
 		return nil

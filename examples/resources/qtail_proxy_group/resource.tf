@@ -2,18 +2,36 @@
 # ingress replicas serve the exposed applications as Tailscale Services,
 # and two egress replicas carry the workloads' calls to tailnet machines.
 
+# qtail's Helm repository: every qtail release publishes its tailnet-manifests
+# chart there. One per Qovery organization.
+resource "qtail_helm_repository" "qtail" {
+  organization_id = var.organization_id
+  name            = "qtail"
+  url             = "https://qtail.github.io/terraform-provider-qtail"
+}
+
 resource "qtail_proxy_group" "ingress" {
   environment_id = var.environment_id
   name           = "ingress"
   type           = "ingress"
 
-  # The tailnet-manifests chart shipped in qtail's repository.
+  # The tailnet-manifests chart from qtail's Helm repository, pinned to the
+  # version published with the qtail release in use.
   chart = {
-    git_repository = {
-      url       = "https://github.com/qtail/terraform-provider-qtail.git"
-      root_path = "/examples/charts/tailnet-manifests"
+    helm_repository = {
+      repository_id = qtail_helm_repository.qtail.id
+      chart_version = "0.1.0"
     }
   }
+  # Or the chart from a Git repository you control, on a branch you move only
+  # on purpose: Qovery deploys the head of a branch, never a tag.
+  # chart = {
+  #   git_repository = {
+  #     url       = "https://github.com/acme/platform.git"
+  #     branch    = "tailnet-manifests-0.1"
+  #     root_path = "/charts/tailnet-manifests"
+  #   }
+  # }
 
   # Hostnames name devices on the whole tailnet: the devices are
   # ingress-us-east-1-0 and ingress-us-east-1-1, and the eu-west-3 cluster
@@ -43,9 +61,9 @@ resource "qtail_proxy_group" "egress" {
   type           = "egress"
 
   chart = {
-    git_repository = {
-      url       = "https://github.com/qtail/terraform-provider-qtail.git"
-      root_path = "/examples/charts/tailnet-manifests"
+    helm_repository = {
+      repository_id = qtail_helm_repository.qtail.id
+      chart_version = "0.1.0"
     }
   }
 
@@ -62,15 +80,20 @@ resource "qtail_egress_service" "metrics" {
   name           = "metrics"
 
   chart = {
-    git_repository = {
-      url       = "https://github.com/qtail/terraform-provider-qtail.git"
-      root_path = "/examples/charts/tailnet-manifests"
+    helm_repository = {
+      repository_id = qtail_helm_repository.qtail.id
+      chart_version = "0.1.0"
     }
   }
 
   tailnet_ip  = "100.101.102.103"
   proxy_group = qtail_proxy_group.egress.name
   ports       = ["tcp:9090"]
+}
+
+variable "organization_id" {
+  type        = string
+  description = "ID of the Qovery organization."
 }
 
 variable "environment_id" {
