@@ -2,6 +2,7 @@ package acctest
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -100,4 +101,18 @@ func (e *Env) CreateManifestService(t testing.TB, name, values string) string {
 		t.Fatalf("creating the Helm service %s: %v", name, err)
 	}
 	return h.ID
+}
+
+// LogsURLPattern is a regular expression that matches the Qovery console
+// page of the logs of a deployment of a service of the seeded region's
+// environment: serviceID is the service's ID, or "" for any.
+func (e *Env) LogsURLPattern(region, serviceID string) string {
+	s := e.Seed()
+	if serviceID == "" {
+		serviceID = `[0-9a-f-]{36}`
+	} else {
+		serviceID = regexp.QuoteMeta(serviceID)
+	}
+	return regexp.QuoteMeta(fmt.Sprintf("%s/organization/%s/project/%s/environment/%s/service/", qovery.ConsoleURL,
+		s.OrganizationID, s.ProjectID, s.Regions[region].EnvironmentID)) + serviceID + `/deployments/logs/\S+`
 }

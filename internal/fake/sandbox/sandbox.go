@@ -82,19 +82,16 @@ type Compat struct {
 //     TestEgressService_drift);
 //   - Cluster.ProxyGroupIngressWithoutService: an exposure through an
 //     ingress ProxyGroup needs the services scope, which the hand-installed
-//     operator of the tests lacks (TestProxyGroup_exposureThroughAnIngressGroup);
-//   - StatusMessages: tests that read the reason of a failed deployment
-//     from the status;
-//   - HelmDoesNotExist: Reads and Deletes that do not yet tell the client
-//     the Helm service's environment.
+//     operator of the tests lacks (TestProxyGroup_exposureThroughAnIngressGroup).
+//
+// The fake Qovery API answers as the real one: no reason in a failed
+// status, 403 for a deleted Helm service.
 var DefaultCompat = Compat{
 	Cluster: cluster.Compat{
 		OperatorNewDevice:               true,
 		NoEgressProxies:                 true,
 		ProxyGroupIngressWithoutService: true,
 	},
-	StatusMessages:   true,
-	HelmDoesNotExist: true,
 }
 
 // Seed holds the IDs of what the sandbox created at start.
