@@ -2,12 +2,14 @@
 //
 // Run as `terraform-provider-qtail review [flags] PLAN.json...` it reviews
 // saved plans instead (see internal/review); Terraform never starts it
-// with that argument.
+// with that argument. `terraform-provider-qtail -version` prints the
+// version the release build set.
 package main
 
 import (
 	"context"
 	"flag"
+	"fmt"
 	"log"
 	"os"
 
@@ -27,9 +29,14 @@ func main() {
 		}))
 	}
 
-	var debug bool
+	var debug, showVersion bool
 	flag.BoolVar(&debug, "debug", false, "run the provider with support for debuggers like delve")
+	flag.BoolVar(&showVersion, "version", false, "print the provider's version and exit")
 	flag.Parse()
+	if showVersion {
+		fmt.Println("terraform-provider-qtail " + version)
+		return
+	}
 
 	err := providerserver.Serve(context.Background(), provider.New(version), providerserver.ServeOpts{
 		Address: "registry.terraform.io/qtail/qtail",

@@ -7,8 +7,10 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -31,6 +33,9 @@ type Env struct {
 
 	mu  sync.Mutex
 	env map[string]string
+	// agents are the User-Agent headers each API was called with, by the
+	// API's path prefix ("/qovery", "/tailscale").
+	agents map[string]map[string]bool
 }
 
 // Option changes the sandbox options of a new Env.
@@ -58,9 +63,33 @@ func New(t testing.TB, opts ...Option) *Env {
 	if err != nil {
 		t.Fatalf("starting the sandbox: %v", err)
 	}
-	srv := httptest.NewServer(w.Handler())
+	e := &Env{World: w, agents: map[string]map[string]bool{}}
+	handler := w.Handler()
+	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		e.recordAgent(r)
+		handler.ServeHTTP(rw, r)
+	}))
 	t.Cleanup(srv.Close)
-	return &Env{World: w, URL: srv.URL, env: w.Env(srv.URL)}
+	e.URL, e.env = srv.URL, w.Env(srv.URL)
+	return e
+}
+
+func (e *Env) recordAgent(r *http.Request) {
+	api := "/" + strings.SplitN(strings.TrimPrefix(r.URL.Path, "/"), "/", 2)[0]
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.agents[api] == nil {
+		e.agents[api] = map[string]bool{}
+	}
+	e.agents[api][r.UserAgent()] = true
+}
+
+// UserAgents returns the User-Agent headers the API under the path prefix
+// api ("/qovery", "/tailscale") was called with, sorted.
+func (e *Env) UserAgents(api string) []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.Sorted(maps.Keys(e.agents[api]))
 }
 
 // Setenv sets (or, with an empty value, unsets) a provider environment

@@ -35,6 +35,9 @@ type Options struct {
 	// Retry is the retry policy of both API clients. Zero means
 	// retry.Default().
 	Retry retry.Policy
+	// TerraformVersion is the version of the Terraform CLI that runs the
+	// provider, sent in the User-Agent with the provider's.
+	TerraformVersion string
 }
 
 // Setting is one resolved provider setting: the attribute and the
@@ -53,6 +56,7 @@ type Setting struct {
 // planned.World that lets one resource's plan see another's.
 type Clients struct {
 	version      string
+	tfVersion    string
 	pollInterval time.Duration
 	retryPolicy  retry.Policy
 
@@ -78,6 +82,7 @@ type Clients struct {
 func New(version string, opts Options) *Clients {
 	c := &Clients{
 		version:      version,
+		tfVersion:    opts.TerraformVersion,
 		pollInterval: opts.PollInterval,
 		retryPolicy:  opts.Retry,
 		planned:      planned.New(),
@@ -91,8 +96,15 @@ func New(version string, opts Options) *Clients {
 	return c
 }
 
-func (c *Clients) userAgent() string {
-	return fmt.Sprintf("terraform-provider-qtail/%s", c.version)
+// UserAgent is what both API clients send as User-Agent: the provider's
+// version, where it comes from, and the Terraform CLI that runs it, so that
+// the API's operators can tell qtail's calls apart.
+func (c *Clients) UserAgent() string {
+	ua := fmt.Sprintf("terraform-provider-qtail/%s (+https://registry.terraform.io/providers/qtail/qtail)", c.version)
+	if c.tfVersion != "" {
+		ua += " Terraform/" + c.tfVersion
+	}
+	return ua
 }
 
 // httpClient returns an HTTP client with qtail's retry policy, logging each
@@ -140,7 +152,7 @@ func (c *Clients) ConfigureQovery(token, apiURL Setting) {
 		c.qoveryErr = fmt.Sprintf("no Qovery API token: set the %q provider attribute or the %s environment variable", token.Attr, token.Env)
 		return
 	}
-	q, err := qovery.New(qovery.Config{BaseURL: apiURL.Value, Token: token.Value, UserAgent: c.userAgent(), HTTPClient: c.httpClient()})
+	q, err := qovery.New(qovery.Config{BaseURL: apiURL.Value, Token: token.Value, UserAgent: c.UserAgent(), HTTPClient: c.httpClient()})
 	if err != nil {
 		c.qoveryErr = err.Error()
 		return
@@ -187,7 +199,7 @@ func (c *Clients) ConfigureTailnet(s TailnetSettings) {
 		OAuthClientSecret: s.OAuthClientSecret.Value,
 		IdentityToken:     s.IdentityToken.Value,
 		Tailnet:           s.Tailnet.Value,
-		UserAgent:         c.userAgent(),
+		UserAgent:         c.UserAgent(),
 		HTTPClient:        hc,
 	}
 	if audience := s.Audience.Value; audience != "" {

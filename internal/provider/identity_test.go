@@ -34,9 +34,9 @@ resource "qtail_tag_owner" "ci" {
 
 // federatedEnv replaces env's Tailscale API key by a federated identity
 // that trusts tokens of a CI issuer for the subject sub, with the scopes
-// the policy resources need. It returns the issuer and the identity's ID
-// and audience.
-func federatedEnv(t *testing.T, env *acctest.Env) (*tailnetapi.Issuer, string, string) {
+// the policy resources need. It returns the issuer and the identity's
+// audience.
+func federatedEnv(t *testing.T, env *acctest.Env) (*tailnetapi.Issuer, string) {
 	t.Helper()
 	iss := tailnetapi.NewIssuer("https://token.actions.githubusercontent.com")
 	id, aud := env.Tailnet.SeedFederatedIdentity(tailnetapi.FederatedIdentity{
@@ -44,7 +44,7 @@ func federatedEnv(t *testing.T, env *acctest.Env) (*tailnetapi.Issuer, string, s
 	})
 	env.Setenv("TAILSCALE_API_KEY", "")
 	env.Setenv("TAILSCALE_OAUTH_CLIENT_ID", id)
-	return iss, id, aud
+	return iss, aud
 }
 
 // noSecretInState fails when the state file of the test holds secret.
@@ -68,7 +68,7 @@ func (e errorf) Error() string { return string(e) }
 func TestProvider_identityTokenFromTheEnvironment(t *testing.T) {
 	t.Parallel()
 	env := acctest.New(t)
-	iss, _, aud := federatedEnv(t, env)
+	iss, aud := federatedEnv(t, env)
 	token := iss.Token("repo:acme/platform:ref:refs/heads/main", aud, nil)
 	env.Setenv("TAILSCALE_IDENTITY_TOKEN", token)
 	resource.UnitTest(t, resource.TestCase{
@@ -86,7 +86,7 @@ func TestProvider_identityTokenFromTheEnvironment(t *testing.T) {
 func TestProvider_identityTokenFetchedFromGitHubActions(t *testing.T) {
 	t.Parallel()
 	env := acctest.New(t)
-	iss, _, aud := federatedEnv(t, env)
+	iss, aud := federatedEnv(t, env)
 	const requestToken = "job-request-token"
 	fetched := 0
 	gh := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -118,7 +118,7 @@ provider "qtail" {
 func TestProvider_identityTokenRefusedByTheFederatedIdentity(t *testing.T) {
 	t.Parallel()
 	env := acctest.New(t)
-	iss, _, aud := federatedEnv(t, env)
+	iss, aud := federatedEnv(t, env)
 	// A token of another repository: the federated identity does not
 	// trust its subject.
 	env.Setenv("TAILSCALE_IDENTITY_TOKEN", iss.Token("repo:mallory/fork:pull_request", aud, nil))
@@ -185,7 +185,7 @@ func TestProvider_identityCredentialConflicts(t *testing.T) {
 // The identity token never reaches Terraform's logs.
 func TestProvider_identityTokenNotLogged(t *testing.T) {
 	env := acctest.New(t)
-	iss, _, aud := federatedEnv(t, env)
+	iss, aud := federatedEnv(t, env)
 	token := iss.Token("repo:acme/platform:ref:refs/heads/main", aud, nil)
 	env.Setenv("TAILSCALE_IDENTITY_TOKEN", token)
 	logFile := filepath.Join(t.TempDir(), "trace.log")

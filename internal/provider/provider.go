@@ -223,7 +223,7 @@ func (p *qtailProvider) Configure(ctx context.Context, req provider.ConfigureReq
 		return
 	}
 
-	clients := conn.New(p.version, conn.Options{PollInterval: p.opts.PollInterval, Retry: p.opts.Retry})
+	clients := conn.New(p.version, conn.Options{PollInterval: p.opts.PollInterval, Retry: p.opts.Retry, TerraformVersion: req.TerraformVersion})
 	clients.ConfigureQovery(qToken, qURL)
 	clients.ConfigureTailnet(conn.TailnetSettings{
 		APIKey: tKey, OAuthClientID: tID, OAuthClientSecret: tSecret, IdentityToken: tToken, Audience: tAudience,

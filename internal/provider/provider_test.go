@@ -2,6 +2,7 @@ package provider_test
 
 import (
 	"fmt"
+	"regexp"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -127,4 +128,33 @@ provider "qtail" {
 			},
 		}},
 	})
+}
+
+// Both APIs see who calls them: qtail's version and the Terraform CLI's.
+func TestProvider_userAgentNamesQtailAndTerraform(t *testing.T) {
+	t.Parallel()
+	env := acctest.New(t)
+	resource.UnitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: env.Factories(),
+		Steps: []resource.TestStep{{
+			Config: acctest.HelmRepositoryConfig(env.Seed().OrganizationID, "tailscale", "") + `
+resource "qtail_tag_owner" "ua" {
+  tag    = "tag:ua"
+  owners = ["group:platform-ops"]
+}
+`,
+		}},
+	})
+	want := regexp.MustCompile(`^terraform-provider-qtail/test \(\+https://registry\.terraform\.io/providers/qtail/qtail\) Terraform/1\.\d+\.\d+`)
+	for _, api := range []string{"/qovery", "/tailscale"} {
+		agents := env.UserAgents(api)
+		if len(agents) == 0 {
+			t.Errorf("%s was never called", api)
+		}
+		for _, ua := range agents {
+			if !want.MatchString(ua) {
+				t.Errorf("%s was called with User-Agent %q, want %s", api, ua, want)
+			}
+		}
+	}
 }

@@ -248,13 +248,14 @@ func (b *serviceBase) hostnamesTaken(ctx context.Context, tn *tailnet.Client, c 
 	if !c.creating {
 		_, own = stateDevices(ctx, c.state)
 	}
+	asWanted := !c.creating || b.replacesService(ctx, c)
 	isOwn := func(dev *tailnet.Device) bool {
 		for _, id := range []string{dev.ID, dev.NodeID} {
 			if id != "" && (slices.Contains(own, id) || b.world().Released(id)) {
 				return true
 			}
 		}
-		return !c.creating && c.want.matches(dev)
+		return asWanted && c.want.matches(dev)
 	}
 	var taken []string
 	for i := range list {
@@ -264,6 +265,28 @@ func (b *serviceBase) hostnamesTaken(ctx context.Context, tn *tailnet.Client, c 
 		}
 	}
 	return taken, nil
+}
+
+// replacesService reports whether the planned creation of c replaces a
+// Helm service of the same name that this plan releases (a tainted
+// predecessor). Its devices as wanted are then the predecessor's, even
+// those that joined the tailnet after the refresh read it (a creation that
+// timed out while the operator was still bringing them up).
+func (b *serviceBase) replacesService(ctx context.Context, c devicesCheck) bool {
+	if c.ops == nil {
+		return false
+	}
+	helms, err := c.ops.Helms(ctx)
+	if err != nil {
+		return false
+	}
+	name := c.kind.serviceName(c.name)
+	for _, h := range helms {
+		if h.Environment.ID == c.ops.Env.ID && h.Name == name && b.world().Released(h.ID) {
+			return true
+		}
+	}
+	return false
 }
 
 // checkReplicaHostnames refuses a hostname prefix whose last replica,
