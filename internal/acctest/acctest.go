@@ -20,6 +20,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
+	"github.com/qtail/terraform-provider-qtail/internal/fake/qoveryapi"
 	"github.com/qtail/terraform-provider-qtail/internal/fake/sandbox"
 	"github.com/qtail/terraform-provider-qtail/internal/provider"
 	"github.com/qtail/terraform-provider-qtail/internal/retry"
@@ -49,6 +50,12 @@ func WithDeployTime(d time.Duration) Option {
 // WithPolicy sets the tailnet's starting policy file.
 func WithPolicy(p string) Option {
 	return func(o *sandbox.Options) { o.InitialPolicy = []byte(p) }
+}
+
+// WithAfterDelete sets how the Qovery API answers about a deleted object
+// (403 by default).
+func WithAfterDelete(a qoveryapi.DeletedAnswer) Option {
+	return func(o *sandbox.Options) { o.AfterDelete = a }
 }
 
 // New starts a world on a loopback httptest server, closed when the test

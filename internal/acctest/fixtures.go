@@ -1,12 +1,15 @@
 package acctest
 
 import (
+	"errors"
 	"fmt"
+	"net/http"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/qtail/terraform-provider-qtail/internal/fake/qoveryapi"
 	"github.com/qtail/terraform-provider-qtail/internal/manifest"
 	"github.com/qtail/terraform-provider-qtail/internal/qovery"
 )
@@ -115,4 +118,35 @@ func (e *Env) LogsURLPattern(region, serviceID string) string {
 	}
 	return regexp.QuoteMeta(fmt.Sprintf("%s/organization/%s/project/%s/environment/%s/service/", qovery.ConsoleURL,
 		s.OrganizationID, s.ProjectID, s.Regions[region].EnvironmentID)) + serviceID + `/deployments/logs/\S+`
+}
+
+// ForEachDeletedAnswer runs f in a parallel subtest for each of the real
+// Qovery API's answers about a deleted object (403, and 400 "<kind> does
+// not exist"), with the option that selects it and its status code.
+func ForEachDeletedAnswer(t *testing.T, f func(t *testing.T, answer Option, status int)) {
+	for _, a := range []struct {
+		name   string
+		answer qoveryapi.DeletedAnswer
+		status int
+	}{
+		{"403", qoveryapi.DeletedForbidden, http.StatusForbidden},
+		{"400 does not exist", qoveryapi.DeletedDoesNotExist, http.StatusBadRequest},
+	} {
+		t.Run(a.name, func(t *testing.T) {
+			t.Parallel()
+			f(t, WithAfterDelete(a.answer), a.status)
+		})
+	}
+}
+
+// AnsweredAsDeleted checks that err, from a read of a deleted object, came
+// from the API's answer status about it (as is, or taken by the client for
+// "gone"): the answer a test that finished in spite of it had to handle.
+func AnsweredAsDeleted(err error, status int) error {
+	var ae *qovery.APIError
+	if errors.As(err, &ae) && (ae.Status == status ||
+		ae.Status == http.StatusNotFound && strings.Contains(ae.Detail, fmt.Sprintf("answered %d ", status))) {
+		return nil
+	}
+	return fmt.Errorf("the deleted object's read answered %v, want the status %d", err, status)
 }

@@ -712,3 +712,32 @@ func TestConnector_nameTakenOnTheClusterIsRefusedAtPlan(t *testing.T) {
 		}},
 	})
 }
+
+// Qovery answers 403, or 400 "helm does not exist", about a deleted Helm
+// service: destroy takes either for "gone" (the environment's list proves
+// it) and finishes.
+func TestConnector_destroyFinishesWhatQoveryAnswersAboutTheDeleted(t *testing.T) {
+	t.Parallel()
+	acctest.ForEachDeletedAnswer(t, func(t *testing.T, answer acctest.Option, status int) {
+		env := acctest.New(t, answer)
+		op := env.InstallOperator(t, acctest.Region)
+		var helmID string
+		resource.UnitTest(t, resource.TestCase{
+			ProtoV6ProviderFactories: env.Factories(),
+			CheckDestroy: func(*terraform.State) error {
+				if _, ok := env.Qovery.Helm(helmID); ok {
+					return fmt.Errorf("the connector's Helm service %s is left after destroy", helmID)
+				}
+				if _, ok := env.DeviceByHostname("homelab"); ok {
+					return fmt.Errorf("the connector's device is left after destroy")
+				}
+				_, err := env.QoveryClient(t).GetHelm(acctest.Background(t), helmID)
+				return acctest.AnsweredAsDeleted(err, status)
+			},
+			Steps: []resource.TestStep{{
+				Config: connectorConfig(op.EnvironmentID, homeLabBody("")),
+				Check:  acctest.Capture(connectorAddr, "id", &helmID),
+			}},
+		})
+	})
+}

@@ -1178,3 +1178,25 @@ func TestOperator_failedUpdateIsDeployedAgainAndRevokesTheOldClientAfterwards(t 
 		},
 	})
 }
+
+// Qovery answers 403, or 400 "helm does not exist", about a deleted Helm
+// service: destroy takes either for "gone" (the environment's list proves
+// it) and finishes.
+func TestOperator_destroyFinishesWhatQoveryAnswersAboutTheDeleted(t *testing.T) {
+	t.Parallel()
+	acctest.ForEachDeletedAnswer(t, func(t *testing.T, answer acctest.Option, status int) {
+		e := newOperatorEnv(t, answer)
+		var helmID string
+		resource.UnitTest(t, resource.TestCase{
+			ProtoV6ProviderFactories: e.Factories(),
+			CheckDestroy: func(s *terraform.State) error {
+				if err := e.operatorGone(&helmID)(s); err != nil {
+					return err
+				}
+				_, err := e.QoveryClient(t).GetHelm(acctest.Background(t), helmID)
+				return acctest.AnsweredAsDeleted(err, status)
+			},
+			Steps: []resource.TestStep{{Config: e.explicit(""), Check: acctest.Capture(operatorAddr, "id", &helmID)}},
+		})
+	})
+}
