@@ -55,9 +55,9 @@ resource "qtail_exposed_service" "billing" {
 // NewExposureEnv is a world with a running operator in Region and the tag
 // tag:k8s-billing owned by the operator's tag. It returns the ID of the
 // seeded application billing-api.
-func NewExposureEnv(t *testing.T) (*Env, string) {
+func NewExposureEnv(t *testing.T, opts ...Option) (*Env, string) {
 	t.Helper()
-	env := New(t)
+	env := New(t, opts...)
 	env.InstallOperator(t, Region)
 	env.DeclareTagOwners(t, map[string][]string{"tag:k8s-billing": {"tag:k8s-operator"}})
 	return env, env.ApplicationID(t, Region, "billing-api")

@@ -38,6 +38,7 @@ type exposedServiceModel struct {
 	Timeouts             timeouts.Value `tfsdk:"timeouts"`
 
 	OrganizationID     types.String `tfsdk:"organization_id"`
+	EnvironmentID      types.String `tfsdk:"environment_id"`
 	AnnotationsGroupID types.String `tfsdk:"annotations_group_id"`
 	Annotations        types.Map    `tfsdk:"annotations"`
 	Attached           types.Bool   `tfsdk:"attached"`
@@ -215,7 +216,7 @@ func (m *exposedServiceModel) fillDevice(ctx context.Context, d *tailnet.Device)
 // settle replaces the unknown values of m by nulls, for a state saved after
 // a failure.
 func (m *exposedServiceModel) settle() {
-	strs := []*types.String{&m.ID, &m.OrganizationID, &m.AnnotationsGroupID, &m.AnnotationsGroupName, &m.TailnetFQDN, &m.DeviceID}
+	strs := []*types.String{&m.ID, &m.OrganizationID, &m.EnvironmentID, &m.AnnotationsGroupID, &m.AnnotationsGroupName, &m.TailnetFQDN, &m.DeviceID}
 	for _, s := range strs {
 		if s.IsUnknown() {
 			*s = types.StringNull()

@@ -112,6 +112,7 @@ func (m *exposedServiceModel) planComputed(ctx context.Context, cfg, state *expo
 	if renewed {
 		m.ID = types.StringUnknown()
 		m.OrganizationID = types.StringUnknown()
+		m.EnvironmentID = types.StringUnknown()
 		m.AnnotationsGroupID = types.StringUnknown()
 		m.DeviceID = types.StringUnknown()
 		m.TailnetFQDN = types.StringUnknown()
@@ -119,6 +120,12 @@ func (m *exposedServiceModel) planComputed(ctx context.Context, cfg, state *expo
 		m.Ports = types.ListUnknown(exposedPortType)
 	} else {
 		m.ID, m.OrganizationID, m.AnnotationsGroupID = state.ID, state.OrganizationID, state.AnnotationsGroupID
+		// A state saved before environment_id existed has none until
+		// its first refresh; the apply fills it.
+		m.EnvironmentID = state.EnvironmentID
+		if m.EnvironmentID.IsNull() {
+			m.EnvironmentID = types.StringUnknown()
+		}
 		m.DeviceID, m.TailnetFQDN, m.TailnetIPs, m.Ports = state.DeviceID, state.TailnetFQDN, state.TailnetIPs, state.Ports
 		moved := !m.Hostname.Equal(state.Hostname) || !m.ProxyGroup.Equal(state.ProxyGroup)
 		missing := state.DeviceID.IsNull() && m.expectDevice()
@@ -155,7 +162,7 @@ func (r *exposedServiceResource) checkPlan(ctx context.Context, plan, state *exp
 	}
 	q := r.Clients.QoveryOrNil()
 	appID := plan.ApplicationID.ValueString()
-	app, err := q.GetApplication(ctx, appID)
+	app, err := q.GetApplication(ctx, appID, qovery.InEnvironment(plan.EnvironmentID.ValueString()))
 	if qovery.IsNotFound(err) {
 		diags.AddAttributeError(path.Root("application_id"), "Application Not Found",
 			fmt.Sprintf("Qovery has no application %s visible to this API token. Check application_id, and that the token "+
@@ -174,6 +181,7 @@ func (r *exposedServiceResource) checkPlan(ctx context.Context, plan, state *exp
 	ports, d := exposedPorts(ctx, app.Ports)
 	diags.Append(d...)
 	plan.Ports = ports
+	plan.EnvironmentID = types.StringValue(app.Environment.ID)
 	if pg := plan.ProxyGroup; !pg.IsUnknown() && pg.ValueString() != "" {
 		// The operator serves an exposed Service only through an ingress
 		// ProxyGroup, and otherwise only records an event on the Service.

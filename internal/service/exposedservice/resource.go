@@ -92,6 +92,7 @@ func (r *exposedServiceResource) Create(ctx context.Context, req resource.Create
 		return
 	}
 	orgID := env.Organization.ID
+	plan.EnvironmentID = types.StringValue(app.Environment.ID)
 	group, err := q.CreateAnnotationsGroup(ctx, orgID, groupReq)
 	if err != nil {
 		tfx.APIError(&resp.Diagnostics, "create the annotations group "+groupReq.Name, err)
@@ -124,7 +125,7 @@ func (r *exposedServiceResource) Create(ctx context.Context, req resource.Create
 	}
 	plan.Attached = types.BoolValue(true)
 	if plan.Redeploy.ValueBool() {
-		if err := r.redeploy(ctx, q, appID, timeout, "create"); err != nil {
+		if err := r.redeploy(ctx, q, app.Environment.ID, appID, timeout, "create"); err != nil {
 			fail("redeploy application "+appID+" so that the annotations reach its Kubernetes Service", err)
 			return
 		}
@@ -193,7 +194,9 @@ func (r *exposedServiceResource) Read(ctx context.Context, req resource.ReadRequ
 		return
 	}
 	appID, groupID := state.ApplicationID.ValueString(), state.AnnotationsGroupID.ValueString()
-	app, err := q.GetApplication(ctx, appID)
+	// A state saved before environment_id existed, or an import, has no
+	// environment yet: a deleted application then answers 403 as is.
+	app, err := q.GetApplication(ctx, appID, qovery.InEnvironment(state.EnvironmentID.ValueString()))
 	if qovery.IsNotFound(err) {
 		resp.Diagnostics.AddWarning("Exposed Application Deleted",
 			fmt.Sprintf("Qovery has no application %s any more: the exposure is removed from the state. Remove the resource from "+
@@ -205,6 +208,7 @@ func (r *exposedServiceResource) Read(ctx context.Context, req resource.ReadRequ
 		tfx.APIError(&resp.Diagnostics, "read application "+appID, err)
 		return
 	}
+	state.EnvironmentID = types.StringValue(app.Environment.ID)
 	if state.OrganizationID.ValueString() == "" {
 		env, err := q.GetEnvironment(ctx, app.Environment.ID)
 		if err != nil {
@@ -339,11 +343,12 @@ func (r *exposedServiceResource) Update(ctx context.Context, req resource.Update
 			return
 		}
 	}
-	app, err := q.GetApplication(ctx, appID)
+	app, err := q.GetApplication(ctx, appID, qovery.InEnvironment(state.EnvironmentID.ValueString()))
 	if err != nil {
 		tfx.APIError(&resp.Diagnostics, "read application "+appID, err)
 		return
 	}
+	plan.EnvironmentID = types.StringValue(app.Environment.ID)
 	reattached := false
 	if !slices.Contains(app.AnnotationsGroupIDs(), groupID) {
 		if _, err := q.SetApplicationAnnotationsGroups(ctx, appID, append(app.AnnotationsGroupIDs(), groupID)); err != nil {
@@ -362,11 +367,11 @@ func (r *exposedServiceResource) Update(ctx context.Context, req resource.Update
 	portsChanged := !plan.Ports.Equal(state.Ports)
 	redeployed := false
 	if plan.Redeploy.ValueBool() && (annotationsChanged || reattached || portsChanged || deviceUnknown) {
-		if err := r.redeploy(ctx, q, appID, timeout, "update"); err != nil {
+		if err := r.redeploy(ctx, q, app.Environment.ID, appID, timeout, "update"); err != nil {
 			resp.Diagnostics.AddError("Unable to Update the Exposure",
 				fmt.Sprintf("qtail updated the annotations group %s but the redeployment of application %s failed: the change "+
-					"reaches the Service at the next successful deployment. Fix the deployment (see its logs in the Qovery console), "+
-					"then apply again.\n\n%s", groupID, appID, err))
+					"reaches the Service at the next successful deployment. Fix the deployment, then apply again."+
+					"\n\n%s", groupID, appID, err))
 			return
 		}
 		redeployed = true
@@ -403,7 +408,7 @@ func (r *exposedServiceResource) Delete(ctx context.Context, req resource.Delete
 	appID, groupID, orgID := state.ApplicationID.ValueString(), state.AnnotationsGroupID.ValueString(), state.OrganizationID.ValueString()
 	redeploy := state.Redeploy.IsNull() || state.Redeploy.ValueBool()
 
-	app, err := q.GetApplication(ctx, appID)
+	app, err := q.GetApplication(ctx, appID, qovery.InEnvironment(state.EnvironmentID.ValueString()))
 	switch {
 	case qovery.IsNotFound(err):
 		// The application is gone, and its Service and proxy with it.
@@ -420,10 +425,10 @@ func (r *exposedServiceResource) Delete(ctx context.Context, req resource.Delete
 			}
 		}
 		if redeploy {
-			if err := r.redeploy(ctx, q, appID, timeout, "delete"); err != nil {
+			if err := r.redeploy(ctx, q, app.Environment.ID, appID, timeout, "delete"); err != nil {
 				resp.Diagnostics.AddError("Unable to Remove the Exposure",
 					fmt.Sprintf("qtail detached the annotations group %s from application %s, but the redeployment that removes "+
-						"the proxy failed. Fix the deployment (see its logs in the Qovery console), then run the destroy again.\n\n%s", groupID, appID, err))
+						"the proxy failed. Fix the deployment, then run the destroy again.\n\n%s", groupID, appID, err))
 				return
 			}
 		}

@@ -3,6 +3,7 @@ package exposedservice_test
 import (
 	"fmt"
 	"reflect"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -813,5 +814,92 @@ func TestExposedService_proxyGroup(t *testing.T) {
 				return fmt.Errorf("the operator did not serve the Service through the ProxyGroup: %q", env.Cluster.Events())
 			},
 		}},
+	})
+}
+
+// An application deleted in Qovery answers 403 (or 400 "application does
+// not exist"): the refresh proves it gone with its environment's list
+// (environment_id) and drops the exposure, and the configuration without
+// it applies.
+func TestExposedService_applicationDeletedInQovery(t *testing.T) {
+	t.Parallel()
+	acctest.ForEachDeletedAnswer(t, func(t *testing.T, answer acctest.Option, status int) {
+		env, appID := acctest.NewExposureEnv(t, answer)
+		envID := env.Seed().Regions[acctest.Region].EnvironmentID
+		config := acctest.ExposedServiceConfig(appID, "billing-api-us-east-1", "")
+		resource.UnitTest(t, resource.TestCase{
+			ProtoV6ProviderFactories: env.Factories(),
+			CheckDestroy: func(*terraform.State) error {
+				_, err := env.QoveryClient(t).GetApplication(acctest.Background(t), appID)
+				return acctest.AnsweredAsDeleted(err, status)
+			},
+			Steps: []resource.TestStep{
+				{
+					Config: config,
+					ConfigStateChecks: []statecheck.StateCheck{
+						statecheck.ExpectKnownValue(acctest.ExposedServiceAddr, tfjsonpath.New("environment_id"), knownvalue.StringExact(envID)),
+					},
+				},
+				{
+					PreConfig: func() {
+						if err := env.Qovery.DeleteService(appID); err != nil {
+							t.Fatal(err)
+						}
+						for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+							if _, ok := env.Qovery.Application(appID); !ok {
+								break
+							}
+							if time.Now().After(deadline) {
+								t.Fatal("the application was not deleted")
+							}
+						}
+					},
+					Config: `provider "qtail" {}`,
+					Check: func(s *terraform.State) error {
+						if _, ok := s.RootModule().Resources[acctest.ExposedServiceAddr]; ok {
+							return fmt.Errorf("the exposure of the deleted application is still in the state")
+						}
+						return nil
+					},
+				},
+			},
+		})
+	})
+}
+
+// Qovery's status says that the redeployment failed and at which step,
+// never why: the error names the step and the console page of the
+// application's deployment logs, where the reason is.
+func TestExposedService_failedRedeploymentSaysWhereTheLogsAre(t *testing.T) {
+	t.Parallel()
+	env, appID := acctest.NewExposureEnv(t)
+	env.Cluster.BreakApplication(appID, "back-off pulling image billing-api:v2")
+	config := acctest.ExposedServiceConfig(appID, "billing-api-us-east-1", "")
+	resource.UnitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: env.Factories(),
+		Steps: []resource.TestStep{
+			{
+				Config: config,
+				ExpectError: regexp.MustCompile(`(?s)Unable to Expose the Application.*could\s+not\s+redeploy\s+application.*` +
+					`The\s+deployment\s+of\s+application\s+` + appID + `\s+ended\s+in\s+DEPLOYMENT_ERROR\s+at\s+the\s+step\s+DEPLOYMENT.*` +
+					`Qovery's\s+status\s+gives\s+no\s+reason.*` + env.LogsURLPattern(acctest.Region, appID)),
+			},
+			{
+				// The reason is in the logs (the fake's own record). Once
+				// the application deploys again, the tainted exposure is
+				// replaced.
+				PreConfig: func() {
+					if st, _ := env.Qovery.Status(appID); !strings.Contains(st.Message, "back-off pulling image") {
+						t.Fatalf("the deployment failed for another reason: %q", st.Message)
+					}
+					env.Cluster.RepairApplication(appID)
+				},
+				Config: config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(acctest.ExposedServiceAddr, plancheck.ResourceActionDestroyBeforeCreate),
+				}},
+				Check: exposureCheckDevice(env, "billing-api-us-east-1", "tag:k8s"),
+			},
+		},
 	})
 }

@@ -125,6 +125,11 @@ func (r *exposedServiceResource) Schema(ctx context.Context, _ resource.SchemaRe
 				MarkdownDescription: "ID of the Qovery organization that owns the annotations group (the application's).",
 				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 			},
+			"environment_id": schema.StringAttribute{
+				Computed: true,
+				MarkdownDescription: "ID of the Qovery environment of the application. qtail reads the environment's services to tell " +
+					"an application deleted in Qovery (which the API then answers with 403) from one the API token may not read.",
+			},
 			"annotations_group_id": schema.StringAttribute{
 				Computed:            true,
 				MarkdownDescription: "ID of the Qovery annotations group.",

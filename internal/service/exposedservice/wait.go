@@ -13,11 +13,12 @@ import (
 	"github.com/qtail/terraform-provider-qtail/internal/tfx"
 )
 
-// redeploy redeploys an application with its current configuration (which
-// is how annotations reach its Kubernetes Service) and waits for the
-// deployment to end. A deployment already running is waited for first: the
-// API refuses a second one while it runs.
-func (r *exposedServiceResource) redeploy(ctx context.Context, q *qovery.Client, appID string, timeout time.Duration, op string) error {
+// redeploy redeploys the application appID of the environment envID with
+// its current configuration (which is how annotations reach its Kubernetes
+// Service) and waits for the deployment to end. A deployment already
+// running is waited for first: the API refuses a second one while it runs.
+// A failed deployment says where its logs are.
+func (r *exposedServiceResource) redeploy(ctx context.Context, q *qovery.Client, envID, appID string, timeout time.Duration, op string) error {
 	get := func(ctx context.Context) (*qovery.Status, error) { return q.GetApplicationStatus(ctx, appID) }
 	opts := qovery.WaitOptions{PollInterval: r.Clients.PollInterval()}
 	timedOut := func(what string, err error) error {
@@ -56,6 +57,9 @@ func (r *exposedServiceResource) redeploy(ctx context.Context, q *qovery.Client,
 	}
 	opts.Since = before
 	if _, err := qovery.WaitForDeployment(ctx, get, opts); err != nil {
+		if detail := cluster.FailureDetail("application "+appID, cluster.WithLogs(ctx, q, envID, appID, err)); detail != "" {
+			return errors.New(detail)
+		}
 		return timedOut("the redeployment of application "+appID, err)
 	}
 	return nil
