@@ -28,6 +28,7 @@ const (
 type exposedServiceModel struct {
 	ID                   types.String   `tfsdk:"id"`
 	ApplicationID        types.String   `tfsdk:"application_id"`
+	ContainerID          types.String   `tfsdk:"container_id"`
 	Hostname             types.String   `tfsdk:"hostname"`
 	Tags                 types.Set      `tfsdk:"tags"`
 	ProxyGroup           types.String   `tfsdk:"proxy_group"`
@@ -62,9 +63,6 @@ var exposedPortType = types.ObjectType{AttrTypes: map[string]attr.Type{
 	"protocol":            types.StringType,
 	"publicly_accessible": types.BoolType,
 }}
-
-// exposureID is the id attribute: APPLICATION_ID/ANNOTATIONS_GROUP_ID.
-func exposureID(appID, groupID string) string { return appID + "/" + groupID }
 
 // planTags returns the tags of a model, sorted, or nil when unset. ok is
 // false while they are unknown.
