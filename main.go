@@ -22,6 +22,10 @@ import (
 // version is set by the release build (goreleaser ldflags).
 var version = "dev"
 
+// stopProfile ends the CPU profile that a build with the pprof tag starts
+// (see main_pprof.go).
+var stopProfile = func() {}
+
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == review.Command {
 		os.Exit(review.Main(context.Background(), os.Args[2:], review.Env{
@@ -42,6 +46,7 @@ func main() {
 		Address: "registry.terraform.io/qtail/qtail",
 		Debug:   debug,
 	})
+	stopProfile()
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -4,7 +4,7 @@
 # change something by hand in the sandbox's consoles and show the plan that
 # repairs it, apply it, and check again that the plan is empty.
 #
-#   scripts/demo.sh [quickstart|homelab|review|container]
+#   scripts/demo.sh [quickstart|homelab|review|multi-region|container]
 #
 # quickstart (make demo): one application exposed, its grant and policy
 # tests; the hand edit detaches its annotations group in Qovery.
@@ -15,6 +15,11 @@
 # port 9443 of billing-api to group:platform-ops, reviewed by
 # `terraform-provider-qtail review` (access changes, exit code 2), then a
 # plan without changes (no access change, exit code 0).
+# multi-region (make demo-multi-region): examples/multi-region, the platform
+# root then the us-east-1 and eu-west-3 roots at the same time, each region's
+# URLs, qtail's fragments of the shared policy grouped by region, a second
+# plan of every root, then eu-west-3 retired and the others' plans still
+# empty.
 # container (make demo-container): the quickstart, and the sandbox's seeded
 # container "metrics" (an image-based service) exposed next to billing-api
 # with the operator's default proxy tag; the hand edit detaches the
@@ -24,7 +29,8 @@ mode=${1:-quickstart}
 case "$mode" in
   quickstart | homelab) example=$mode ;;
   review | container) example=quickstart ;;
-  *) echo "usage: $0 [quickstart|homelab|review|container]" >&2; exit 2 ;;
+  multi-region) example=multi-region ;;
+  *) echo "usage: $0 [quickstart|homelab|review|multi-region|container]" >&2; exit 2 ;;
 esac
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
@@ -62,6 +68,120 @@ provider_installation {
 RC
 export TF_CLI_CONFIG_FILE="$work/terraformrc"
 export TF_IN_AUTOMATION=1
+
+if [ "$mode" = multi-region ]; then
+  # The roots source the modules by relative path, as in the repository.
+  cp -R "$root/examples/multi-region" "$work/multi-region"
+  cp -R "$root/examples/modules" "$work/modules"
+  mr() { terraform -chdir="$work/multi-region/$1" "${@:2}"; }
+  # plan_empty ROOT: fail unless a plan of ROOT has no change.
+  plan_empty() {
+    set +e
+    mr "$1" plan -detailed-exitcode -input=false -compact-warnings >"$work/$1.plan.txt" 2>&1
+    local code=$?
+    set -e
+    printf '  %-10s %s\n' "$1" "$(grep -E 'No changes|Plan:' "$work/$1.plan.txt" | head -n 1)"
+    if [ "$code" -ne 0 ]; then
+      cat "$work/$1.plan.txt" >&2
+      echo "the plan of $1 is not empty (exit code $code)" >&2
+      exit 1
+    fi
+  }
+  # fragments: qtail's fragments of the tailnet policy file, grouped by the
+  # region in their names, read through the qtail_policy data source.
+  mkdir -p "$work/policy-view"
+  cat >"$work/policy-view/main.tf" <<'TF'
+terraform {
+  required_providers {
+    qtail = {
+      source  = "qtail/qtail"
+      version = "~> 0.1"
+    }
+  }
+}
+data "qtail_policy" "this" {}
+output "fragments" {
+  value = [for f in data.qtail_policy.this.fragments : { kind = f.kind, key = f.key, value = jsondecode(f.value) }]
+}
+TF
+  fragments() {
+    terraform -chdir="$work/policy-view" apply -auto-approve -input=false -compact-warnings >/dev/null
+    terraform -chdir="$work/policy-view" output -json fragments | python3 -c '
+import json, sys
+groups = {}
+for f in json.load(sys.stdin):
+    region = next((r for r in ("us-east-1", "eu-west-3") if r in f["key"]), "platform (tailnet-wide)")
+    groups.setdefault(region, []).append(f)
+for region in ("platform (tailnet-wide)", "us-east-1", "eu-west-3"):
+    print("  %s:" % region)
+    for f in groups.get(region, []):
+        print("    %-12s %-40s %s" % (f["kind"], f["key"], json.dumps(f["value"], separators=(",", ":"))))
+    if not groups.get(region):
+        print("    (none)")'
+  }
+  regions="us-east-1 eu-west-3"
+
+  say "The platform root: Helm repositories, tag owners, allow-all removal, tailnet-wide tests"
+  mr platform get >/dev/null
+  mr platform apply -auto-approve -input=false -compact-warnings
+  TF_VAR_tailnet=$(mr platform output -json tailnet)
+  export TF_VAR_tailnet
+
+  say "Both region roots at the same time (two Terraform processes, two states, one policy file)"
+  pids=""
+  for region in $regions; do
+    key=$(echo "$region" | tr 'a-z-' 'A-Z_')
+    env_var="QTAIL_SANDBOX_ENVIRONMENT_ID_$key" app_var="QTAIL_SANDBOX_APPLICATION_ID_${key}_BILLING_API"
+    (
+      export TF_VAR_environment_id=${!env_var} TF_VAR_billing_api_application_id=${!app_var}
+      mr "$region" get >/dev/null
+      mr "$region" apply -auto-approve -input=false -compact-warnings
+    ) >"$work/$region.apply.txt" 2>&1 &
+    pids="$pids $!"
+  done
+  failed=0
+  for pid in $pids; do wait "$pid" || failed=1; done
+  for region in $regions; do
+    echo "  $region: $(grep -E 'Apply complete' "$work/$region.apply.txt" || echo failed)"
+  done
+  if [ "$failed" -ne 0 ]; then
+    for region in $regions; do cat "$work/$region.apply.txt" >&2; done
+    exit 1
+  fi
+
+  for region in $regions; do
+    say "$region: URLs on the tailnet"
+    mr "$region" output -json urls | python3 -c '
+import json, sys
+for svc, urls in json.load(sys.stdin).items():
+    for u in urls:
+        print("  %-12s %s" % (svc, u))'
+  done
+
+  say "qtail's fragments of the shared policy file, by region"
+  fragments
+
+  say "A second plan of every root (must be empty)"
+  for r in platform $regions; do
+    key=$(echo "$r" | tr 'a-z-' 'A-Z_')
+    env_var="QTAIL_SANDBOX_ENVIRONMENT_ID_$key" app_var="QTAIL_SANDBOX_APPLICATION_ID_${key}_BILLING_API"
+    TF_VAR_environment_id=${!env_var:-} TF_VAR_billing_api_application_id=${!app_var:-} plan_empty "$r"
+  done
+
+  say "Retiring eu-west-3: terraform destroy in its root"
+  TF_VAR_environment_id=$QTAIL_SANDBOX_ENVIRONMENT_ID_EU_WEST_3 \
+    TF_VAR_billing_api_application_id=$QTAIL_SANDBOX_APPLICATION_ID_EU_WEST_3_BILLING_API \
+    mr eu-west-3 destroy -auto-approve -input=false -compact-warnings -no-color | grep -E 'Destroy complete'
+  fragments
+  say "The platform and us-east-1 are untouched (their plans stay empty)"
+  plan_empty platform
+  TF_VAR_environment_id=$QTAIL_SANDBOX_ENVIRONMENT_ID_US_EAST_1 \
+    TF_VAR_billing_api_application_id=$QTAIL_SANDBOX_APPLICATION_ID_US_EAST_1_BILLING_API plan_empty us-east-1
+
+  say "Done: two regions on one tailnet, one state each, applied in parallel"
+  exit 0
+fi
+
 cp -R "$root/examples/$example" "$work/$example"
 if [ "$mode" = container ]; then
   export TF_VAR_container_id="$QTAIL_SANDBOX_CONTAINER_ID_US_EAST_1_METRICS"

@@ -17,7 +17,8 @@ terraform {
   required_version = ">= 1.11"
   required_providers {
     qtail = {
-      source = "qtail/qtail"
+      source  = "qtail/qtail"
+      version = "~> 0.1"
     }
   }
 }
@@ -60,6 +61,14 @@ resource "qtail_helm_repository" "tailscale" {
   name            = "tailscale"
 }
 
+# qtail's Helm repository: every qtail release publishes its tailnet-manifests
+# chart there. One per Qovery organization.
+resource "qtail_helm_repository" "qtail" {
+  organization_id = var.organization_id
+  name            = "qtail"
+  url             = "https://qtail.github.io/terraform-provider-qtail"
+}
+
 resource "qtail_operator" "homelab" {
   environment_id      = var.environment_id
   helm_repository_id  = qtail_helm_repository.tailscale.id
@@ -87,11 +96,12 @@ resource "qtail_connector" "homelab" {
   environment_id = qtail_operator.homelab.environment_id
   name           = "homelab"
 
-  # The tailnet-manifests chart shipped in qtail's repository.
+  # The tailnet-manifests chart from qtail's Helm repository, pinned to the
+  # version published with the qtail release in use.
   chart = {
-    git_repository = {
-      url       = "https://github.com/qtail/terraform-provider-qtail.git"
-      root_path = "/examples/charts/tailnet-manifests"
+    helm_repository = {
+      repository_id = qtail_helm_repository.qtail.id
+      chart_version = "0.1.0"
     }
   }
 

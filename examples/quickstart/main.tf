@@ -7,6 +7,17 @@
 # tailnet ships with, and policy tests that Tailscale then enforces on every
 # later change of the policy file.
 #
+# Two kinds of resources live in this one file. PER TAILNET (and Qovery
+# organization): the Helm repository, the tag owners and the removal of the
+# allow-all rule exist once, whatever the number of regions. PER REGION: the
+# operator, the exposure, the grant and the policy tests exist once per
+# cluster, and their names carry the region. Do not copy this file for a
+# second region: two roots would both own the per-tailnet part (a second
+# Helm repository named "tailscale" fails at plan, and destroying either
+# root removes the tag owners for both). Use the modules instead:
+# examples/modules/tailnet once, examples/modules/region once per region,
+# composed as in examples/multi-region (one state per region).
+#
 # Run it against the built-in sandbox with `make demo`, or against real
 # Qovery and Tailscale accounts with the credentials in the environment
 # (see the README).
@@ -15,7 +26,8 @@ terraform {
   required_version = ">= 1.11"
   required_providers {
     qtail = {
-      source = "qtail/qtail"
+      source  = "qtail/qtail"
+      version = "~> 0.1"
     }
   }
 }
@@ -49,6 +61,8 @@ variable "chart_version" {
   default     = "1.102.4"
 }
 
+# ---- Per tailnet (examples/modules/tailnet) ----
+
 # Tailscale's stable chart channel, as an organization Helm repository.
 resource "qtail_helm_repository" "tailscale" {
   organization_id = var.organization_id
@@ -71,6 +85,8 @@ resource "qtail_tag_owner" "k8s_billing" {
   tag    = "tag:k8s-billing"
   owners = [qtail_tag_owner.k8s_operator.tag]
 }
+
+# ---- Per region (examples/modules/region) ----
 
 # The operator of the us-east-1 cluster, with an OAuth client that qtail
 # creates for this cluster alone; its secret goes straight to a Qovery
@@ -96,28 +112,31 @@ resource "qtail_exposed_service" "billing" {
 # Only group:platform-ops reaches the billing proxy, on the ports the
 # application declares (every declared port is reachable through it).
 resource "qtail_grant" "platform_ops_to_billing" {
-  name = "platform-ops-to-billing"
+  name = "us-east-1-platform-ops-to-billing"
   src  = ["group:platform-ops"]
   dst  = [qtail_tag_owner.k8s_billing.tag]
   ip   = [for p in qtail_exposed_service.billing.ports : "${p.protocol == "UDP" ? "udp" : "tcp"}:${p.internal_port}"]
 }
 
-# The rule every new tailnet ships with lets every device reach every proxy:
-# remove it once the grant above gives the access that is needed.
+# Per tailnet: the rule every new tailnet ships with lets every device reach
+# every proxy: remove it once the grant above gives the access that is
+# needed.
 resource "qtail_allow_all_removal" "this" {
   depends_on = [qtail_grant.platform_ops_to_billing]
 }
 
-# Tailscale refuses every later policy change that breaks these.
+# Per region: Tailscale refuses every later policy change that breaks these.
+# A second region's tests need names of their own (the region module
+# prefixes them with the region).
 resource "qtail_policy_test" "platform_ops_reach_billing" {
-  name       = "platform-ops-reach-billing"
+  name       = "us-east-1-platform-ops-reach-billing"
   src        = "group:platform-ops"
   accept     = [for p in qtail_exposed_service.billing.ports : "${qtail_tag_owner.k8s_billing.tag}:${p.internal_port}"]
   depends_on = [qtail_grant.platform_ops_to_billing]
 }
 
 resource "qtail_policy_test" "others_denied_billing" {
-  name       = "others-denied-billing"
+  name       = "us-east-1-others-denied-billing"
   src        = var.denied_user
   deny       = [for p in qtail_exposed_service.billing.ports : "${qtail_tag_owner.k8s_billing.tag}:${p.internal_port}"]
   depends_on = [qtail_allow_all_removal.this]

@@ -59,11 +59,35 @@ func (e *Env) QoveryClient(t testing.TB) *qovery.Client {
 	return c
 }
 
+// OperatorOptions change what InstallOperatorWith installs.
+type OperatorOptions struct {
+	// ProxyTags are proxyConfig.defaultTags, PROXY_TAGS (default
+	// tag:k8s, which the recipe's tag owners let tag:k8s-operator own).
+	ProxyTags []string
+	// Scopes are the OAuth client's (default OperatorScopes).
+	Scopes []string
+	// PlainClientID keeps TS_OAUTH_CLIENT_ID a plain variable, as
+	// qtail_operator does, so that qtail can read which OAuth client the
+	// operator uses; the recipe makes both variables secrets.
+	PlainClientID bool
+	// ExtraValues are more chart values, such as
+	// {"proxyConfig": {"defaultProxyClass": "small"}}.
+	ExtraValues map[string]any
+}
+
 // InstallOperator installs the Tailscale operator in a seeded region the way
 // the recipe does it by hand: tag owners, an OAuth client, a Helm repository,
-// a Helm service with the two secret variables, a deployment. It fails the
-// test unless the operator device comes up.
+// a Helm service with the two secret variables, a deployment. The OAuth
+// client has the scopes the recipe asks for, services included (an
+// exposure through an ingress ProxyGroup needs it). It fails the test
+// unless the operator device comes up.
 func (e *Env) InstallOperator(t testing.TB, region string) OperatorFixture {
+	t.Helper()
+	return e.InstallOperatorWith(t, region, OperatorOptions{})
+}
+
+// InstallOperatorWith is InstallOperator with options.
+func (e *Env) InstallOperatorWith(t testing.TB, region string, o OperatorOptions) OperatorFixture {
 	t.Helper()
 	ctx := Background(t)
 	seed := e.Seed()
@@ -75,7 +99,13 @@ func (e *Env) InstallOperator(t testing.TB, region string) OperatorFixture {
 		"tag:k8s-operator": {},
 		"tag:k8s":          {"tag:k8s-operator"},
 	})
-	clientID, secret := e.Tailnet.SeedOAuthClient("", "", []string{"devices:core", "auth_keys"}, []string{"tag:k8s-operator"})
+	if o.ProxyTags == nil {
+		o.ProxyTags = []string{"tag:k8s"}
+	}
+	if o.Scopes == nil {
+		o.Scopes = OperatorScopes
+	}
+	clientID, secret := e.Tailnet.SeedOAuthClient("", "", o.Scopes, []string{"tag:k8s-operator"})
 
 	q := e.QoveryClient(t)
 	repo, err := q.CreateHelmRepository(ctx, seed.OrganizationID, &qovery.HelmRepositoryRequest{
@@ -86,8 +116,8 @@ func (e *Env) InstallOperator(t testing.TB, region string) OperatorFixture {
 	}
 	hostname := "tailscale-operator-" + region
 	values, err := manifest.RenderOperatorValues(manifest.OperatorValues{
-		Hostname: hostname, DefaultTags: []string{"tag:k8s-operator"}, ProxyDefaultTags: []string{"tag:k8s"}, APIServerProxy: "false",
-	}, nil)
+		Hostname: hostname, DefaultTags: []string{"tag:k8s-operator"}, ProxyDefaultTags: o.ProxyTags, APIServerProxy: "false",
+	}, o.ExtraValues)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,9 +130,12 @@ func (e *Env) InstallOperator(t testing.TB, region string) OperatorFixture {
 	if err != nil {
 		t.Fatalf("creating the Helm service: %v", err)
 	}
-	for key, value := range map[string]string{manifest.OAuthClientIDVariable: clientID, manifest.OAuthClientSecretVariable: secret} {
-		if _, err := q.CreateVariable(ctx, &qovery.VariableRequest{Key: key, Value: value, IsSecret: true, VariableScope: qovery.VariableScopeHelm, VariableParentID: helm.ID}); err != nil {
-			t.Fatalf("creating %s: %v", key, err)
+	for _, v := range []struct {
+		key, value string
+		secret     bool
+	}{{manifest.OAuthClientIDVariable, clientID, !o.PlainClientID}, {manifest.OAuthClientSecretVariable, secret, true}} {
+		if _, err := q.CreateVariable(ctx, &qovery.VariableRequest{Key: v.key, Value: v.value, IsSecret: v.secret, VariableScope: qovery.VariableScopeHelm, VariableParentID: helm.ID}); err != nil {
+			t.Fatalf("creating %s: %v", v.key, err)
 		}
 	}
 	before, err := q.GetHelmStatus(ctx, helm.ID)

@@ -151,12 +151,24 @@ func (d Deployment) Deploy(ctx context.Context, step string, diags *diag.Diagnos
 	return true
 }
 
+// NoProxyError stops a wait for a proxy device that the operator will not
+// bring up (see ProxyCannotAppear): Reason says why.
+type NoProxyError struct{ Reason string }
+
+func (e *NoProxyError) Error() string { return e.Reason }
+
 // Failed adds the error of a failed step of the deployment: a deployment
 // that ended in error (with the console page of its logs when err went
-// through WithLogs), a wait cut by the timeout, or a failed API call.
+// through WithLogs), a wait cut by the timeout or stopped because what it
+// waits for cannot come, or a failed API call.
 func (d Deployment) Failed(diags *diag.Diagnostics, step string, err error) {
 	var de *qovery.DeploymentError
+	var np *NoProxyError
 	switch {
+	case errors.As(err, &np):
+		diags.AddError("No Device Will Appear for the "+tfx.TitleCase(d.Noun),
+			fmt.Sprintf("The Helm service %s is deployed, but no device will appear: %s.\n\nqtail stopped %s instead of waiting for "+
+				"the timeout, and saved what it did in the state; fix the cause and apply again.", d.HelmID, np.Reason, step))
 	case errors.As(err, &de):
 		summary := " Deployment Failed"
 		if de.State == qovery.StateDeleteError {

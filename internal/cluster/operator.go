@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/qtail/terraform-provider-qtail/internal/manifest"
+	"github.com/qtail/terraform-provider-qtail/internal/planned"
 	"github.com/qtail/terraform-provider-qtail/internal/qovery"
 )
 
@@ -26,19 +27,46 @@ const (
 	DefaultAPIServerProxy = "false"
 )
 
+// OperatorOAuthScopes are the scopes of the OAuth client qtail creates for
+// an operator, all with write access:
+//   - devices:core: the operator reads, tags and removes the devices of the
+//     proxies it runs;
+//   - auth_keys: it mints an auth key for its own device and one for every
+//     proxy it creates;
+//   - services: for an exposure through an ingress ProxyGroup it creates
+//     the Tailscale Service svc:HOSTNAME through the API.
+var OperatorOAuthScopes = []string{"devices:core", "auth_keys", "services"}
+
 // Operator is the Tailscale operator of a cluster as qtail finds it.
 type Operator struct {
-	// HelmID and Name are empty when no operator was found.
+	// HelmID and Name are empty when no operator was found (or, for an
+	// operator this plan creates, not created yet).
 	HelmID, Name string
 	// Tags are the tags of the operator's own device.
 	Tags []string
 	// ProxyTags are the tags of the proxies it creates by default.
 	ProxyTags []string
+	// DefaultProxyClass is proxyConfig.defaultProxyClass: the ProxyClass
+	// of the exposed Services, egress Services and ProxyGroups that name
+	// none (not of Connectors).
+	DefaultProxyClass string
+	// Planned is set when a qtail_operator of this plan says what the
+	// operator will run.
+	Planned bool
+	// ClientID is the OAuth client a qtail_operator of this plan gives by
+	// ID; CreatesClient is set when it creates the client. For an operator
+	// as Qovery holds it, the client is read from its variables (see
+	// Lookup.OAuthClient).
+	ClientID      string
+	CreatesClient bool
 }
 
 // Describe names the operator in a sentence, on the cluster of env.
 func (o Operator) Describe(env *qovery.Environment) string {
-	if o.HelmID == "" {
+	switch {
+	case o.HelmID == "" && o.Planned:
+		return fmt.Sprintf("the operator that this plan installs on cluster %s", env.ClusterID)
+	case o.HelmID == "":
 		return fmt.Sprintf("no operator Helm service found on cluster %s yet, so the default tag is assumed", env.ClusterID)
 	}
 	return fmt.Sprintf("the operator Helm service %s (%s) on cluster %s", o.Name, o.HelmID, env.ClusterID)
@@ -53,6 +81,12 @@ type Lookup struct {
 	done bool
 	all  []qovery.Helm
 	err  error
+	// plan is what the plan says about the cluster's operator, when the
+	// lookup serves a plan-time check.
+	plan *planned.World
+
+	clientDone bool
+	client     OAuthClient
 }
 
 // NewLookup returns a lookup of the cluster of env.
@@ -60,11 +94,27 @@ func NewLookup(q *qovery.Client, env *qovery.Environment) *Lookup {
 	return &Lookup{q: q, Env: env}
 }
 
+// UsePlan makes the lookup count what a qtail_operator of the plan of w
+// says about the cluster's operator over what Qovery holds. It returns l.
+func (l *Lookup) UsePlan(w *planned.World) *Lookup {
+	l.plan = w
+	return l
+}
+
 // Operator returns the operator of the cluster, or the chart's defaults
 // when there is none (yet: it may be created by the same apply).
 func (l *Lookup) Operator(ctx context.Context) (Operator, error) {
 	helms, err := l.Helms(ctx)
-	return operatorAmong(helms), err
+	op := operatorAmong(helms)
+	if l.plan != nil {
+		if p, ok := l.plan.PlannedOperator(l.Env.ClusterID); ok {
+			op.Planned, op.ClientID, op.CreatesClient = true, p.ClientID, p.CreatesClient
+			if p.Values != "" {
+				readOperatorValues(&op, p.Values)
+			}
+		}
+	}
+	return op, err
 }
 
 // Helms lists the Helm services of every environment of the organization
@@ -86,26 +136,63 @@ func FindOperator(ctx context.Context, q *qovery.Client, env *qovery.Environment
 	return NewLookup(q, env).Operator(ctx)
 }
 
+// EnvironmentProxyTags returns the default proxy tags (PROXY_TAGS) of the
+// operator on the cluster of the environment envID: the tags of every
+// proxy, Connector and ProxyGroup device that names none (the chart's
+// default when qtail finds no operator).
+func EnvironmentProxyTags(ctx context.Context, q *qovery.Client, envID string) ([]string, error) {
+	env, err := q.GetEnvironment(ctx, envID)
+	if err != nil {
+		return nil, err
+	}
+	op, err := FindOperator(ctx, q, env)
+	if err != nil {
+		return nil, err
+	}
+	return manifest.ProxyDeviceTags(nil, op.ProxyTags), nil
+}
+
 // operatorAmong returns the Tailscale operator among the Helm services of a
 // cluster, or the chart's defaults when there is none.
 func operatorAmong(helms []qovery.Helm) Operator {
 	op := Operator{Tags: []string{DefaultOperatorTag}, ProxyTags: []string{DefaultProxyTag}}
 	for _, h := range helms {
-		if h.Source.Repository == nil || h.Source.Repository.ChartName != OperatorChart {
+		if !isOperator(&h) {
 			continue
 		}
 		op.HelmID, op.Name = h.ID, h.Name
-		if vals, ok := operatorValues(&h); ok {
-			if len(vals.DefaultTags) > 0 {
-				op.Tags = vals.DefaultTags
-			}
-			if len(vals.ProxyDefaultTags) > 0 {
-				op.ProxyTags = vals.ProxyDefaultTags
+		if f := h.ValuesOverride.File; f != nil && f.Raw != nil {
+			for _, v := range f.Raw.Values {
+				if readOperatorValues(&op, v.Content) {
+					break
+				}
 			}
 		}
 		return op
 	}
 	return op
+}
+
+// isOperator reports whether a Helm service installs the operator chart.
+func isOperator(h *qovery.Helm) bool {
+	return h.Source.Repository != nil && h.Source.Repository.ChartName == OperatorChart
+}
+
+// readOperatorValues sets the tags and the default ProxyClass that an
+// operator values file sets on op, and reports whether it could read it.
+func readOperatorValues(op *Operator, file string) bool {
+	vals, _, err := manifest.ReadOperatorValues(file)
+	if err != nil {
+		return false
+	}
+	if len(vals.DefaultTags) > 0 {
+		op.Tags = vals.DefaultTags
+	}
+	if len(vals.ProxyDefaultTags) > 0 {
+		op.ProxyTags = vals.ProxyDefaultTags
+	}
+	op.DefaultProxyClass = manifest.OperatorDefaultProxyClass(file)
+	return true
 }
 
 // clusterHelms lists the Helm services of every environment of the
@@ -133,19 +220,4 @@ func clusterHelms(ctx context.Context, q *qovery.Client, env *qovery.Environment
 		}
 	}
 	return out, nil
-}
-
-// operatorValues reads qtail's values back from an operator Helm service's
-// raw values file.
-func operatorValues(h *qovery.Helm) (manifest.OperatorValues, bool) {
-	f := h.ValuesOverride.File
-	if f == nil || f.Raw == nil {
-		return manifest.OperatorValues{}, false
-	}
-	for _, v := range f.Raw.Values {
-		if vals, _, err := manifest.ReadOperatorValues(v.Content); err == nil {
-			return vals, true
-		}
-	}
-	return manifest.OperatorValues{}, false
 }

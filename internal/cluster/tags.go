@@ -12,8 +12,8 @@ import (
 	"github.com/qtail/terraform-provider-qtail/internal/policy"
 )
 
-// TagsCheck asks whether the operator of a cluster owns the tags of the
-// devices that a planned resource makes it bring up.
+// TagsCheck asks whether the operator of a cluster can apply the tags of
+// the devices that a planned resource makes it bring up.
 type TagsCheck struct {
 	Tags []string
 	// At is the attribute that holds the tags.
@@ -26,15 +26,16 @@ type TagsCheck struct {
 	Replicas bool
 }
 
-// CheckOperatorOwnsTags refuses each tag that the operator's tags do not
-// own in the policy as it will be after this plan: the operator mints auth
-// keys with its own OAuth client, which can only apply tags its tag owns.
-// The error shows the qtail_tag_owner that would fix it.
+// CheckOperatorOwnsTags refuses each tag that the operator of the cluster
+// cannot apply, in the policy as it will be after this plan: the operator
+// mints each auth key with its OAuth client, which can only apply its own
+// tags and those they own in tagOwners. The error shows the
+// qtail_tag_owner that would fix it.
 func CheckOperatorOwnsTags(ctx context.Context, c *conn.Clients, ops *Lookup, check TagsCheck, diags *diag.Diagnostics) {
 	if len(check.Tags) == 0 || c.TailnetOrNil() == nil {
 		return
 	}
-	env := ops.Env
+	env := ops.UsePlan(c.Planned()).Env
 	op, err := ops.Operator(ctx)
 	if err != nil {
 		diags.AddWarning("Operator Lookup Failed", "qtail could not look for the Tailscale operator of cluster "+env.ClusterID+
@@ -52,29 +53,61 @@ func CheckOperatorOwnsTags(ctx context.Context, c *conn.Clients, ops *Lookup, ch
 		diags.AddWarning("Tags Not Checked", "qtail could not parse the tailnet policy: "+err.Error())
 		return
 	}
+	client := ops.OAuthClient(ctx, c.TailnetOrNil())
 	keys := "the " + check.Device + "'s auth key"
 	if check.Replicas {
 		keys += "s"
 	}
-	for _, tag := range check.Tags {
-		owned, declared, owners := doc.TagOwnedBy(tag, op.Tags)
-		if owned {
-			continue
+	for _, tag := range unownedTags(doc, check.Tags, client.Tags) {
+		// Without the client's own tags, those of the operator stand for
+		// them (the recipe tags the client like the operator).
+		whose := "the operator's tag " + strings.Join(client.Tags, ", ")
+		if client.Known {
+			whose = "the OAuth client's tag " + strings.Join(client.Tags, ", ")
 		}
-		opTags := strings.Join(op.Tags, ", ")
-		problem := fmt.Sprintf("%s is not declared in tagOwners, so the operator's tag %s does not own it", tag, opTags)
+		_, declared, owners := doc.TagOwnedBy(tag, client.Tags)
+		problem := fmt.Sprintf("%s is not declared in tagOwners, so %s does not own it", tag, whose)
 		if declared {
-			problem = fmt.Sprintf("%s is owned by [%s] in tagOwners, not by the operator's tag %s", tag, strings.Join(owners, ", "), opTags)
+			problem = fmt.Sprintf("%s is owned by [%s] in tagOwners, not by %s", tag, strings.Join(owners, ", "), whose)
 		}
 		diags.AddAttributeError(check.At, "Tag Not Owned by the Operator",
-			fmt.Sprintf("%s (%s). The operator mints %s with its own credentials, so it can only apply "+
-				"tags that its tag owns: no %s device would appear.\n\n"+
+			fmt.Sprintf("%s (%s; %s). The operator mints %s with its OAuth client, so it can only apply "+
+				"tags that the client's tags are or own: the operator runs, but no %s device would appear.\n\n"+
 				"Declare the tag with a qtail_tag_owner, and reference it from tags so that it is planned before this %s:\n\n"+
 				"  resource \"qtail_tag_owner\" %q {\n    tag    = %q\n    owners = [%q]\n  }\n\n"+
 				"  tags = [qtail_tag_owner.%s.tag]",
-				problem, op.Describe(env), keys, check.Device, check.Resource, TagOwnerResourceName(tag), tag, op.Tags[0],
-				TagOwnerResourceName(tag)))
+				problem, op.Describe(env), client.describe(), keys, check.Device, check.Resource, TagOwnerResourceName(tag), tag,
+				client.Tags[0], TagOwnerResourceName(tag)))
 	}
+}
+
+// unownedTags returns the tags that are neither one of by nor owned by one
+// of them in doc.
+func unownedTags(doc *policy.Document, tags, by []string) []string {
+	var out []string
+	for _, tag := range tags {
+		if owned, _, _ := doc.TagOwnedBy(tag, by); !owned {
+			out = append(out, tag)
+		}
+	}
+	return out
+}
+
+// OperatorCanApply reports whether the operator of the cluster could give
+// a device every tag of tags: its OAuth client's tags are or own each of
+// them in the policy as it will be after this plan. An exposure takes a
+// device it finds under its hostname for its own proxy when so.
+func OperatorCanApply(ctx context.Context, c *conn.Clients, ops *Lookup, tags []string) bool {
+	body, d := c.PlannedPolicy(ctx)
+	if d.HasError() {
+		return false
+	}
+	doc, err := policy.Parse(body)
+	if err != nil {
+		return false
+	}
+	client := ops.UsePlan(c.Planned()).OAuthClient(ctx, c.TailnetOrNil())
+	return len(unownedTags(doc, tags, client.Tags)) == 0
 }
 
 // TagOwnerResourceName turns a tag into the name of the qtail_tag_owner

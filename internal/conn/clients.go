@@ -297,11 +297,15 @@ func (c *Clients) Policy() (*policy.Store, diag.Diagnostics) {
 		return nil, diags
 	}
 	c.storeOnce.Do(func() {
-		c.store = policy.NewStore(t.PolicyBackend(), policy.StoreOptions{Retry: c.retryPolicy})
+		c.store = policy.NewStore(t.PolicyBackend(), policy.StoreOptions{Retry: c.retryPolicy, Log: debugLog})
 		c.planner = policy.NewPlanner(c.store)
 	})
 	return c.store, diags
 }
+
+// debugLog sends the policy Store's records to Terraform's log, at debug
+// level: the size, wait and reason of each batch, each write and retry.
+func debugLog(ctx context.Context, msg string, fields map[string]any) { tflog.Debug(ctx, msg, fields) }
 
 // Planner returns the plan-time checker of the policy store, or nil when
 // there is no Tailscale client.

@@ -69,6 +69,14 @@ func chartDir(t *testing.T) string {
 // from its Chart.yaml.
 func chartLabel(t *testing.T, dir string) string {
 	t.Helper()
+	name, version := chartNameVersion(t, dir)
+	return name + "-" + strings.ReplaceAll(version, "+", "_")
+}
+
+// chartNameVersion reads the name and the version of the chart in dir from
+// its Chart.yaml.
+func chartNameVersion(t *testing.T, dir string) (name, version string) {
+	t.Helper()
 	b, err := os.ReadFile(filepath.Join(dir, "Chart.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -83,7 +91,18 @@ func chartLabel(t *testing.T, dir string) string {
 	if c.Name != "tailnet-manifests" || c.Version == "" {
 		t.Fatalf("Chart.yaml names %q version %q", c.Name, c.Version)
 	}
-	return c.Name + "-" + strings.ReplaceAll(c.Version, "+", "_")
+	return c.Name, c.Version
+}
+
+// The version qtail publishes and pins is the chart's own: a release that
+// bumps one without the other would make every example's pin point at a
+// chart that was never published.
+func TestManifestsChartVersion_isChartYAMLVersion(t *testing.T) {
+	_, version := chartNameVersion(t, chartDir(t))
+	if version != manifest.ManifestsChartVersion {
+		t.Errorf("examples/charts/tailnet-manifests/Chart.yaml has version %s, manifest.ManifestsChartVersion is %s: "+
+			"set both to the version being released", version, manifest.ManifestsChartVersion)
+	}
 }
 
 // helmTemplate runs helm template on the chart with values as its values

@@ -61,9 +61,9 @@ var ExitNodeRoutes = []string{"0.0.0.0/0", "::/0"}
 // that names none, unless the operator's values say otherwise.
 var ChartDefaultProxyTags = []string{"tag:k8s"}
 
-// deviceTags returns the tags an object's devices get: its own, else the
-// operator's proxy tags (PROXY_TAGS), else the chart's default.
-func deviceTags(own, proxyTags []string) []string {
+// ProxyDeviceTags returns the tags an object's devices get: its own, else
+// the operator's proxy tags (PROXY_TAGS), else the chart's default.
+func ProxyDeviceTags(own, proxyTags []string) []string {
 	switch {
 	case len(own) > 0:
 		return slices.Clone(own)
@@ -96,7 +96,7 @@ type Connector struct {
 
 // DeviceTags are the tags of the connector's devices, given the proxy
 // tags of the cluster's operator (nil when unknown: the chart's default).
-func (c Connector) DeviceTags(proxyTags []string) []string { return deviceTags(c.Tags, proxyTags) }
+func (c Connector) DeviceTags(proxyTags []string) []string { return ProxyDeviceTags(c.Tags, proxyTags) }
 
 // DeviceHostnames are the hostnames of the devices the operator brings up
 // for the connector, in replica order: PREFIX-0 ... PREFIX-(N-1) with a
@@ -153,7 +153,9 @@ type ProxyGroup struct {
 
 // DeviceTags are the tags of the ProxyGroup's devices, given the proxy
 // tags of the cluster's operator (nil when unknown: the chart's default).
-func (p ProxyGroup) DeviceTags(proxyTags []string) []string { return deviceTags(p.Tags, proxyTags) }
+func (p ProxyGroup) DeviceTags(proxyTags []string) []string {
+	return ProxyDeviceTags(p.Tags, proxyTags)
+}
 
 // ProxyGroupDefaultReplicas is the CRD's default replica count.
 const ProxyGroupDefaultReplicas = 2
@@ -225,7 +227,9 @@ func (e EgressService) ProxyHostname(namespace string) string {
 
 // DeviceTags are the tags of the egress proxy device, given the proxy tags
 // of the cluster's operator (nil when unknown: the chart's default).
-func (e EgressService) DeviceTags(proxyTags []string) []string { return deviceTags(e.Tags, proxyTags) }
+func (e EgressService) DeviceTags(proxyTags []string) []string {
+	return ProxyDeviceTags(e.Tags, proxyTags)
+}
 
 // RenderConnector renders the values file of a connector's Helm service.
 func RenderConnector(c Connector) (string, error) {

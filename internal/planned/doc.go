@@ -15,7 +15,8 @@
 //     hostname or name;
 //   - the Helm services and devices of operators whose creation failed
 //     (tainted), and the clusters on which the plan installs or keeps an
-//     operator;
+//     operator, with the values file and the OAuth client it will run
+//     with, where known;
 //   - the ProxyGroups that qtail_proxy_group resources declare, with their
 //     type, and the cluster of each environment read so far;
 //   - the manifest services (connector, ProxyGroup, egress Service) that

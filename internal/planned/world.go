@@ -27,6 +27,9 @@ type World struct {
 	// operatorClusters holds the clusters on which the plan has an
 	// operator.
 	operatorClusters map[string]bool
+	// operators holds, by cluster, what the plan of a qtail_operator says
+	// about it.
+	operators map[string]Operator
 	// proxyGroups maps an environment and a ProxyGroup name to its type.
 	// The environment stands for its cluster, which the ProxyGroup's plan
 	// reads only when it checks a change.
@@ -55,6 +58,7 @@ func New() *World {
 		released:         map[string]bool{},
 		failedOperators:  map[string]bool{},
 		operatorClusters: map[string]bool{},
+		operators:        map[string]Operator{},
 		proxyGroups:      map[proxyGroupRef]string{},
 		clusters:         map[string]string{},
 		refreshed:        map[string][]string{},
@@ -136,12 +140,36 @@ func (w *World) FailedOperator(id string) bool {
 	return w.failedOperators[id]
 }
 
-// PlanOperatorOn records that the plan installs or keeps an operator on
-// the cluster.
-func (w *World) PlanOperatorOn(clusterID string) {
+// Operator is what the plan of a qtail_operator tells the resources of its
+// cluster: the configuration the operator will run, where known.
+type Operator struct {
+	// Values is the values file qtail writes into the operator's Helm
+	// service; empty while unknown.
+	Values string
+	// ClientID is the OAuth client given by ID; empty when qtail creates
+	// the client, or while unknown.
+	ClientID string
+	// CreatesClient is set when qtail creates the OAuth client
+	// (create_oauth_client), with default_tags as its tags.
+	CreatesClient bool
+}
+
+// PlanOperator records what the plan of a qtail_operator says about the
+// operator of the cluster (and that the plan has one there).
+func (w *World) PlanOperator(clusterID string, op Operator) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.operatorClusters[clusterID] = true
+	w.operators[clusterID] = op
+}
+
+// PlannedOperator returns what the plan says about the operator of the
+// cluster; ok is false when no qtail_operator of the plan has said it.
+func (w *World) PlannedOperator(clusterID string) (op Operator, ok bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	op, ok = w.operators[clusterID]
+	return op, ok
 }
 
 // OperatorPlannedOn reports whether the plan has an operator on the

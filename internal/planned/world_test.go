@@ -44,9 +44,15 @@ func TestReleaseAndFailedOperators(t *testing.T) {
 	if w.OperatorPlannedOn("c1") {
 		t.Error("an operator planned on an empty plan")
 	}
-	w.PlanOperatorOn("c1")
+	w.PlanOperator("c1", Operator{ClientID: "kClient"})
 	if !w.OperatorPlannedOn("c1") || w.OperatorPlannedOn("c2") {
 		t.Error("planned operators are wrong")
+	}
+	if op, ok := w.PlannedOperator("c1"); !ok || op.ClientID != "kClient" {
+		t.Errorf("planned operator of c1 = %+v, %v", op, ok)
+	}
+	if _, ok := w.PlannedOperator("c2"); ok {
+		t.Error("an operator planned on c2")
 	}
 }
 

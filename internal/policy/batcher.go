@@ -7,25 +7,75 @@ import (
 )
 
 // Batcher gathers the requests that arrive together and hands them, as one
-// batch, to a single runner. Terraform starts up to -parallelism operations
-// together, but they reach the provider spread over a few milliseconds: a
-// batch starts once no request has arrived for the quiet period, and at the
-// latest maxWait after the batcher began to wait. One runner runs at a
-// time; it takes the whole queue, returns one result per request (same
-// index), and the batcher answers each caller with its own. Requests that
-// arrive while the runner works form the next batch.
+// batch, to a single runner, which returns one result per request (same
+// index); the batcher answers each caller with its own. One runner runs at a
+// time; requests that arrive while it works form the next batch. The Store
+// batches its writes with it, the Planner its plan-time validations.
 //
-// The Store batches its writes with it, the Planner its plan-time
-// validations.
+// Terraform runs up to -parallelism operations at once and starts the next
+// one as soon as one ends, so when a batch is answered its callers end
+// together and the next wave of operations arrives, spread over a few
+// milliseconds, or over a hundred on a busy machine. Waiting for a fixed
+// quiet period splits a wave whenever Terraform is slower than that period,
+// and a split wave keeps splitting the next ones. A batch therefore starts
+// as soon as it is known to be complete, and otherwise waits for the rest
+// of its wave:
+//
+//   - Complete: no request is expected (see Expect) and the batch holds as
+//     many requests as Terraform ran at once in the last cycle (the target
+//     of a shared Parallelism). Every operation Terraform runs is then
+//     waiting in the batch, and no other can start before it is answered.
+//   - Short: no request is expected, and the batch has waited, since its
+//     first request, three times as long as the recent complete waves took
+//     to arrive (at least four quiet periods): Terraform has fewer
+//     operations left, or runs others. The target follows: the next cycle
+//     learns how many operations reach the batcher at once.
+//   - Quiet: before any target is known (the first wave), no request
+//     arrived, and none is expected, for the quiet period, which grows to
+//     three times the longest gap between the arrivals of the batch.
+//   - At the latest maxWait after the batcher began to wait, or three
+//     times the arrival spread of the recent complete batches when that is
+//     longer (up to five times maxWait): on a busy machine Terraform brings
+//     its waves slowly.
+//
+// A request is expected from the moment Terraform is known to be on its way
+// to it (qtail validates a resource's configuration, then plans it, then
+// applies it) until it arrives, is forgotten, or has been expected for
+// maxWait.
 type Batcher[Req, Res any] struct {
 	quiet   time.Duration
 	maxWait time.Duration
 	run     func(batch []Req) []Res
+	par     *Parallelism
+	// onBatch, when set, is told about each batch before it runs.
+	onBatch func(batch []Req, info BatchInfo)
 
 	mu      sync.Mutex
 	queue   []*batchCall[Req, Res]
-	last    time.Time // when the latest request was queued
+	first   time.Time // when the oldest queued request arrived
+	last    time.Time // when the latest request arrived or was expected
+	maxGap  time.Duration
 	running bool
+	// expected are the requests on their way, by key, since when.
+	expected map[string]time.Time
+	// wake is signalled when a request arrives, is withdrawn, or an
+	// expected one is forgotten.
+	wake chan struct{}
+}
+
+// BatchInfo describes a batch as it starts.
+type BatchInfo struct {
+	// Size is the number of requests in the batch.
+	Size int
+	// Wait is how long its first request waited for the batch to start.
+	Wait time.Duration
+	// Reason says why it started: "complete", "short", "quiet", "max
+	// wait", or "now" for a batcher without a quiet period.
+	Reason string
+	// Target is the size of a complete batch (see Parallelism).
+	Target int
+	// Missing is the number of expected requests that had not arrived.
+	Missing int
 }
 
 // batchCall is one queued request and the channel its result goes to.
@@ -34,26 +84,160 @@ type batchCall[Req, Res any] struct {
 	done chan Res
 }
 
-// NewBatcher returns a Batcher that hands its batches to run. A negative
-// quiet period does not wait: each batch is whatever is queued when the
-// runner looks.
-func NewBatcher[Req, Res any](quiet, maxWait time.Duration, run func(batch []Req) []Res) *Batcher[Req, Res] {
-	return &Batcher[Req, Res]{quiet: quiet, maxWait: maxWait, run: run}
+// Parallelism follows how many operations Terraform runs at once, as the
+// batchers that share it see them: requests waiting or being run. Every
+// such request is an operation that Terraform runs, so the count never
+// exceeds -parallelism; it reaches it as soon as one wave arrives whole, or
+// while a batch runs and the rest of its wave waits for the next. The
+// target of a batch is the most requests seen at once during the previous
+// cycle (from the end of one batch to the end of the next); there is none
+// before a first batch has run. Parallelism also keeps how long the recent
+// complete batches took to arrive.
+type Parallelism struct {
+	mu        sync.Mutex
+	inside    int
+	cyclePeak int
+	target    int
+	spreads   []time.Duration
 }
 
-// Do queues req and waits for its result. When ctx ends first, Do returns
-// ctx's error at once: a request still in the queue is withdrawn and never
-// reaches the runner (inFlight is false); one that the runner has already
-// taken may still be acted upon (inFlight is true).
-func (b *Batcher[Req, Res]) Do(ctx context.Context, req Req) (res Res, inFlight bool, err error) {
+// spreadsKept is how many arrival spreads of complete batches are kept.
+const spreadsKept = 4
+
+// maxWaitGrowth bounds how far a busy machine stretches maxWait.
+const maxWaitGrowth = 5
+
+func (p *Parallelism) enter() {
+	p.mu.Lock()
+	p.inside++
+	p.cyclePeak = max(p.cyclePeak, p.inside)
+	p.mu.Unlock()
+}
+
+func (p *Parallelism) leave() {
+	p.mu.Lock()
+	p.inside--
+	p.mu.Unlock()
+}
+
+// learn ends a cycle, at the end of a batch of answered requests, which
+// are about to leave: its peak is the next target.
+func (p *Parallelism) learn(answered int) {
+	p.mu.Lock()
+	p.target, p.cyclePeak = p.cyclePeak, p.inside-answered
+	p.mu.Unlock()
+}
+
+// complete records how long a complete batch took to arrive, from its
+// first request to its last.
+func (p *Parallelism) complete(spread time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.spreads = append(p.spreads, spread)
+	if len(p.spreads) > spreadsKept {
+		p.spreads = p.spreads[1:]
+	}
+}
+
+// Target returns how many requests a complete batch holds: 0 until a
+// batch has run.
+func (p *Parallelism) Target() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.target
+}
+
+// spread returns the longest arrival spread of the recent complete
+// batches, and whether there was one.
+func (p *Parallelism) spread() (time.Duration, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var d time.Duration
+	for _, s := range p.spreads {
+		d = max(d, s)
+	}
+	return d, len(p.spreads) > 0
+}
+
+// BatcherOptions configure a Batcher.
+type BatcherOptions[Req any] struct {
+	// Quiet is the shortest quiet period; a negative one does not wait:
+	// each batch is whatever is queued when the runner looks.
+	Quiet time.Duration
+	// MaxWait bounds the wait of a batch's first request.
+	MaxWait time.Duration
+	// Parallelism is shared by the batchers that the same operations go
+	// through; nil means one of its own.
+	Parallelism *Parallelism
+	// OnBatch, when set, is told about each batch before it runs.
+	OnBatch func(batch []Req, info BatchInfo)
+}
+
+// NewBatcher returns a Batcher that hands its batches to run.
+func NewBatcher[Req, Res any](opts BatcherOptions[Req], run func(batch []Req) []Res) *Batcher[Req, Res] {
+	par := opts.Parallelism
+	if par == nil {
+		par = &Parallelism{}
+	}
+	return &Batcher[Req, Res]{
+		quiet: opts.Quiet, maxWait: opts.MaxWait, run: run, par: par, onBatch: opts.OnBatch,
+		expected: map[string]time.Time{}, wake: make(chan struct{}, 1),
+	}
+}
+
+// Expect says that the request of key is on its way: a batch waits for it
+// (within maxWait) before it starts.
+func (b *Batcher[Req, Res]) Expect(key string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := time.Now()
+	b.expected[key] = now
+	b.last = now
+	b.signal()
+}
+
+// Forget says that the request of key will not come after all.
+func (b *Batcher[Req, Res]) Forget(key string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if _, ok := b.expected[key]; ok {
+		delete(b.expected, key)
+		b.signal()
+	}
+}
+
+// signal wakes the loop; b.mu is held.
+func (b *Batcher[Req, Res]) signal() {
+	select {
+	case b.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Do queues req, the request of key (which is no longer expected), and
+// waits for its result. When ctx ends first, Do returns ctx's error at
+// once: a request still in the queue is withdrawn and never reaches the
+// runner (inFlight is false); one that the runner has already taken may
+// still be acted upon (inFlight is true).
+func (b *Batcher[Req, Res]) Do(ctx context.Context, key string, req Req) (res Res, inFlight bool, err error) {
+	b.par.enter()
+	defer b.par.leave()
 	c := &batchCall[Req, Res]{req: req, done: make(chan Res, 1)}
 	b.mu.Lock()
+	now := time.Now()
+	if len(b.queue) == 0 {
+		b.first, b.maxGap = now, 0
+	} else {
+		b.maxGap = max(b.maxGap, now.Sub(b.last))
+	}
 	b.queue = append(b.queue, c)
-	b.last = time.Now()
+	b.last = now
+	delete(b.expected, key)
 	if !b.running {
 		b.running = true
 		go b.loop()
 	}
+	b.signal()
 	b.mu.Unlock()
 	select {
 	case res = <-c.done:
@@ -65,6 +249,7 @@ func (b *Batcher[Req, Res]) Do(ctx context.Context, req Req) (res Res, inFlight 
 	for i, q := range b.queue {
 		if q == c {
 			b.queue = append(b.queue[:i:i], b.queue[i+1:]...)
+			b.signal()
 			return res, false, ctx.Err()
 		}
 	}
@@ -74,7 +259,7 @@ func (b *Batcher[Req, Res]) Do(ctx context.Context, req Req) (res Res, inFlight 
 // loop takes the queue batch by batch until it is empty.
 func (b *Batcher[Req, Res]) loop() {
 	for {
-		b.settle()
+		info := b.settle()
 		b.mu.Lock()
 		calls := b.queue
 		b.queue = nil
@@ -89,31 +274,108 @@ func (b *Batcher[Req, Res]) loop() {
 		for i, c := range calls {
 			batch[i] = c.req
 		}
+		info.Size = len(batch)
+		if b.onBatch != nil {
+			b.onBatch(batch, info)
+		}
 		results := b.run(batch)
+		b.par.learn(len(calls))
 		for i, c := range calls {
 			c.done <- results[i]
 		}
 	}
 }
 
-// settle returns once nothing has been queued for the quiet period, or
-// once maxWait has passed since it was called.
-func (b *Batcher[Req, Res]) settle() {
+// settle returns once the queued batch should start, and why.
+func (b *Batcher[Req, Res]) settle() BatchInfo {
 	if b.quiet < 0 {
-		return
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		return BatchInfo{Reason: "now", Wait: time.Since(b.first), Target: b.par.Target()}
 	}
 	start := time.Now()
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
 	for {
+		target := b.par.Target()
+		spread, spreadKnown := b.par.spread()
 		b.mu.Lock()
-		last := b.last
+		now := time.Now()
+		missing := b.missingLocked(now)
+		info := BatchInfo{Wait: now.Sub(b.first), Target: target, Missing: missing}
+		n := len(b.queue)
+		arrived := b.last.Sub(b.first)
+		sinceFirst := now.Sub(b.first)
+		silent := now.Sub(b.last)
+		quiet := min(max(b.quiet, 3*b.maxGap), b.maxWait)
 		b.mu.Unlock()
-		wait := b.quiet - time.Since(last)
-		if left := b.maxWait - time.Since(start); left < wait {
+		// On a busy machine Terraform brings a wave slowly: the waits
+		// grow with the arrival spread of the recent complete batches.
+		maxWait, patience := b.maxWait, b.maxWait
+		if spreadKnown {
+			maxWait = min(max(b.maxWait, 3*spread), maxWaitGrowth*b.maxWait)
+			patience = min(max(3*spread, 4*b.quiet), maxWait)
+		}
+
+		var wait time.Duration
+		left := maxWait - now.Sub(start)
+		switch {
+		case n == 0:
+			return info
+		case left <= 0:
+			info.Reason = "max wait"
+			return info
+		case missing == 0 && target > 0 && n >= target:
+			info.Reason = "complete"
+			b.par.complete(arrived)
+			return info
+		case missing > 0:
 			wait = left
+			if next := b.nextExpiry(now); next > 0 {
+				wait = min(wait, next)
+			}
+		case target > 0 && sinceFirst >= patience:
+			info.Reason = "short"
+			return info
+		case target > 0:
+			wait = min(patience-sinceFirst, left)
+		case silent >= quiet:
+			info.Reason = "quiet"
+			return info
+		default:
+			wait = min(quiet-silent, left)
 		}
-		if wait <= 0 {
-			return
+		timer.Reset(wait)
+		select {
+		case <-timer.C:
+		case <-b.wake:
+			if !timer.Stop() {
+				<-timer.C
+			}
 		}
-		time.Sleep(wait)
 	}
+}
+
+// missingLocked counts the expected requests, forgetting those expected
+// for longer than maxWait.
+func (b *Batcher[Req, Res]) missingLocked(now time.Time) int {
+	for k, since := range b.expected {
+		if now.Sub(since) >= b.maxWait {
+			delete(b.expected, k)
+		}
+	}
+	return len(b.expected)
+}
+
+// nextExpiry is how long until the oldest expected request is forgotten.
+func (b *Batcher[Req, Res]) nextExpiry(now time.Time) time.Duration {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var next time.Duration
+	for _, since := range b.expected {
+		if d := b.maxWait - now.Sub(since); next == 0 || d < next {
+			next = d
+		}
+	}
+	return next
 }

@@ -46,14 +46,14 @@ func (r *recorder) sizes() []int {
 // of its own request.
 func TestBatcherGathersConcurrentRequests(t *testing.T) {
 	r := &recorder{}
-	b := NewBatcher(50*time.Millisecond, 5*time.Second, r.run)
+	b := NewBatcher(BatcherOptions[int]{Quiet: 50 * time.Millisecond, MaxWait: 5 * time.Second}, r.run)
 	var wg sync.WaitGroup
 	results := make([]int, 20)
 	for i := range results {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res, inFlight, err := b.Do(context.Background(), i)
+			res, inFlight, err := b.Do(context.Background(), "", i)
 			if err != nil || inFlight {
 				t.Errorf("request %d: inFlight %v, err %v", i, inFlight, err)
 			}
@@ -75,14 +75,14 @@ func TestBatcherGathersConcurrentRequests(t *testing.T) {
 // within the quiet period of the previous one.
 func TestBatcherWaitsForAQuietPeriod(t *testing.T) {
 	r := &recorder{}
-	b := NewBatcher(200*time.Millisecond, 5*time.Second, r.run)
+	b := NewBatcher(BatcherOptions[int]{Quiet: 200 * time.Millisecond, MaxWait: 5 * time.Second}, r.run)
 	var wg sync.WaitGroup
 	for i := range 5 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			time.Sleep(time.Duration(i) * 20 * time.Millisecond)
-			if _, _, err := b.Do(context.Background(), i); err != nil {
+			if _, _, err := b.Do(context.Background(), "", i); err != nil {
 				t.Error(err)
 			}
 		}()
@@ -96,9 +96,9 @@ func TestBatcherWaitsForAQuietPeriod(t *testing.T) {
 // A stream of requests that never pauses is cut at maxWait.
 func TestBatcherCapsTheWaitOfTheFirstRequest(t *testing.T) {
 	r := &recorder{}
-	b := NewBatcher(time.Second, 100*time.Millisecond, r.run)
+	b := NewBatcher(BatcherOptions[int]{Quiet: time.Second, MaxWait: 100 * time.Millisecond}, r.run)
 	start := time.Now()
-	if _, _, err := b.Do(context.Background(), 1); err != nil {
+	if _, _, err := b.Do(context.Background(), "", 1); err != nil {
 		t.Fatal(err)
 	}
 	if d := time.Since(start); d >= time.Second {
@@ -109,10 +109,10 @@ func TestBatcherCapsTheWaitOfTheFirstRequest(t *testing.T) {
 // A negative quiet period runs each request at once.
 func TestBatcherWithoutQuietPeriod(t *testing.T) {
 	r := &recorder{}
-	b := NewBatcher(-1, time.Hour, r.run)
+	b := NewBatcher(BatcherOptions[int]{Quiet: -1, MaxWait: time.Hour}, r.run)
 	start := time.Now()
 	for i := range 3 {
-		if res, _, err := b.Do(context.Background(), i); err != nil || res != 2*i {
+		if res, _, err := b.Do(context.Background(), "", i); err != nil || res != 2*i {
 			t.Fatalf("request %d: %d, %v", i, res, err)
 		}
 	}
@@ -128,10 +128,10 @@ func TestBatcherWithoutQuietPeriod(t *testing.T) {
 // runner runs at a time.
 func TestBatcherRunsOneBatchAtATime(t *testing.T) {
 	r := &recorder{hold: make(chan struct{})}
-	b := NewBatcher(-1, time.Hour, r.run)
+	b := NewBatcher(BatcherOptions[int]{Quiet: -1, MaxWait: time.Hour}, r.run)
 	first := make(chan error, 1)
 	go func() {
-		_, _, err := b.Do(context.Background(), 0)
+		_, _, err := b.Do(context.Background(), "", 0)
 		first <- err
 	}()
 	// Wait until the runner holds the first batch.
@@ -152,7 +152,7 @@ func TestBatcherRunsOneBatchAtATime(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, _, err := b.Do(context.Background(), i); err != nil {
+			if _, _, err := b.Do(context.Background(), "", i); err != nil {
 				t.Error(err)
 			}
 		}()
@@ -183,10 +183,10 @@ func TestBatcherRunsOneBatchAtATime(t *testing.T) {
 // the runner never sees it.
 func TestBatcherWithdrawsAnAbandonedRequest(t *testing.T) {
 	r := &recorder{}
-	b := NewBatcher(300*time.Millisecond, time.Second, r.run)
+	b := NewBatcher(BatcherOptions[int]{Quiet: 300 * time.Millisecond, MaxWait: time.Second}, r.run)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
 	defer cancel()
-	_, inFlight, err := b.Do(ctx, 7)
+	_, inFlight, err := b.Do(ctx, "", 7)
 	if !errors.Is(err, context.DeadlineExceeded) || inFlight {
 		t.Fatalf("inFlight %v, err %v; want a withdrawn request and the context's error", inFlight, err)
 	}
@@ -201,7 +201,7 @@ func TestBatcherWithdrawsAnAbandonedRequest(t *testing.T) {
 func TestBatcherReportsARequestInFlight(t *testing.T) {
 	r := &recorder{hold: make(chan struct{})}
 	defer close(r.hold)
-	b := NewBatcher(-1, time.Hour, r.run)
+	b := NewBatcher(BatcherOptions[int]{Quiet: -1, MaxWait: time.Hour}, r.run)
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		for {
@@ -215,7 +215,7 @@ func TestBatcherReportsARequestInFlight(t *testing.T) {
 			time.Sleep(time.Millisecond)
 		}
 	}()
-	_, inFlight, err := b.Do(ctx, 1)
+	_, inFlight, err := b.Do(ctx, "", 1)
 	if !errors.Is(err, context.Canceled) || !inFlight {
 		t.Fatalf("inFlight %v, err %v; want a request in flight and the context's error", inFlight, err)
 	}

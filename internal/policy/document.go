@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/tailscale/hujson"
@@ -17,6 +18,9 @@ import (
 type Document struct {
 	root  hujson.Value
 	style style
+	// index finds the entries of the large sections without reading
+	// every comment; see index.go.
+	index indexes
 }
 
 // Fragment is what a read finds of one fragment.
@@ -51,6 +55,9 @@ type Mutation struct {
 	// Overwrite lets a put replace a keyed entry that exists without
 	// qtail's marker and with other content, instead of failing with an
 	// *UnmanagedConflictError. It is for updates of an imported entry.
+	// With Delete, on an auto approver key without an owner, it removes
+	// the approvers that no owner marked even from a list that qtail did
+	// not write: the approvers that an import took over.
 	Overwrite bool
 }
 
@@ -70,9 +77,49 @@ func Parse(b []byte) (*Document, error) {
 // Bytes returns the policy file.
 func (d *Document) Bytes() []byte { return d.root.Pack() }
 
-// Clone returns a deep copy of d.
+// Clone returns a copy of d that changes independently of d.
+//
+// A Document never changes the values of the entries of a section in place:
+// it replaces them, or changes the section's list of entries (and the
+// comments between them). A copy therefore shares the entries of each
+// section and copies only the lists, which costs little for a file of
+// thousands of grants, except for autoApprovers, whose nested lists qtail
+// changes and which is copied whole. The index is copied too.
 func (d *Document) Clone() *Document {
-	return &Document{root: cloneValue(d.root), style: d.style}
+	c := &Document{root: cloneSections(d.root), style: d.style}
+	c.index.list = d.index.clone(&c.root)
+	return c
+}
+
+// cloneSections copies the root object of a policy file for Clone.
+func cloneSections(root hujson.Value) hujson.Value {
+	obj, ok := root.Value.(*hujson.Object)
+	if !ok {
+		return cloneValue(root)
+	}
+	o := &hujson.Object{Members: make([]hujson.ObjectMember, len(obj.Members)), AfterExtra: obj.AfterExtra}
+	for i, m := range obj.Members {
+		if strings.EqualFold(memberName(&m), "autoApprovers") {
+			o.Members[i] = hujson.ObjectMember{Name: cloneValue(m.Name), Value: cloneValue(m.Value)}
+			continue
+		}
+		m.Value = cloneList(m.Value)
+		o.Members[i] = m
+	}
+	root.Value = o
+	return root
+}
+
+// cloneList copies an array or an object one level deep: a new list of
+// entries that share their values.
+func cloneList(v hujson.Value) hujson.Value {
+	switch t := v.Value.(type) {
+	case *hujson.Array:
+		v.Value = &hujson.Array{Elements: slices.Clone(t.Elements), AfterExtra: t.AfterExtra}
+	case *hujson.Object:
+		v.Value = &hujson.Object{Members: slices.Clone(t.Members), AfterExtra: t.AfterExtra}
+	}
+	return v
 }
 
 // Get finds the fragment of key: by its marker, or for a keyed fragment
@@ -90,6 +137,9 @@ func (d *Document) Lookup(key Key, want json.RawMessage) Fragment {
 		f.Found = HasAllowAll(d)
 		return f
 	}
+	if key.Kind == KindAutoApprover {
+		return d.lookupApprovers(key)
+	}
 	c, ok, err := d.section(key, false)
 	if !ok || err != nil {
 		return f
@@ -99,7 +149,7 @@ func (d *Document) Lookup(key Key, want json.RawMessage) Fragment {
 			want = nil
 		}
 	}
-	i, marked := c.find(key, want)
+	i, marked := d.find(c, key, want)
 	if i < 0 {
 		return f
 	}
@@ -121,12 +171,15 @@ func (d *Document) Delete(key Key) bool {
 	if key.Kind == KindAllowAll {
 		return RemoveAllowAll(d) > 0
 	}
+	if key.Kind == KindAutoApprover {
+		return d.deleteApprovers(key, false)
+	}
 	c, ok, err := d.section(key, false)
 	if !ok || err != nil {
 		return false
 	}
 	if key.Kind.keyed() {
-		i, marked := c.find(key, nil)
+		i, marked := d.find(c, key, nil)
 		if i < 0 || !marked {
 			return false
 		}
@@ -134,13 +187,14 @@ func (d *Document) Delete(key Key) bool {
 		return true
 	}
 	removed := false
-	for i := c.len() - 1; i >= 0; i-- {
-		if hasMarker(*c.lead(i), key) {
-			d.remove(c, i, key)
-			removed = true
+	for {
+		i, marked := d.find(c, key, nil)
+		if i < 0 || !marked {
+			return removed
 		}
+		d.remove(c, i, key)
+		removed = true
 	}
-	return removed
 }
 
 // Apply makes one change. A put replaces the value of the marked entry in
@@ -153,6 +207,10 @@ func (d *Document) Apply(m Mutation) error {
 	if err := m.Key.Validate(); err != nil {
 		return err
 	}
+	if m.Delete && m.Overwrite && m.Key.Kind == KindAutoApprover && !m.Key.Owned() {
+		d.deleteApprovers(m.Key, true)
+		return nil
+	}
 	if m.Delete {
 		d.Delete(m.Key)
 		return nil
@@ -164,12 +222,11 @@ func (d *Document) Apply(m Mutation) error {
 	if err != nil {
 		return err
 	}
-	saved := cloneValue(d.root)
-	if err := d.put(m.Key, &val, m.Overwrite); err != nil {
-		d.root = saved
-		return err
+	if m.Key.Kind == KindAutoApprover {
+		return d.putApprovers(m.Key, &val, m.Overwrite)
 	}
-	return nil
+	// put checks everything it can refuse before it changes anything.
+	return d.put(m.Key, &val, m.Overwrite)
 }
 
 // Fragments lists every fragment that carries qtail's marker, in document
@@ -199,14 +256,7 @@ func (d *Document) Fragments() []OwnedFragment {
 	if c, ok, err := d.section(Key{Kind: KindTagOwner}, false); ok && err == nil {
 		keyed(c, func(name string) (Key, bool) { return Key{Kind: KindTagOwner, Name: name}, true })
 	}
-	if c, ok, err := d.section(RouteKey(""), false); ok && err == nil {
-		keyed(c, func(name string) (Key, bool) { return RouteKey(name), true })
-	}
-	if c, ok, err := d.section(ExitNodeKey(), false); ok && err == nil {
-		keyed(c, func(name string) (Key, bool) {
-			return ExitNodeKey(), strings.EqualFold(name, ExitNodeName)
-		})
-	}
+	out = append(out, d.approverFragments()...)
 	list(KindPolicyTest)
 	return out
 }
@@ -238,7 +288,7 @@ func (d *Document) put(key Key, val *hujson.Value, overwrite bool) error {
 		return err
 	}
 	if ok {
-		if i, marked := c.find(key, want); i >= 0 {
+		if i, marked := d.find(c, key, want); i >= 0 {
 			cur := canonical(c.value(i))
 			same := bytes.Equal(cur, want)
 			if !marked && !same && !overwrite {
@@ -337,6 +387,16 @@ func (c container) entryIndent(i int, unit string) string {
 	return c.indent + unit
 }
 
+// find locates key's entry in c, a section of the policy, and reports
+// whether it carries the marker: through the index of the section when
+// there is one (see index.go), else by reading every entry.
+func (d *Document) find(c container, key Key, want json.RawMessage) (int, bool) {
+	if i, marked, ok := d.index.find(c, key, want); ok {
+		return i, marked
+	}
+	return c.find(key, want)
+}
+
 // find locates key's entry and reports whether it carries the marker.
 // Grants and tests are found by marker, then (when want is set) as an
 // unmarked entry whose canonical form is want. Keyed entries are found by
@@ -432,7 +492,7 @@ func (d *Document) child(parent container, name string, want hujson.Kind, create
 	if want == '{' {
 		empty = &hujson.Object{}
 	}
-	ind, lead, trail, closing := d.slot(parent, "", true)
+	ind, lead, trail, closing := d.slot(parent, createdMarker(name), true)
 	obj.Members = append(obj.Members, hujson.ObjectMember{
 		Name:  hujson.Value{BeforeExtra: lead, Value: hujson.String(name)},
 		Value: hujson.Value{BeforeExtra: hujson.Extra(" "), Value: empty, AfterExtra: trail},
@@ -490,10 +550,12 @@ func (d *Document) appendEntry(c container, key Key, val *hujson.Value) {
 		})
 	}
 	*c.closing() = closing
+	d.index.appended(c)
 }
 
 // addMarker puts key's marker on its own line just before entry i.
 func (d *Document) addMarker(c container, i int, key Key) {
+	defer d.index.relead(c, i)
 	l := *c.lead(i)
 	nl := d.style.nl
 	if ind, ok := lastLineIndent(l); ok && bytes.HasSuffix(l, []byte("\n"+ind)) {
@@ -511,8 +573,14 @@ func (d *Document) addMarker(c container, i int, key Key) {
 // so does the trailing-comma habit of the container. Removing an entry
 // that was appended restores the bytes from before the append.
 func (d *Document) remove(c container, i int, key Key) {
+	d.removeWith(c, i, func(k Key) bool { return k == key }, "")
+}
+
+// removeWith is remove for the entry whose marker is the one isMarker
+// accepts, or the comment line marker (a section's, see createdMarker).
+func (d *Document) removeWith(c container, i int, isMarker func(Key) bool, marker string) {
 	n := c.len()
-	prefix := withoutMarker(*c.lead(i), key)
+	prefix := withoutMarker(*c.lead(i), isMarker, marker)
 	if t := *c.trail(i); hasComment(t) {
 		prefix = concat(prefix, t)
 	}
@@ -540,4 +608,8 @@ func (d *Document) remove(c container, i int, key Key) {
 		*c.closing() = rest
 	}
 	c.removeAt(i)
+	d.index.removed(c, i)
+	if i < c.len() {
+		d.index.relead(c, i)
+	}
 }

@@ -24,7 +24,7 @@ func raw(s string) json.RawMessage { return json.RawMessage(s) }
 
 func TestAdoptIdenticalGrant(t *testing.T) {
 	doc := mustParse(t, []byte(basePolicy))
-	key := Key{KindGrant, "ops-db"}
+	key := Key{Kind: KindGrant, Name: "ops-db"}
 	want := raw(`{"ip":["tcp:5432"],"src":["group:ops"],"dst":["tag:db"]}`)
 
 	if got := doc.Get(key); got.Found {
@@ -65,7 +65,7 @@ func TestAdoptIdenticalKeyedEntries(t *testing.T) {
 		key Key
 		val string
 	}{
-		{Key{KindTagOwner, "tag:db"}, `["group:ops"]`},
+		{Key{Kind: KindTagOwner, Name: "tag:db"}, `["group:ops"]`},
 		{RouteKey("10.0.0.0/16"), `["tag:router"]`},
 		{ExitNodeKey(), `["tag:exit"]`},
 	} {
@@ -89,8 +89,8 @@ func TestAdoptIdenticalKeyedEntries(t *testing.T) {
 
 func TestMarkerRemovedByHand(t *testing.T) {
 	doc := mustParse(t, []byte(basePolicy))
-	grant := Key{KindGrant, "web"}
-	owner := Key{KindTagOwner, "tag:web"}
+	grant := Key{Kind: KindGrant, Name: "web"}
+	owner := Key{Kind: KindTagOwner, Name: "tag:web"}
 	gv, ov := raw(`{"src":["*"],"dst":["tag:web"],"ip":["443"]}`), raw(`["group:ops"]`)
 	for k, v := range map[Key]json.RawMessage{grant: gv, owner: ov} {
 		if err := doc.Put(k, v); err != nil {
@@ -125,7 +125,7 @@ func TestMarkerRemovedByHand(t *testing.T) {
 
 func TestEditedByHandShowsAsDiff(t *testing.T) {
 	doc := mustParse(t, []byte(basePolicy))
-	key := Key{KindGrant, "web"}
+	key := Key{Kind: KindGrant, Name: "web"}
 	if err := doc.Put(key, raw(`{"src":["*"],"dst":["tag:web"],"ip":["443"]}`)); err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +153,7 @@ func TestUnmanagedConflict(t *testing.T) {
 		key     Key
 		import_ string
 	}{
-		{Key{KindTagOwner, "tag:x"}, "terraform import qtail_tag_owner.NAME 'tag:x'"},
+		{Key{Kind: KindTagOwner, Name: "tag:x"}, "terraform import qtail_tag_owner.NAME 'tag:x'"},
 		{RouteKey("10.0.0.0/16"), "terraform import qtail_auto_approver.NAME 'route:10.0.0.0/16'"},
 		{ExitNodeKey(), "terraform import qtail_auto_approver.NAME exitNode"},
 	} {
@@ -176,6 +176,18 @@ func TestUnmanagedConflict(t *testing.T) {
 		if doc.Delete(tc.key) || string(doc.Bytes()) != src {
 			t.Errorf("%s: delete removed an unmanaged entry", tc.key)
 		}
+		if tc.key.Kind == KindAutoApprover {
+			// After an import, the approvers nobody marked are taken
+			// over: a delete with Overwrite removes them, and leaves
+			// the list that a person wrote.
+			taken := mustParse(t, []byte(src))
+			if err := taken.Apply(Mutation{Key: tc.key, Delete: true, Overwrite: true}); err != nil {
+				t.Fatal(err)
+			}
+			if got := taken.Get(tc.key); !got.Found || string(got.Value) != "[]" {
+				t.Errorf("%s: after a take-over the list holds %+v", tc.key, got)
+			}
+		}
 		// An update after import takes the entry over.
 		if err := doc.Apply(Mutation{Key: tc.key, Value: raw(`["bob@example.com"]`), Overwrite: true}); err != nil {
 			t.Fatal(err)
@@ -188,7 +200,7 @@ func TestUnmanagedConflict(t *testing.T) {
 
 func TestDeleteAbsent(t *testing.T) {
 	for _, key := range []Key{
-		{KindGrant, "nope"}, {KindPolicyTest, "nope"}, {KindTagOwner, "tag:nope"},
+		{Kind: KindGrant, Name: "nope"}, {Kind: KindPolicyTest, Name: "nope"}, {Kind: KindTagOwner, Name: "tag:nope"},
 		RouteKey("10.9.0.0/16"), ExitNodeKey(),
 	} {
 		for _, src := range []string{basePolicy, "{}", `{"autoApprovers": {}}`} {
@@ -222,10 +234,10 @@ func TestSectionsFoundCaseInsensitively(t *testing.T) {
 
 func TestSectionOfWrongType(t *testing.T) {
 	doc := mustParse(t, []byte(`{"grants": {}}`))
-	if err := doc.Put(Key{KindGrant, "g"}, raw(`{"src":["*"],"dst":["*"],"ip":["*"]}`)); err == nil {
+	if err := doc.Put(Key{Kind: KindGrant, Name: "g"}, raw(`{"src":["*"],"dst":["*"],"ip":["*"]}`)); err == nil {
 		t.Fatal("put into a grants object succeeded")
 	}
-	if got := doc.Get(Key{KindGrant, "g"}); got.Found {
+	if got := doc.Get(Key{Kind: KindGrant, Name: "g"}); got.Found {
 		t.Fatal("found a grant in a malformed section")
 	}
 }
@@ -233,15 +245,15 @@ func TestSectionOfWrongType(t *testing.T) {
 func TestPutRejectsBadInput(t *testing.T) {
 	doc := mustParse(t, []byte(basePolicy))
 	for _, m := range []Mutation{
-		{Key: Key{KindGrant, ""}, Value: raw(`{}`)},
-		{Key: Key{KindGrant, "two words"}, Value: raw(`{}`)},
-		{Key: Key{KindGrant, "g"}, Value: raw(`[]`)},
-		{Key: Key{KindGrant, "g"}, Value: raw(`{"src": [}`)},
-		{Key: Key{KindTagOwner, "tag:x"}, Value: raw(`{}`)},
-		{Key: Key{KindTagOwner, "x"}, Value: raw(`[]`)},
-		{Key: Key{KindAutoApprover, "route:10.0.0.1/16"}, Value: raw(`[]`)},
-		{Key: Key{KindAutoApprover, "exit"}, Value: raw(`[]`)},
-		{Key: Key{"acl", "x"}, Value: raw(`{}`)},
+		{Key: Key{Kind: KindGrant, Name: ""}, Value: raw(`{}`)},
+		{Key: Key{Kind: KindGrant, Name: "two words"}, Value: raw(`{}`)},
+		{Key: Key{Kind: KindGrant, Name: "g"}, Value: raw(`[]`)},
+		{Key: Key{Kind: KindGrant, Name: "g"}, Value: raw(`{"src": [}`)},
+		{Key: Key{Kind: KindTagOwner, Name: "tag:x"}, Value: raw(`{}`)},
+		{Key: Key{Kind: KindTagOwner, Name: "x"}, Value: raw(`[]`)},
+		{Key: Key{Kind: KindAutoApprover, Name: "route:10.0.0.1/16"}, Value: raw(`[]`)},
+		{Key: Key{Kind: KindAutoApprover, Name: "exit"}, Value: raw(`[]`)},
+		{Key: Key{Kind: "acl", Name: "x"}, Value: raw(`{}`)},
 	} {
 		if err := doc.Apply(m); err == nil {
 			t.Errorf("Apply(%+v) succeeded", m)
@@ -254,7 +266,7 @@ func TestPutRejectsBadInput(t *testing.T) {
 
 func TestUpdateInPlaceKeepsNeighbours(t *testing.T) {
 	doc := mustParse(t, []byte(basePolicy))
-	a, b, c := Key{KindGrant, "a"}, Key{KindGrant, "b"}, Key{KindGrant, "c"}
+	a, b, c := Key{Kind: KindGrant, Name: "a"}, Key{Kind: KindGrant, Name: "b"}, Key{Kind: KindGrant, Name: "c"}
 	for _, k := range []Key{a, b, c} {
 		if err := doc.Put(k, raw(`{"src":["*"],"dst":["tag:`+k.Name+`"],"ip":["1"]}`)); err != nil {
 			t.Fatal(err)
@@ -283,7 +295,7 @@ func TestUpdateInPlaceKeepsNeighbours(t *testing.T) {
 
 func TestDeleteRemovesEveryCopyOfAMarker(t *testing.T) {
 	doc := mustParse(t, []byte(basePolicy))
-	key := Key{KindGrant, "dup"}
+	key := Key{Kind: KindGrant, Name: "dup"}
 	if err := doc.Put(key, raw(`{"src":["*"],"dst":["tag:x"],"ip":["1"]}`)); err != nil {
 		t.Fatal(err)
 	}
@@ -309,7 +321,7 @@ func TestCommentsAroundDeletedFragmentStay(t *testing.T) {
 		"\t\t{\"src\": [\"*\"], \"dst\": [\"tag:b\"], \"ip\": [\"1\"]}\n" +
 		"\t]\n}\n"
 	doc := mustParse(t, []byte(src))
-	if !doc.Delete(Key{KindGrant, "x"}) {
+	if !doc.Delete(Key{Kind: KindGrant, Name: "x"}) {
 		t.Fatal("nothing deleted")
 	}
 	want := "{\n\t\"grants\": [\n\t\t{\"src\": [\"*\"], \"dst\": [\"tag:a\"], \"ip\": [\"1\"]}, // first\n" +
@@ -325,7 +337,7 @@ func TestCommentsAroundDeletedFragmentStay(t *testing.T) {
 func TestLastEntryWithoutTrailingComma(t *testing.T) {
 	src := "{\n  \"grants\": [\n    {\"src\": [\"*\"], \"dst\": [\"tag:a\"], \"ip\": [\"1\"]} // same line\n  ]\n}"
 	doc := mustParse(t, []byte(src))
-	key := Key{KindGrant, "x"}
+	key := Key{Kind: KindGrant, Name: "x"}
 	if err := doc.Put(key, raw(`{"src":["*"],"dst":["tag:x"],"ip":["1"]}`)); err != nil {
 		t.Fatal(err)
 	}
@@ -343,7 +355,7 @@ func TestLastEntryWithoutTrailingComma(t *testing.T) {
 func TestCRLF(t *testing.T) {
 	src := "{\r\n\t\"tagOwners\": {\r\n\t\t\"tag:a\": [], // a\r\n\t},\r\n}\r\n"
 	doc := mustParse(t, []byte(src))
-	key := Key{KindTagOwner, "tag:b"}
+	key := Key{Kind: KindTagOwner, Name: "tag:b"}
 	if err := doc.Put(key, raw(`["tag:a"]`)); err != nil {
 		t.Fatal(err)
 	}
@@ -366,7 +378,7 @@ func TestEmptySectionWithComment(t *testing.T) {
 		"{\n\t\"grants\": [\n\t\t// none yet\n\t],\n}",
 	} {
 		doc := mustParse(t, []byte(src))
-		key := Key{KindGrant, "x"}
+		key := Key{Kind: KindGrant, Name: "x"}
 		if err := doc.Put(key, raw(`{"src":["*"],"dst":["tag:x"],"ip":["1"]}`)); err != nil {
 			t.Fatal(err)
 		}
@@ -411,11 +423,11 @@ func TestParseErrors(t *testing.T) {
 
 func TestParseMarker(t *testing.T) {
 	for s, want := range map[string]Key{
-		"// qtail:grant:web":                        {KindGrant, "web"},
-		"//qtail:tag_owner:tag:k8s":                 {KindTagOwner, "tag:k8s"},
-		"  // qtail:auto_approver:route:10.0.0.0/8": {KindAutoApprover, "route:10.0.0.0/8"},
-		"// qtail:auto_approver:exitNode\n":         {KindAutoApprover, "exitNode"},
-		"qtail:policy_test:t1":                      {KindPolicyTest, "t1"},
+		"// qtail:grant:web":                        {Kind: KindGrant, Name: "web"},
+		"//qtail:tag_owner:tag:k8s":                 {Kind: KindTagOwner, Name: "tag:k8s"},
+		"  // qtail:auto_approver:route:10.0.0.0/8": {Kind: KindAutoApprover, Name: "route:10.0.0.0/8"},
+		"// qtail:auto_approver:exitNode\n":         {Kind: KindAutoApprover, Name: "exitNode"},
+		"qtail:policy_test:t1":                      {Kind: KindPolicyTest, Name: "t1"},
 	} {
 		got, ok := ParseMarker(s)
 		if !ok || got != want {
@@ -430,7 +442,7 @@ func TestParseMarker(t *testing.T) {
 			t.Errorf("ParseMarker(%q) = %v", s, k)
 		}
 	}
-	if m := (Key{KindGrant, "web"}).Marker(); m != "// qtail:grant:web" {
+	if m := (Key{Kind: KindGrant, Name: "web"}).Marker(); m != "// qtail:grant:web" {
 		t.Errorf("Marker() = %q", m)
 	}
 }
@@ -469,13 +481,13 @@ func TestHasAllowAll(t *testing.T) {
 }
 
 func TestKeyValidate(t *testing.T) {
-	good := []Key{{KindGrant, "a-b_c.d"}, {KindTagOwner, "tag:k8s-operator"}, RouteKey("fd7a:115c:a1e0::/48"), ExitNodeKey(), {KindPolicyTest, "t"}}
+	good := []Key{{Kind: KindGrant, Name: "a-b_c.d"}, {Kind: KindTagOwner, Name: "tag:k8s-operator"}, RouteKey("fd7a:115c:a1e0::/48"), ExitNodeKey(), {Kind: KindPolicyTest, Name: "t"}}
 	for _, k := range good {
 		if err := k.Validate(); err != nil {
 			t.Errorf("%v: %v", k, err)
 		}
 	}
-	bad := []Key{{KindGrant, ""}, {KindGrant, "a\nb"}, {KindTagOwner, "tag:1"}, RouteKey("10.0.0.0"), {KindAutoApprover, "exitnode"}, {"x", "y"}}
+	bad := []Key{{Kind: KindGrant, Name: ""}, {Kind: KindGrant, Name: "a\nb"}, {Kind: KindTagOwner, Name: "tag:1"}, RouteKey("10.0.0.0"), {Kind: KindAutoApprover, Name: "exitnode"}, {Kind: "x", Name: "y"}}
 	for _, k := range bad {
 		if err := k.Validate(); err == nil {
 			t.Errorf("%v validated", k)

@@ -25,15 +25,15 @@ func TestFragmentOf(t *testing.T) {
 		// Null members are left out, empty lists kept, app written as
 		// compact JSON; the plan's computed id and marker are ignored.
 		{"qtail_grant", `{"name": "web", "src": ["group:ops"], "dst": ["tag:web"], "ip": ["tcp:443"], "app": null, "via": null, "src_posture": null, "id": null, "marker": null}`,
-			Key{KindGrant, "web"}, `{"dst":["tag:web"],"ip":["tcp:443"],"src":["group:ops"]}`},
+			Key{Kind: KindGrant, Name: "web"}, `{"dst":["tag:web"],"ip":["tcp:443"],"src":["group:ops"]}`},
 		{"qtail_grant", `{"name": "k8s", "src": ["group:ops"], "dst": ["tag:k8s"], "ip": [], "app": "{\"tailscale.com/cap/kubernetes\": [{\"impersonate\": {\"groups\": [\"system:masters\"]}}]}", "via": ["tag:router"], "src_posture": ["posture:latest"]}`,
-			Key{KindGrant, "k8s"}, `{"app":{"tailscale.com/cap/kubernetes":[{"impersonate":{"groups":["system:masters"]}}]},"dst":["tag:k8s"],"ip":[],"src":["group:ops"],"srcPosture":["posture:latest"],"via":["tag:router"]}`},
+			Key{Kind: KindGrant, Name: "k8s"}, `{"app":{"tailscale.com/cap/kubernetes":[{"impersonate":{"groups":["system:masters"]}}]},"dst":["tag:k8s"],"ip":[],"src":["group:ops"],"srcPosture":["posture:latest"],"via":["tag:router"]}`},
 		{"qtail_policy_test", `{"name": "ops", "src": "group:ops", "proto": null, "accept": ["tag:web:443"], "deny": null}`,
-			Key{KindPolicyTest, "ops"}, `{"accept":["tag:web:443"],"src":"group:ops"}`},
+			Key{Kind: KindPolicyTest, Name: "ops"}, `{"accept":["tag:web:443"],"src":"group:ops"}`},
 		{"qtail_policy_test", `{"name": "dns", "src": "carol@example.com", "proto": "udp", "accept": null, "deny": ["tag:dns:53"]}`,
-			Key{KindPolicyTest, "dns"}, `{"deny":["tag:dns:53"],"proto":"udp","src":"carol@example.com"}`},
-		{"qtail_tag_owner", `{"tag": "tag:k8s", "owners": ["tag:k8s-operator"]}`, Key{KindTagOwner, "tag:k8s"}, `["tag:k8s-operator"]`},
-		{"qtail_tag_owner", `{"tag": "tag:k8s-operator", "owners": []}`, Key{KindTagOwner, "tag:k8s-operator"}, `[]`},
+			Key{Kind: KindPolicyTest, Name: "dns"}, `{"deny":["tag:dns:53"],"proto":"udp","src":"carol@example.com"}`},
+		{"qtail_tag_owner", `{"tag": "tag:k8s", "owners": ["tag:k8s-operator"]}`, Key{Kind: KindTagOwner, Name: "tag:k8s"}, `["tag:k8s-operator"]`},
+		{"qtail_tag_owner", `{"tag": "tag:k8s-operator", "owners": []}`, Key{Kind: KindTagOwner, Name: "tag:k8s-operator"}, `[]`},
 		{"qtail_auto_approver", `{"route": "10.0.0.0/16", "exit_node": false, "approvers": ["tag:router"]}`, RouteKey("10.0.0.0/16"), `["tag:router"]`},
 		{"qtail_auto_approver", `{"route": null, "exit_node": true, "approvers": ["tag:exit"]}`, ExitNodeKey(), `["tag:exit"]`},
 	} {
@@ -79,10 +79,10 @@ func TestEntriesApply(t *testing.T) {
 	proto := "tcp"
 	g, _ := GrantEntry{Src: []string{"group:ops"}, Dst: []string{"tag:web"}, IP: []string{"tcp:443"}}.JSON()
 	tst, _ := PolicyTestEntry{Src: "group:ops", Proto: &proto, Accept: []string{"tag:web:443"}}.JSON()
-	if err := doc.Put(Key{KindGrant, "web"}, g); err != nil {
+	if err := doc.Put(Key{Kind: KindGrant, Name: "web"}, g); err != nil {
 		t.Fatal(err)
 	}
-	if err := doc.Put(Key{KindPolicyTest, "web"}, tst); err != nil {
+	if err := doc.Put(Key{Kind: KindPolicyTest, Name: "web"}, tst); err != nil {
 		t.Fatal(err)
 	}
 	want := "{\n\t\"grants\": [\n\t\t// qtail:grant:web\n\t\t{\n\t\t\t\"src\": [\"group:ops\"],\n\t\t\t\"dst\": [\"tag:web\"],\n\t\t\t\"ip\": [\"tcp:443\"],\n\t\t},\n\t],\n" +

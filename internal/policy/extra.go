@@ -2,6 +2,7 @@ package policy
 
 import (
 	"bytes"
+	"strings"
 
 	"github.com/tailscale/hujson"
 )
@@ -182,23 +183,28 @@ func lastMarkerOfKind(e []byte, kind Kind) (Key, bool) {
 	return Key{}, false
 }
 
-// withoutMarker removes from the leading extra of a deleted entry its
-// marker line and the indentation of the entry's own line, and returns what
-// is left: the comments and line breaks that were there before the marker,
-// which stay in the document.
-func withoutMarker(e []byte, key Key) []byte {
+// isMarkerLine reports whether the line comment c is the marker that
+// isMarker accepts, or the comment marker.
+func isMarkerLine(c string, isMarker func(Key) bool, marker string) bool {
+	if marker != "" && strings.TrimSpace(c) == marker {
+		return true
+	}
+	k, ok := ParseMarker(c)
+	return ok && isMarker != nil && isMarker(k)
+}
+
+// dropMarkerLine removes from e the last marker line that isMarker (or
+// the comment marker) accepts: the comment, the spaces before it and the
+// line break that opened its line; the break that ends it stays. It
+// returns a new extra, and whether it found the marker.
+func dropMarkerLine(e []byte, isMarker func(Key) bool, marker string) ([]byte, bool) {
 	out := cloneExtra(e)
 	ts := tokens(out)
 	for i := len(ts) - 1; i >= 0; i-- {
 		t := ts[i]
-		if t.kind != tokLine {
+		if t.kind != tokLine || !isMarkerLine(string(out[t.start:t.end]), isMarker, marker) {
 			continue
 		}
-		if k, ok := ParseMarker(string(out[t.start:t.end])); !ok || k != key {
-			continue
-		}
-		// Remove the comment, the spaces before it and the line break
-		// that opened its line; keep the break that ends it.
 		from := t.start
 		for from > 0 && isHorizontal(out[from-1]) {
 			from--
@@ -216,9 +222,17 @@ func withoutMarker(e []byte, key Key) []byte {
 				to--
 			}
 		}
-		out = append(out[:from:from], out[to:]...)
-		break
+		return append(out[:from:from], out[to:]...), true
 	}
+	return out, false
+}
+
+// withoutMarker removes from the leading extra of a deleted entry its
+// marker line and the indentation of the entry's own line, and returns what
+// is left: the comments and line breaks that were there before the marker,
+// which stay in the document.
+func withoutMarker(e []byte, isMarker func(Key) bool, marker string) []byte {
+	out, _ := dropMarkerLine(e, isMarker, marker)
 	// Drop the indentation of the entry's line and the line break before
 	// it, unless that break ends a line comment.
 	end := len(out)

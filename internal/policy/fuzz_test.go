@@ -8,11 +8,11 @@ import (
 )
 
 var fuzzMutations = []Mutation{
-	{Key: Key{KindGrant, "fuzz"}, Value: raw(`{"src":["tag:fz"],"dst":["tag:fz"],"ip":["tcp:1"]}`)},
-	{Key: Key{KindTagOwner, "tag:fuzz"}, Value: raw(`["group:fz"]`)},
+	{Key: Key{Kind: KindGrant, Name: "fuzz"}, Value: raw(`{"src":["tag:fz"],"dst":["tag:fz"],"ip":["tcp:1"]}`)},
+	{Key: Key{Kind: KindTagOwner, Name: "tag:fuzz"}, Value: raw(`["group:fz"]`)},
 	{Key: RouteKey("10.250.0.0/16"), Value: raw(`["tag:fz"]`)},
 	{Key: ExitNodeKey(), Value: raw(`["tag:fz","group:a-very-long-group-name-to-force-one-approver-per-line","group:and-another-one"]`)},
-	{Key: Key{KindPolicyTest, "fuzz"}, Value: raw(`{"src":"tag:fz","accept":["tag:fz:1"]}`)},
+	{Key: Key{Kind: KindPolicyTest, Name: "fuzz"}, Value: raw(`{"src":"tag:fz","accept":["tag:fz:1"]}`)},
 }
 
 // FuzzPutDelete checks that putting a fragment into any policy keeps every

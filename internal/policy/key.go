@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"crypto/rand"
 	"fmt"
 	"strings"
 	"unicode"
@@ -62,11 +63,58 @@ func AllowAllKey() Key { return Key{Kind: KindAllowAll, Name: "default"} }
 
 // Key identifies one fragment: a grant or a policy test by the name in
 // its marker, a tag owner by its tag, an auto approver by "route:CIDR" or
-// "exitNode".
+// "exitNode" and its owner.
 type Key struct {
 	Kind Kind
 	Name string
+	// Owner is set for the approvers that one qtail_auto_approver adds to
+	// the list of a route or of exit nodes, which several configurations
+	// may share: each approver it adds carries its marker with the owner
+	// after a "#". An auto approver key without an owner is the part of
+	// the list that no owner marked (the whole list, in files written
+	// before lists were shared). Other kinds have no owner.
+	Owner string
 }
+
+// ownerAlphabet is what owners are made of: lower-case letters and
+// digits, without the ones easily mistaken for each other.
+const ownerAlphabet = "abcdefghjkmnpqrstuvwxyz23456789"
+
+// ownerLen is the length of the owners NewOwner makes: 10 characters of
+// 31 are about 50 bits, enough that two resources never draw the same.
+const ownerLen = 10
+
+// NewOwner returns a new random owner for the approvers of one
+// qtail_auto_approver.
+func NewOwner() string {
+	b := make([]byte, ownerLen)
+	_, _ = rand.Read(b) // never fails (crypto/rand)
+	for i := range b {
+		b[i] = ownerAlphabet[int(b[i])%len(ownerAlphabet)]
+	}
+	return string(b)
+}
+
+// validOwner reports whether s can be the owner of approvers: 1 to 32
+// lower-case letters and digits.
+func validOwner(s string) bool {
+	if s == "" || len(s) > 32 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('a' <= c && c <= 'z' || '0' <= c && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// List is the key of the whole list an owned key adds approvers to: the
+// key without its owner.
+func (k Key) List() Key { return Key{Kind: k.Kind, Name: k.Name} }
+
+// Owned reports whether the key names the approvers of one owner.
+func (k Key) Owned() bool { return k.Owner != "" }
 
 // RouteKey is the key of the auto approver of a route.
 func RouteKey(cidr string) Key { return Key{Kind: KindAutoApprover, Name: RoutePrefix + cidr} }
@@ -75,15 +123,31 @@ func RouteKey(cidr string) Key { return Key{Kind: KindAutoApprover, Name: RouteP
 func ExitNodeKey() Key { return Key{Kind: KindAutoApprover, Name: ExitNodeName} }
 
 // Marker is the line comment that stands on its own line just before the
-// fragment, for example "// qtail:grant:web".
-func (k Key) Marker() string { return "// " + markerPrefix + string(k.Kind) + ":" + k.Name }
+// fragment, for example "// qtail:grant:web", or before each approver of
+// an owner, "// qtail:auto_approver:exitNode#k3x9q2mfa7".
+func (k Key) Marker() string {
+	m := "// " + markerPrefix + string(k.Kind) + ":" + k.Name
+	if k.Owner != "" {
+		m += ownerSep + k.Owner
+	}
+	return m
+}
+
+// ownerSep separates the name of an auto approver from its owner in a
+// marker and an import ID; no CIDR holds it.
+const ownerSep = "#"
 
 // String names the fragment the way the Terraform resource does, for
 // example `qtail_grant "web"`.
 func (k Key) String() string { return fmt.Sprintf("%s %q", k.Kind.resourceType(), k.Name) }
 
 // ImportID is the ID that `terraform import` takes for the fragment.
-func (k Key) ImportID() string { return k.Name }
+func (k Key) ImportID() string {
+	if k.Owner != "" {
+		return k.Name + ownerSep + k.Owner
+	}
+	return k.Name
+}
 
 // Validate reports whether qtail can own a fragment with this key.
 func (k Key) Validate() error {
@@ -95,6 +159,9 @@ func (k Key) Validate() error {
 	}
 	if !markerSafe(k.Name) {
 		return fmt.Errorf("policy: %s name %q must not contain spaces or control characters", k.Kind, k.Name)
+	}
+	if k.Owner != "" && (k.Kind != KindAutoApprover || !validOwner(k.Owner)) {
+		return fmt.Errorf("policy: %s %q cannot have the owner %q: only auto approvers have owners, of 1 to 32 lower-case letters and digits", k.Kind, k.Name, k.Owner)
 	}
 	switch k.Kind {
 	case KindTagOwner:
@@ -150,8 +217,16 @@ func ParseMarker(comment string) (Key, bool) {
 		return Key{}, false
 	}
 	k := Key{Kind: Kind(kind), Name: name}
-	if k.Kind == KindAutoApprover && name != ExitNodeName && (!strings.HasPrefix(name, RoutePrefix) || name == RoutePrefix) {
-		return Key{}, false
+	if k.Kind == KindAutoApprover {
+		if n, owner, ok := strings.Cut(name, ownerSep); ok {
+			if !validOwner(owner) {
+				return Key{}, false
+			}
+			k.Name, k.Owner = n, owner
+		}
+		if k.Name != ExitNodeName && (!strings.HasPrefix(k.Name, RoutePrefix) || k.Name == RoutePrefix) {
+			return Key{}, false
+		}
 	}
 	return k, true
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"slices"
 	"sync"
 	"time"
 )
@@ -23,17 +22,41 @@ import (
 // operator on its tag owners) read the policy file as it will be through
 // PlannedPolicy.
 //
+// The Planner keeps the policy file as planned, and each batch adds its
+// changes to it, so that a check costs the same whatever the number of
+// changes planned before it. Terraform plans each resource again just
+// before it applies it: once the Store has written, the process is
+// applying, and those checks plan their changes without asking the
+// server, which checks them when they are written (and blames only the
+// culprit as well).
+//
 // The writes themselves are gathered by the Store.
 type Planner struct {
 	store  *Store
 	checks *Batcher[*planCheck, error]
 
-	mu      sync.Mutex
-	planned []Mutation      // changes that passed, one per key, in order
+	mu sync.Mutex
+	// planned are the changes that passed, one per key, in order: order
+	// lists the keys, at the index planned gives them.
+	planned map[Key]plannedChange
+	order   []Key
+	// doc is the policy file as planned: the store's copy base with the
+	// planned changes applied, nil until needed.
+	doc     *Document
+	docBase *cached
 	hasRule map[string]bool // HasAllowAll by policy ETag
 	// warned is set once the plan has warned about the allow-all rule:
 	// one warning per plan, not one per fragment.
 	warned bool
+	// claims are the fragments that the resources of the plan write, by
+	// key without owner.
+	claims map[Key]Claim
+}
+
+// plannedChange is a planned change and its place in the order.
+type plannedChange struct {
+	mut Mutation
+	at  int
 }
 
 // planCheck is one queued check and the context of its caller.
@@ -53,25 +76,85 @@ func (e *ValidateCallError) Unwrap() error { return e.Err }
 const planCheckTimeout = 2 * time.Minute
 
 // NewPlanner returns a Planner over the policy file of store. Its batches
-// of checks start as the Store's batches of writes do: after DefaultQuiet
-// without a new check, at the latest DefaultMaxWait after the first one.
+// of checks start as the Store's batches of writes do, and share their
+// estimate of Terraform's parallelism.
 func NewPlanner(store *Store) *Planner {
-	p := &Planner{store: store, hasRule: map[string]bool{}}
-	p.checks = NewBatcher(DefaultQuiet, DefaultMaxWait, p.checkBatch)
+	p := &Planner{store: store, hasRule: map[string]bool{}, planned: map[Key]plannedChange{}, claims: map[Key]Claim{}}
+	p.checks = NewBatcher(BatcherOptions[*planCheck]{
+		Quiet: store.quiet, MaxWait: store.maxWait, Parallelism: store.par,
+		OnBatch: func(batch []*planCheck, info BatchInfo) { store.logBatch(batch[0].ctx, "validate", info) },
+	}, p.checkBatch)
 	return p
+}
+
+// Expect says that Terraform is on its way to plan the fragment of key (it
+// validates its resource's configuration): the batch of checks under way
+// waits for it (see Batcher) until Check or Forget. The Store expects its
+// change too.
+func (p *Planner) Expect(key Key) {
+	p.checks.Expect(claimKey(key))
+	p.store.Expect(key)
+}
+
+// Forget says that the plan of the fragment of key needs no check, and,
+// unless changing, that it writes nothing either.
+func (p *Planner) Forget(key Key, changing bool) {
+	p.checks.Forget(claimKey(key))
+	if !changing {
+		p.store.Forget(key)
+	}
 }
 
 // Planned returns the changes planned so far, in order.
 func (p *Planner) Planned() []Mutation {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return slices.Clone(p.planned)
+	return p.plannedLocked()
+}
+
+func (p *Planner) plannedLocked() []Mutation {
+	out := make([]Mutation, 0, len(p.planned))
+	for i, k := range p.order {
+		if c, ok := p.planned[k]; ok && c.at == i {
+			out = append(out, c.mut)
+		}
+	}
+	return out
 }
 
 // PlannedPolicy returns the policy file as it will be once the changes
 // planned so far are applied.
 func (p *Planner) PlannedPolicy(ctx context.Context) ([]byte, error) {
-	return p.store.Preview(ctx, p.Planned()...)
+	doc, err := p.plannedDocument(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer p.mu.Unlock()
+	return doc.Bytes(), nil
+}
+
+// plannedDocument returns the policy file as planned, with p.mu held: the
+// document is the Planner's own, to read before unlocking.
+func (p *Planner) plannedDocument(ctx context.Context) (*Document, error) {
+	c, err := p.store.get(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	base, err := c.document()
+	if err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	if p.doc == nil || p.docBase != c {
+		doc := base.Clone()
+		for _, m := range p.plannedLocked() {
+			// A change planned before may no longer apply (the policy
+			// file was read again meanwhile): it is left out.
+			_ = doc.Apply(m)
+		}
+		p.doc, p.docBase = doc, c
+	}
+	return p.doc, nil
 }
 
 // Record adds changes that need no check (removals) to the planned ones.
@@ -81,33 +164,49 @@ func (p *Planner) Record(muts ...Mutation) {
 	p.acceptLocked(muts)
 }
 
+// acceptLocked plans muts, and applies them to the document as planned.
 func (p *Planner) acceptLocked(muts []Mutation) {
 	for _, m := range muts {
-		p.planned = slices.DeleteFunc(p.planned, func(q Mutation) bool { return q.Key == m.Key })
-		p.planned = append(p.planned, m)
+		p.planned[m.Key] = plannedChange{mut: m, at: len(p.order)}
+		p.order = append(p.order, m.Key)
+		if p.doc != nil {
+			_ = p.doc.Apply(m)
+		}
+	}
+	if len(p.order) > 2*len(p.planned)+64 {
+		// Keys planned again left holes in the order: close them.
+		order := p.order[:0]
+		for i, k := range p.order {
+			if c, ok := p.planned[k]; ok && c.at == i {
+				c.at = len(order)
+				p.planned[k] = c
+				order = append(order, k)
+			}
+		}
+		p.order = order
 	}
 }
 
 // allowAllPresent reports whether the policy file read by the store holds
 // the default allow-all rule.
 func (p *Planner) allowAllPresent(ctx context.Context) (bool, error) {
-	snap, err := p.store.Snapshot(ctx)
+	c, err := p.store.get(ctx, false)
 	if err != nil {
 		return false, err
 	}
 	p.mu.Lock()
-	present, ok := p.hasRule[snap.ETag]
+	present, ok := p.hasRule[c.snap.ETag]
 	p.mu.Unlock()
 	if ok {
 		return present, nil
 	}
-	doc, err := Parse(snap.HuJSON)
+	doc, err := c.document()
 	if err != nil {
 		return false, err
 	}
 	present = HasAllowAll(doc)
 	p.mu.Lock()
-	p.hasRule[snap.ETag] = present
+	p.hasRule[c.snap.ETag] = present
 	p.mu.Unlock()
 	return present, nil
 }
@@ -117,7 +216,8 @@ func (p *Planner) allowAllPresent(ctx context.Context) (bool, error) {
 // and the plan has not warned yet.
 func (p *Planner) WarnAllowAll(ctx context.Context) bool {
 	p.mu.Lock()
-	done := p.warned || slices.ContainsFunc(p.planned, func(m Mutation) bool { return m.Key == AllowAllKey() && m.Delete })
+	c, planned := p.planned[AllowAllKey()]
+	done := p.warned || planned && c.mut.Delete
 	p.mu.Unlock()
 	if done {
 		return false
@@ -138,27 +238,20 @@ func (p *Planner) WarnAllowAll(ctx context.Context) bool {
 // that is someone else's.
 type OwnershipConflict struct {
 	Key Key
-	// InPlan is set when another change of this plan writes Key with
-	// other content (another resource of the same configuration).
-	InPlan bool
-	// Existing is, otherwise, the marked entry of the policy file with
-	// other content (another configuration owns it).
+	// Existing is the marked entry of the policy file with other content
+	// (another configuration owns it).
 	Existing json.RawMessage
 }
 
 // OwnedElsewhere returns why creating the fragment of key with value
-// would take over an entry that is someone else's: a change of this plan
-// to the same key with other content, or a marked entry with other
-// content in the policy file. It returns nil when there is no such entry.
+// would take over an entry that is someone else's: a marked entry with
+// other content in the policy file. It returns nil when there is no such
+// entry. The approvers of an auto approver are shared, never someone
+// else's.
 func (p *Planner) OwnedElsewhere(ctx context.Context, key Key, value json.RawMessage) *OwnershipConflict {
-	p.mu.Lock()
-	for _, m := range p.planned {
-		if m.Key == key && !m.Delete && !SameJSON(m.Value, value) {
-			p.mu.Unlock()
-			return &OwnershipConflict{Key: key, InPlan: true}
-		}
+	if key.Kind == KindAutoApprover {
+		return nil
 	}
-	p.mu.Unlock()
 	f, err := p.store.Read(ctx, key)
 	if err != nil || !f.Found || !f.Marked || SameJSON(f.Value, value) {
 		return nil
@@ -166,13 +259,48 @@ func (p *Planner) OwnedElsewhere(ctx context.Context, key Key, value json.RawMes
 	return &OwnershipConflict{Key: key, Existing: f.Value}
 }
 
+// Claim is what a resource of the plan says about itself when it claims a
+// fragment: Terraform does not tell a provider the address of the
+// resource it plans, so a claim is described by the resource type and
+// the attributes that make its key (such as `qtail_grant with name =
+// "web"`).
+type Claim struct {
+	Who string
+}
+
+// Claim records that a resource of this plan writes the fragment of key,
+// and returns the claim that another resource of the plan made on it
+// before, if any. Two resources of one configuration cannot own one
+// fragment: each plan would undo the other's apply. Approvers of one route
+// are shared between configurations, but not between two resources of one
+// configuration either: one resource lists them all.
+func (p *Planner) Claim(key Key, c Claim) (Claim, bool) {
+	k := key.List()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if earlier, ok := p.claims[k]; ok {
+		return earlier, true
+	}
+	p.claims[k] = c
+	return Claim{}, false
+}
+
 // Check validates muts against the policy file as it would be after the
 // changes planned so far and muts, and plans muts unless they are refused.
 // It returns nil, the error of applying muts to the policy file (such as
-// an *UnmanagedConflictError), the server's rejection, or a
-// *ValidateCallError when the server could not be asked.
+// an *UnmanagedConflictError or a *TooLargeError), the server's rejection,
+// or a *ValidateCallError when the server could not be asked.
 func (p *Planner) Check(ctx context.Context, muts []Mutation) error {
-	outcome, _, err := p.checks.Do(ctx, &planCheck{ctx: ctx, muts: muts})
+	if p.store.Changing() {
+		// The process applies: the Store's writes check the changes.
+		p.Record(muts...)
+		return nil
+	}
+	key := ""
+	if len(muts) > 0 {
+		key = claimKey(muts[len(muts)-1].Key)
+	}
+	outcome, _, err := p.checks.Do(ctx, key, &planCheck{ctx: ctx, muts: muts})
 	if err != nil {
 		return &ValidateCallError{Err: err}
 	}
@@ -182,13 +310,9 @@ func (p *Planner) Check(ctx context.Context, muts []Mutation) error {
 // checkBatch validates one batch of checks, plans the changes that pass
 // (or could not be checked), and returns the outcome of each.
 func (p *Planner) checkBatch(batch []*planCheck) []error {
-	p.mu.Lock()
-	base := slices.Clone(p.planned)
-	p.mu.Unlock()
-
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(batch[0].ctx), planCheckTimeout)
-	errs := p.validateBatch(ctx, base, batch)
-	cancel()
+	defer cancel()
+	errs := p.validateBatch(ctx, batch)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for i, pc := range batch {
@@ -202,52 +326,95 @@ func (p *Planner) checkBatch(batch []*planCheck) []error {
 
 // validateBatch validates the batch in one call; when the server rejects
 // it, each check again on its own.
-func (p *Planner) validateBatch(ctx context.Context, base []Mutation, batch []*planCheck) []error {
+func (p *Planner) validateBatch(ctx context.Context, batch []*planCheck) []error {
 	errs := make([]error, len(batch))
+	doc, err := p.plannedDocument(ctx)
+	if err != nil {
+		for i := range errs {
+			errs[i] = &ValidateCallError{Err: err}
+		}
+		return errs
+	}
+	base := doc.Clone()
+	before := p.docBase.snap.HuJSON
+	p.mu.Unlock()
+
+	trial := base
 	if len(batch) > 1 {
-		all := slices.Clone(base)
-		for _, pc := range batch {
-			all = append(all, pc.muts...)
-		}
-		if doc, err := p.store.Preview(ctx, all...); err == nil {
-			err = p.store.backend.Validate(ctx, doc)
-			if err == nil {
-				return errs
+		trial = base.Clone()
+	}
+	var ok []int
+	for i, pc := range batch {
+		if errs[i] = applyAll(trial, pc.muts); errs[i] != nil {
+			// The changes of pc that applied before the one that failed
+			// must not stay: start again from the base.
+			trial = base.Clone()
+			for _, j := range ok {
+				_ = applyAll(trial, batch[j].muts)
 			}
-			if !IsRejected(err) {
-				for i := range errs {
-					errs[i] = &ValidateCallError{Err: err}
-				}
-				return errs
-			}
+			continue
 		}
+		ok = append(ok, i)
+	}
+	if len(ok) == 0 {
+		return errs
+	}
+	out := trial.Bytes()
+	err = checkSize(out, before, p.store.maxSize)
+	if err == nil {
+		err = p.store.backend.Validate(ctx, out)
+	}
+	switch {
+	case err == nil:
+		return errs
+	case len(ok) == 1:
+		errs[ok[0]] = validateError(err)
+		return errs
+	case !IsRejected(err) && !isTooLarge(err):
+		for _, i := range ok {
+			errs[i] = &ValidateCallError{Err: err}
+		}
+		return errs
 	}
 	var wg sync.WaitGroup
-	for i, pc := range batch {
+	for _, i := range ok {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = p.validateOne(ctx, base, pc.muts)
+			one := base.Clone()
+			_ = applyAll(one, batch[i].muts)
+			out := one.Bytes()
+			err := checkSize(out, before, p.store.maxSize)
+			if err == nil {
+				err = p.store.backend.Validate(ctx, out)
+			}
+			errs[i] = validateError(err)
 		}()
 	}
 	wg.Wait()
 	return errs
 }
 
-func (p *Planner) validateOne(ctx context.Context, base, muts []Mutation) error {
-	doc, err := p.store.Preview(ctx, append(slices.Clone(base), muts...)...)
-	if err != nil {
-		// A change planned before may no longer apply (the policy file was
-		// read again meanwhile): check muts on their own.
-		if doc, err = p.store.Preview(ctx, muts...); err != nil {
+// applyAll applies muts to doc in order and stops at the first error.
+func applyAll(doc *Document, muts []Mutation) error {
+	for _, m := range muts {
+		if err := doc.Apply(m); err != nil {
 			return err
 		}
-	}
-	if err := p.store.backend.Validate(ctx, doc); err != nil {
-		if IsRejected(err) {
-			return err
-		}
-		return &ValidateCallError{Err: err}
 	}
 	return nil
+}
+
+// validateError is the outcome of a validation that returned err: the
+// server's refusal, a size refusal, or a failure to ask.
+func validateError(err error) error {
+	if err == nil || IsRejected(err) || isTooLarge(err) {
+		return err
+	}
+	return &ValidateCallError{Err: err}
+}
+
+func isTooLarge(err error) bool {
+	var tl *TooLargeError
+	return errors.As(err, &tl)
 }

@@ -15,16 +15,13 @@ import (
 
 // Defaults of the batching and of the 412 budget.
 const (
-	// DefaultQuiet is how long a Batcher (the Store's writes, the
-	// Planner's validations) waits with no new request before it runs a
-	// batch. Terraform starts up to -parallelism changes together, but
-	// they reach the provider spread over a few milliseconds; waiting for
-	// a short quiet period lets a whole wave share one write, where a
-	// fixed short wait splits it (and a split wave keeps splitting the
-	// next ones).
+	// DefaultQuiet is the shortest quiet period of a Batcher (the Store's
+	// writes, the Planner's validations): how long a batch that is not
+	// known to be complete waits with no new request before it runs. It
+	// grows with the gaps between the arrivals of the batch (see Batcher).
 	DefaultQuiet = 25 * time.Millisecond
-	// DefaultMaxWait bounds the wait of a batch's first request.
-	DefaultMaxWait = 250 * time.Millisecond
+	// DefaultMaxWait bounds the wait of a batch.
+	DefaultMaxWait = 400 * time.Millisecond
 	// DefaultConflictAttempts is how many writes a batch may make when
 	// each loses a race (412). Several Terraform runs that share a policy
 	// race all the time; a rebase costs one read and one write.
@@ -40,14 +37,20 @@ type StoreOptions struct {
 	// included, while each fails with 412. Zero means
 	// DefaultConflictAttempts.
 	ConflictAttempts int
-	// Quiet is how long a batch waits with no new change before it is
-	// written, and MaxWait bounds the wait of its first change. Zero
+	// Quiet is the shortest quiet period of a batch of writes or of
+	// plan-time checks, and MaxWait bounds its wait (see Batcher). Zero
 	// means DefaultQuiet and DefaultMaxWait; a negative Quiet does not
 	// wait.
 	Quiet   time.Duration
 	MaxWait time.Duration
-	// Logf, when set, receives one line per write, retry and isolation.
-	Logf func(format string, args ...any)
+	// MaxSize is the largest policy file the Store writes and the Planner
+	// plans. Zero means MaxPolicySize.
+	MaxSize int
+	// Log, when set, receives a debug record for each batch (what it
+	// batches, its size, how long it waited and why it started) and for
+	// each write, retry and isolation, with the context of the batch's
+	// first caller.
+	Log func(ctx context.Context, msg string, fields map[string]any)
 }
 
 // Store is the policy file of one tailnet as seen by one process. It reads
@@ -69,10 +72,18 @@ type Store struct {
 	backend  Backend
 	retry    retry.Policy
 	attempts int
-	logf     func(format string, args ...any)
+	log      func(ctx context.Context, msg string, fields map[string]any)
+	maxSize  int
 
+	// quiet and maxWait are the batching settings, which the Planner
+	// shares, and par the estimate of Terraform's parallelism.
+	quiet, maxWait time.Duration
+	par            *Parallelism
 	// writes gathers concurrent changes into batches for cycle.
 	writes *Batcher[*request, error]
+	// changing is set once the Store was asked to change the file: the
+	// process applies a plan.
+	changing atomic.Bool
 
 	mu      sync.Mutex
 	gen     uint64  // bumped whenever the copy is replaced or dropped
@@ -90,7 +101,11 @@ type cached struct {
 }
 
 func (c *cached) document() (*Document, error) {
-	c.once.Do(func() { c.doc, c.err = Parse(c.snap.HuJSON) })
+	c.once.Do(func() {
+		if c.doc == nil {
+			c.doc, c.err = Parse(c.snap.HuJSON)
+		}
+	})
 	return c.doc, c.err
 }
 
@@ -110,23 +125,58 @@ type request struct {
 
 // NewStore returns a Store over b.
 func NewStore(b Backend, opts StoreOptions) *Store {
-	s := &Store{backend: b, retry: opts.Retry, attempts: opts.ConflictAttempts, logf: opts.Logf}
+	s := &Store{backend: b, retry: opts.Retry, attempts: opts.ConflictAttempts, log: opts.Log, par: &Parallelism{}}
 	if s.attempts <= 0 {
 		s.attempts = DefaultConflictAttempts
 	}
-	if s.logf == nil {
-		s.logf = func(string, ...any) {}
+	s.maxSize = opts.MaxSize
+	if s.maxSize <= 0 {
+		s.maxSize = MaxPolicySize
 	}
-	quiet, maxWait := opts.Quiet, opts.MaxWait
-	if quiet == 0 {
-		quiet = DefaultQuiet
+	if s.log == nil {
+		s.log = func(context.Context, string, map[string]any) {}
 	}
-	if maxWait <= 0 {
-		maxWait = DefaultMaxWait
+	s.quiet, s.maxWait = opts.Quiet, opts.MaxWait
+	if s.quiet == 0 {
+		s.quiet = DefaultQuiet
 	}
-	s.writes = NewBatcher(quiet, maxWait, s.writeBatch)
+	if s.maxWait <= 0 {
+		s.maxWait = DefaultMaxWait
+	}
+	s.writes = NewBatcher(BatcherOptions[*request]{
+		Quiet: s.quiet, MaxWait: s.maxWait, Parallelism: s.par,
+		OnBatch: func(batch []*request, info BatchInfo) { s.logBatch(batch[0].ctx, "write", info) },
+	}, s.writeBatch)
 	return s
 }
+
+// logBatch records one batch of kind (write or validate).
+func (s *Store) logBatch(ctx context.Context, kind string, info BatchInfo) {
+	s.log(ctx, "policy batch", map[string]any{
+		"batch": kind, "size": info.Size, "wait_ms": info.Wait.Milliseconds(), "reason": info.Reason,
+		"target": info.Target, "missing": info.Missing,
+	})
+}
+
+// claimKey is the key under which batchers expect the request of a
+// fragment: its kind and name, whatever its owner (not known before it is
+// created).
+func claimKey(k Key) string { return string(k.Kind) + ":" + k.Name }
+
+// Expect says that Terraform is on its way to change the fragment of key
+// (it validates or plans its resource): the batch of writes under way waits
+// for it (see Batcher) unless Forget says it will not come.
+func (s *Store) Expect(key Key) { s.writes.Expect(claimKey(key)) }
+
+// Forget says that no change of the fragment of key follows: its plan
+// failed, or changes nothing.
+func (s *Store) Forget(key Key) { s.writes.Forget(claimKey(key)) }
+
+// Changing reports whether the Store was asked to change the policy file:
+// the process applies a plan. Terraform plans each resource again just
+// before it applies it; the changes planned then are checked by the server
+// when they are written.
+func (s *Store) Changing() bool { return s.changing.Load() }
 
 // Snapshot returns the policy file, read once and then kept.
 func (s *Store) Snapshot(ctx context.Context) (Snapshot, error) {
@@ -216,7 +266,8 @@ func (s *Store) Apply(ctx context.Context, m Mutation) error {
 	if err := m.Key.Validate(); err != nil {
 		return err
 	}
-	outcome, inFlight, err := s.writes.Do(ctx, &request{ctx: ctx, mut: m})
+	s.changing.Store(true)
+	outcome, inFlight, err := s.writes.Do(ctx, claimKey(m.Key), &request{ctx: ctx, mut: m})
 	switch {
 	case err == nil:
 		return outcome
@@ -290,6 +341,12 @@ func (s *Store) cycle(ctx context.Context, batch []*request, isolate bool) []err
 		if bytes.Equal(out, c.snap.HuJSON) {
 			return errs
 		}
+		if err := checkSize(out, c.snap.HuJSON, s.maxSize); err != nil {
+			if isolate && len(applied) > 1 {
+				return s.isolate(ctx, batch, applied, errs, err)
+			}
+			return fail(applied, err)
+		}
 		if c.snap.ETag == "" {
 			// Without an ETag the write would be unconditional and could
 			// overwrite someone else's change unseen.
@@ -297,28 +354,24 @@ func (s *Store) cycle(ctx context.Context, batch []*request, isolate bool) []err
 		}
 		etag, err := s.backend.Set(ctx, out, c.snap.ETag)
 		if err == nil {
-			s.logf("policy: wrote %d change(s) in one write (attempt %d)", len(applied), attempt)
-			s.replace(c, Snapshot{HuJSON: out, ETag: etag})
+			s.log(ctx, "policy written", map[string]any{"changes": len(applied), "attempt": attempt, "bytes": len(out)})
+			s.replace(c, Snapshot{HuJSON: out, ETag: etag}, doc)
 			return errs
 		}
 		switch {
 		case IsPreconditionFailed(err):
 			s.drop(c)
 			if attempt >= s.attempts {
-				s.logf("policy: giving up after %d attempts: the policy file kept changing", attempt)
+				s.log(ctx, "policy kept changing: giving up", map[string]any{"attempts": attempt})
 				return fail(applied, &ContentionError{Attempts: attempt, Err: err})
 			}
 			d := s.retry.Backoff(attempt)
-			s.logf("policy: the policy file changed since it was read (412); reading it again and retrying in %s", d)
+			s.log(ctx, "policy changed since it was read (412): reading it again and retrying", map[string]any{"attempt": attempt, "wait_ms": d.Milliseconds()})
 			if werr := s.retry.Wait(ctx, d); werr != nil {
 				return fail(applied, fmt.Errorf("policy: waiting to retry the write: %w", werr))
 			}
 		case IsRejected(err) && isolate && len(applied) > 1:
-			s.logf("policy: the server rejected a write of %d changes (%v); writing them one at a time to find the culprit", len(applied), err)
-			for _, i := range applied {
-				errs[i] = s.cycle(ctx, batch[i:i+1], false)[0]
-			}
-			return errs
+			return s.isolate(ctx, batch, applied, errs, err)
 		case IsRejected(err):
 			keys := make([]Key, len(applied))
 			for n, i := range applied {
@@ -331,6 +384,17 @@ func (s *Store) cycle(ctx context.Context, batch []*request, isolate bool) []err
 			return fail(applied, fmt.Errorf("policy: writing the policy file: %w", err))
 		}
 	}
+}
+
+// isolate writes the applied changes of a batch that was refused one at a
+// time, so that only the culprit fails.
+func (s *Store) isolate(ctx context.Context, batch []*request, applied []int, errs []error, cause error) []error {
+	s.log(ctx, "policy write refused: writing its changes one at a time to find the culprit",
+		map[string]any{"changes": len(applied), "error": cause.Error()})
+	for _, i := range applied {
+		errs[i] = s.cycle(ctx, batch[i:i+1], false)[0]
+	}
+	return errs
 }
 
 // get returns the kept copy, reading it when there is none (or, with
@@ -392,8 +456,9 @@ func (s *Store) read(ctx context.Context, l *load) {
 	close(l.done)
 }
 
-// replace keeps the snapshot just written.
-func (s *Store) replace(base *cached, snap Snapshot) {
+// replace keeps the snapshot just written, and doc, the document whose
+// bytes it holds.
+func (s *Store) replace(base *cached, snap Snapshot, doc *Document) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.gen++
@@ -402,7 +467,7 @@ func (s *Store) replace(base *cached, snap Snapshot) {
 		return
 	}
 	if s.current == base || s.current == nil {
-		s.current = &cached{snap: snap}
+		s.current = &cached{snap: snap, doc: doc}
 		return
 	}
 	// A refresh replaced the copy during the write: which of the two is

@@ -20,6 +20,11 @@ func testRetry(attempts int) retry.Policy {
 	return retry.Policy{MaxAttempts: attempts, BaseDelay: time.Millisecond, MaxDelay: 5 * time.Millisecond}
 }
 
+// testLog sends the Store's records to the test log.
+func testLog(t *testing.T) func(context.Context, string, map[string]any) {
+	return func(_ context.Context, msg string, fields map[string]any) { t.Logf("%s %v", msg, fields) }
+}
+
 func grantValue(name string) []byte {
 	return []byte(fmt.Sprintf(`{"src":["group:ops"],"dst":["tag:%s"],"ip":["tcp:443"]}`, name))
 }
@@ -38,7 +43,7 @@ func putGrants(t *testing.T, s *Store, prefix string, callers, perCaller, parall
 			for i := 0; i < perCaller; i++ {
 				sem <- struct{}{}
 				name := fmt.Sprintf("%s-%d-%d", prefix, c, i)
-				if err := s.Put(context.Background(), Key{KindGrant, name}, grantValue(name)); err != nil {
+				if err := s.Put(context.Background(), Key{Kind: KindGrant, Name: name}, grantValue(name)); err != nil {
 					errs <- fmt.Errorf("put %s: %w", name, err)
 				}
 				<-sem
@@ -109,9 +114,9 @@ func TestStoreReadBurstSharesOneGet(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			key := Key{KindTagOwner, "tag:db"}
+			key := Key{Kind: KindTagOwner, Name: "tag:db"}
 			if i%2 == 1 {
-				key = Key{KindGrant, fmt.Sprintf("g%d", i)}
+				key = Key{Kind: KindGrant, Name: fmt.Sprintf("g%d", i)}
 			}
 			f, err := s.Read(context.Background(), key)
 			if err != nil {
@@ -129,7 +134,7 @@ func TestStoreReadBurstSharesOneGet(t *testing.T) {
 	}
 
 	// Our own write replaces the copy: reads after it cost nothing.
-	key := Key{KindGrant, "new"}
+	key := Key{Kind: KindGrant, Name: "new"}
 	if err := s.Put(context.Background(), key, grantValue("new")); err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +166,7 @@ func TestStoreStaleCopyRebasesOn412(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.edit() // someone edits the policy in the admin console
-	if err := s.Put(context.Background(), Key{KindGrant, "x"}, grantValue("x")); err != nil {
+	if err := s.Put(context.Background(), Key{Kind: KindGrant, Name: "x"}, grantValue("x")); err != nil {
 		t.Fatal(err)
 	}
 	out := string(b.bytes())
@@ -203,8 +208,8 @@ func TestStoreTwoProcessesLoseNothing(t *testing.T) {
 func TestStore412StormGivesUp(t *testing.T) {
 	b := newMemBackend(basePolicy)
 	b.storm = 100
-	s := NewStore(b, StoreOptions{Retry: testRetry(4), ConflictAttempts: 4, Logf: t.Logf})
-	key := Key{KindGrant, "storm"}
+	s := NewStore(b, StoreOptions{Retry: testRetry(4), ConflictAttempts: 4, Log: testLog(t)})
+	key := Key{Kind: KindGrant, Name: "storm"}
 	err := s.Put(context.Background(), key, grantValue("storm"))
 	var ce *ContentionError
 	if !errors.As(err, &ce) || ce.Attempts != 4 {
@@ -243,18 +248,18 @@ func TestStoreBadFragmentFailsOnlyItsCaller(t *testing.T) {
 		}
 		return ""
 	}
-	s := NewStore(b, StoreOptions{Retry: testRetry(3), ConflictAttempts: 3, Quiet: 30 * time.Millisecond, Logf: t.Logf})
+	s := NewStore(b, StoreOptions{Retry: testRetry(3), ConflictAttempts: 3, Quiet: 30 * time.Millisecond, Log: testLog(t)})
 	type result struct {
 		key Key
 		err error
 	}
 	muts := []Mutation{
-		{Key: Key{KindGrant, "bad"}, Value: raw(`{"src":["tag:forbidden"],"dst":["*"],"ip":["*"]}`)},
-		{Key: Key{KindTagOwner, "tag:db"}, Value: raw(`["someone@example.com"]`)}, // unmanaged conflict
+		{Key: Key{Kind: KindGrant, Name: "bad"}, Value: raw(`{"src":["tag:forbidden"],"dst":["*"],"ip":["*"]}`)},
+		{Key: Key{Kind: KindTagOwner, Name: "tag:db"}, Value: raw(`["someone@example.com"]`)}, // unmanaged conflict
 	}
 	for i := 0; i < 8; i++ {
 		name := fmt.Sprintf("good-%d", i)
-		muts = append(muts, Mutation{Key: Key{KindGrant, name}, Value: grantValue(name)})
+		muts = append(muts, Mutation{Key: Key{Kind: KindGrant, Name: name}, Value: grantValue(name)})
 	}
 	results := make(chan result, len(muts))
 	for _, m := range muts {
@@ -284,11 +289,11 @@ func TestStoreBadFragmentFailsOnlyItsCaller(t *testing.T) {
 	}
 	doc := mustParse(t, b.bytes())
 	for i := 0; i < 8; i++ {
-		if f := doc.Get(Key{KindGrant, fmt.Sprintf("good-%d", i)}); !f.Found {
+		if f := doc.Get(Key{Kind: KindGrant, Name: fmt.Sprintf("good-%d", i)}); !f.Found {
 			t.Errorf("good-%d was not written", i)
 		}
 	}
-	if f := doc.Get(Key{KindGrant, "bad"}); f.Found {
+	if f := doc.Get(Key{Kind: KindGrant, Name: "bad"}); f.Found {
 		t.Error("the rejected grant was written")
 	}
 	c := b.counts()
@@ -299,8 +304,8 @@ func TestStorePreviewDoesNotWrite(t *testing.T) {
 	b := newMemBackend(basePolicy)
 	s := NewStore(b, StoreOptions{Retry: testRetry(3), ConflictAttempts: 3})
 	out, err := s.Preview(context.Background(),
-		Mutation{Key: Key{KindGrant, "p"}, Value: grantValue("p")},
-		Mutation{Key: Key{KindTagOwner, "tag:p"}, Value: raw(`["group:ops"]`)},
+		Mutation{Key: Key{Kind: KindGrant, Name: "p"}, Value: grantValue("p")},
+		Mutation{Key: Key{Kind: KindTagOwner, Name: "tag:p"}, Value: raw(`["group:ops"]`)},
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -308,14 +313,14 @@ func TestStorePreviewDoesNotWrite(t *testing.T) {
 	if !strings.Contains(string(out), "qtail:grant:p") || !strings.Contains(string(out), "qtail:tag_owner:tag:p") {
 		t.Fatalf("preview lacks the changes:\n%s", out)
 	}
-	if _, err := s.Preview(context.Background(), Mutation{Key: Key{KindTagOwner, "tag:db"}, Value: raw(`[]`)}); err == nil {
+	if _, err := s.Preview(context.Background(), Mutation{Key: Key{Kind: KindTagOwner, Name: "tag:db"}, Value: raw(`[]`)}); err == nil {
 		t.Fatal("preview of a conflicting change succeeded")
 	}
 	if c := b.counts(); c.sets != 0 || string(b.bytes()) != basePolicy {
 		t.Fatal("preview wrote the policy")
 	}
 	// The kept copy is not changed by a preview.
-	if f, _ := s.Read(context.Background(), Key{KindGrant, "p"}); f.Found {
+	if f, _ := s.Read(context.Background(), Key{Kind: KindGrant, Name: "p"}); f.Found {
 		t.Fatal("preview changed the kept copy")
 	}
 }
@@ -324,28 +329,28 @@ func TestStoreNoOpsDoNotWrite(t *testing.T) {
 	b := newMemBackend(basePolicy)
 	s := NewStore(b, StoreOptions{Retry: testRetry(3), ConflictAttempts: 3})
 	ctx := context.Background()
-	if err := s.Delete(ctx, Key{KindGrant, "absent"}); err != nil {
+	if err := s.Delete(ctx, Key{Kind: KindGrant, Name: "absent"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Delete(ctx, Key{KindTagOwner, "tag:db"}); err != nil { // not ours
+	if err := s.Delete(ctx, Key{Kind: KindTagOwner, Name: "tag:db"}); err != nil { // not ours
 		t.Fatal(err)
 	}
-	if err := s.Put(ctx, Key{KindGrant, "g"}, grantValue("g")); err != nil {
+	if err := s.Put(ctx, Key{Kind: KindGrant, Name: "g"}, grantValue("g")); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Put(ctx, Key{KindGrant, "g"}, grantValue("g")); err != nil {
+	if err := s.Put(ctx, Key{Kind: KindGrant, Name: "g"}, grantValue("g")); err != nil {
 		t.Fatal(err)
 	}
 	if c := b.counts(); c.sets != 1 {
 		t.Fatalf("%d write attempts, want 1", c.sets)
 	}
-	if err := s.Delete(ctx, Key{KindGrant, "g"}); err != nil {
+	if err := s.Delete(ctx, Key{Kind: KindGrant, Name: "g"}); err != nil {
 		t.Fatal(err)
 	}
 	if string(b.bytes()) != basePolicy {
 		t.Fatalf("put then delete did not restore the policy:\n%s", b.bytes())
 	}
-	if err := s.Put(ctx, Key{KindGrant, "bad name"}, grantValue("g")); err == nil {
+	if err := s.Put(ctx, Key{Kind: KindGrant, Name: "bad name"}, grantValue("g")); err == nil {
 		t.Fatal("invalid key accepted")
 	}
 }
@@ -355,7 +360,7 @@ func TestStoreCanceledBeforeBatch(t *testing.T) {
 	s := NewStore(b, StoreOptions{Retry: testRetry(3), ConflictAttempts: 3, Quiet: 200 * time.Millisecond, MaxWait: time.Second})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
 	defer cancel()
-	err := s.Put(ctx, Key{KindGrant, "late"}, grantValue("late"))
+	err := s.Put(ctx, Key{Kind: KindGrant, Name: "late"}, grantValue("late"))
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v", err)
 	}
@@ -368,10 +373,10 @@ func TestStoreCanceledBeforeBatch(t *testing.T) {
 
 func TestStoreReadError(t *testing.T) {
 	s := NewStore(failingBackend{}, StoreOptions{Retry: testRetry(2), ConflictAttempts: 2})
-	if _, err := s.Read(context.Background(), Key{KindGrant, "x"}); err == nil || !strings.Contains(err.Error(), "boom") {
+	if _, err := s.Read(context.Background(), Key{Kind: KindGrant, Name: "x"}); err == nil || !strings.Contains(err.Error(), "boom") {
 		t.Fatalf("err = %v", err)
 	}
-	if err := s.Put(context.Background(), Key{KindGrant, "x"}, grantValue("x")); err == nil {
+	if err := s.Put(context.Background(), Key{Kind: KindGrant, Name: "x"}, grantValue("x")); err == nil {
 		t.Fatal("put without a readable policy succeeded")
 	}
 }

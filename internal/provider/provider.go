@@ -12,6 +12,7 @@ import (
 	"os"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -218,6 +219,12 @@ func (p *qtailProvider) Configure(ctx context.Context, req provider.ConfigureReq
 				fmt.Sprintf("%s (from the %q attribute or the %s environment variable): %v", s.Value, s.Attr, s.Env, err))
 		}
 	}
+	if !tTailnet.Unknown {
+		if err := checkTailnet(tTailnet.Value); err != nil {
+			resp.Diagnostics.AddAttributeError(path.Root(tTailnet.Attr), "Invalid Tailnet",
+				fmt.Sprintf("%q (from the %q attribute or the %s environment variable): %v", tTailnet.Value, tTailnet.Attr, tTailnet.Env, err))
+		}
+	}
 	checkTailscaleCredentials(&resp.Diagnostics, tKey, tID, tSecret, tToken, tAudience)
 	if resp.Diagnostics.HasError() {
 		return
@@ -238,6 +245,23 @@ func (p *qtailProvider) Configure(ctx context.Context, req provider.ConfigureReq
 	resp.DataSourceData = clients
 	resp.ResourceData = clients
 	resp.EphemeralResourceData = clients
+}
+
+// checkTailnet refuses a tailnet that is not a name: qtail puts it in the
+// path of every API call (/api/v2/tailnet/TAILNET/...), so a URL or a path
+// would call another endpoint.
+func checkTailnet(t string) error {
+	switch {
+	case t == "":
+		return fmt.Errorf("the tailnet is empty; use %q for the tailnet of the credential, or its name such as example.com", DefaultTailnet)
+	case strings.Contains(t, "://"):
+		return fmt.Errorf("a URL is not a tailnet; set the API's URL in tailscale_base_url and the tailnet's name (such as example.com) here")
+	case strings.ContainsAny(t, "/?#%\\"):
+		return fmt.Errorf("a tailnet name has no /, ?, #, %% or \\; give its name as the admin console's Settings page shows it (such as example.com), its ID, or %q", DefaultTailnet)
+	case strings.ContainsFunc(t, unicode.IsSpace):
+		return fmt.Errorf("a tailnet name has no spaces")
+	}
+	return nil
 }
 
 // checkTailscaleCredentials refuses Tailscale credentials that do not make

@@ -158,3 +158,30 @@ resource "qtail_tag_owner" "ua" {
 		}
 	}
 }
+
+// A tailnet goes into the path of every API call: a URL or a path there is
+// refused on the attribute, before any call.
+func TestProvider_refusesATailnetThatIsNotAName(t *testing.T) {
+	t.Parallel()
+	env := acctest.New(t)
+	for _, tc := range []struct{ tailnet, want string }{
+		{"https://login.tailscale.com/admin", "a URL is not a tailnet"},
+		{"example.com/acl", "a tailnet name has no /"},
+		{"example com", "a tailnet name has no spaces"},
+	} {
+		t.Run(tc.tailnet, func(t *testing.T) {
+			resource.UnitTest(t, resource.TestCase{
+				ProtoV6ProviderFactories: env.Factories(),
+				Steps: []resource.TestStep{{
+					Config: fmt.Sprintf(`
+provider "qtail" {
+  tailscale_tailnet = %q
+}
+%s`, tc.tailnet, acctest.HelmRepositoryConfig(env.Seed().OrganizationID, "tailscale", "")),
+					// The error is on the attribute: Terraform quotes its line.
+					ExpectError: regexp.MustCompile(`(?s)Invalid Tailnet.*tailscale_tailnet = .*` + regexp.QuoteMeta(tc.want)),
+				}},
+			})
+		})
+	}
+}

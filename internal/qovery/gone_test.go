@@ -183,3 +183,28 @@ func TestWaitForDeletionModes(t *testing.T) {
 		}
 	}
 }
+
+// TestSingleNotFoundIsNoProof: a 404 for a service that its environment
+// still lists is a transient answer, never "gone" (Terraform would forget
+// a live operator); without the list, or when the list agrees, a 404 is
+// gone.
+func TestSingleNotFoundIsNoProof(t *testing.T) {
+	f := newFixture(t, qoveryapi.Options{})
+	c := ctx(t)
+	h := f.operator()
+	in := qovery.InEnvironment(f.env)
+	notFound := json.RawMessage(`{"status":404,"detail":"not found"}`)
+	f.fake.Faults().Add(faults.Rule{Route: "GET /helm/{helmId}", Status: 404, Body: notFound, Count: 1})
+	_, err := f.c.GetHelm(c, h.ID, in)
+	if err == nil || qovery.IsNotFound(err) || !strings.Contains(err.Error(), "transient") {
+		t.Fatalf("one 404 for a listed service: %v", err)
+	}
+	if got, err := f.c.GetHelm(c, h.ID, in); err != nil || got.ID != h.ID {
+		t.Fatalf("the next read: %+v %v", got, err)
+	}
+	// Without the environment, nothing can contradict the 404.
+	f.fake.Faults().Add(faults.Rule{Route: "GET /helm/{helmId}", Status: 404, Body: notFound, Count: 1})
+	if _, err := f.c.GetHelm(c, h.ID); !qovery.IsNotFound(err) {
+		t.Errorf("a 404 without the environment: %v", err)
+	}
+}

@@ -98,9 +98,26 @@ func doesNotExist(e *APIError) bool {
 // never "gone", because Terraform would then forget an object that still
 // exists. Without a list, a 400 saying the object does not exist is taken
 // at its word (it is no permission answer) and a 403 is returned as is.
+//
+// A 404 is proof enough without a list; with one, the list must agree: a
+// 404 for an object that its parent still lists is a transient answer of
+// a live object (one answer is no proof, and taking it for one would make
+// Terraform forget a live operator and create another), reported as an
+// error that is not a 404.
 func confirmGone(ctx context.Context, err error, kind, id, parent string, ids func(context.Context) ([]string, error)) error {
 	var e *APIError
-	if !errors.As(err, &e) || (e.Status != http.StatusForbidden && !doesNotExist(e)) {
+	if !errors.As(err, &e) || (e.Status != http.StatusForbidden && e.Status != http.StatusNotFound && !doesNotExist(e)) {
+		return err
+	}
+	if e.Status == http.StatusNotFound {
+		if ids == nil {
+			return err
+		}
+		if list, lerr := ids(ctx); lerr == nil && slices.Contains(list, id) {
+			return &APIError{Status: http.StatusServiceUnavailable, Method: e.Method, Path: e.Path, Attempts: e.Attempts,
+				Detail: fmt.Sprintf("the API answered 404 Not Found for %s %s, but %s still holds it: qtail takes this for a transient "+
+					"answer, not a deletion. Run the command again", kind, id, parent)}
+		}
 		return err
 	}
 	gone := func(why string) error {

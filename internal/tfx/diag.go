@@ -82,3 +82,12 @@ func HCLList(items []string) string {
 	}
 	return "[" + strings.Join(q, ", ") + "]"
 }
+
+// ImportHint is the two ways to adopt an existing object of resourceType
+// with the import ID id, for diagnostics: the import block (Terraform 1.5
+// and later, reviewed in a plan) and the terraform import command. Each
+// line is indented for a diagnostic's detail.
+func ImportHint(resourceType, id string) string {
+	return fmt.Sprintf("an import block (then plan and apply):\n\n  import {\n    to = %s.NAME\n    id = %q\n  }\n\n"+
+		"or the command:\n\n  terraform import %s.NAME %s", resourceType, id, resourceType, ShellWord(id))
+}

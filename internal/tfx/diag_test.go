@@ -1,6 +1,9 @@
 package tfx
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestTitleCase(t *testing.T) {
 	t.Parallel()
@@ -16,6 +19,16 @@ func TestTitleCase(t *testing.T) {
 	} {
 		if got := TitleCase(in); got != want {
 			t.Errorf("TitleCase(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestImportHint(t *testing.T) {
+	t.Parallel()
+	got := ImportHint("qtail_grant", "ops to db")
+	for _, want := range []string{"import {\n    to = qtail_grant.NAME\n    id = \"ops to db\"\n  }", "terraform import qtail_grant.NAME 'ops to db'"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("ImportHint lacks %q:\n%s", want, got)
 		}
 	}
 }

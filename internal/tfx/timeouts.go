@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 )
 
@@ -85,6 +86,7 @@ func TimeoutsAttribute(ctx context.Context, create, update, del string) schema.A
 	for name, text := range map[string]string{"create": create, "update": update, "delete": del} {
 		if s, ok := nested.Attributes[name].(schema.StringAttribute); ok {
 			s.MarkdownDescription = text
+			s.Validators = append(s.Validators, PositiveTimeout())
 			nested.Attributes[name] = s
 		}
 	}
@@ -101,4 +103,23 @@ func Sleep(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
+}
+
+// minTimeout is the shortest timeout qtail accepts: no API call, let alone
+// a deployment, fits in less.
+const minTimeout = time.Second
+
+// PositiveTimeout accepts a duration of at least a second. The timeouts
+// attribute's own validator already refuses what time.ParseDuration cannot
+// read; this one refuses "0s" and negative durations, which would make
+// every operation fail at once.
+func PositiveTimeout() validator.String {
+	return StringCheck{Rule: "must be a duration of at least 1s, such as 30m or 1h", Check: func(s string) error {
+		// A value that is no duration is reported by the timeouts
+		// attribute's own validator.
+		if d, err := time.ParseDuration(s); err == nil && d < minTimeout {
+			return fmt.Errorf("a timeout of %s leaves no time for the operation; use at least 1s (the default is %s)", d, DefaultTimeout)
+		}
+		return nil
+	}}
 }

@@ -31,3 +31,18 @@ func TestDeviceHostnameValidator(t *testing.T) {
 		}
 	}
 }
+
+func TestPositiveTimeoutValidator(t *testing.T) {
+	t.Parallel()
+	check := checkOf(t, PositiveTimeout())
+	for _, ok := range []string{"1s", "30m", "1h", "not-a-duration"} {
+		if err := check(ok); err != nil {
+			t.Errorf("%q refused: %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"0s", "-5m", "500ms"} {
+		if err := check(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}

@@ -1,15 +1,29 @@
-// Command benchpolicy measures what qtail's policy fragments cost in API
-// calls: it builds the provider, serves the sandbox on loopback with an
-// added latency, and runs a real Terraform CLI (through a dev_overrides CLI
-// configuration) that applies N grants, then plans again. Around each
-// command it reads the sandbox's call counters and prints the policy reads
-// and writes next to the floor of one read and one write that a resource
-// owning the whole policy file pays.
+// Command benchpolicy measures what qtail's policy fragments cost next to a
+// resource that owns the whole policy file. For each N it serves a fresh
+// sandbox on loopback with an added latency, and runs a real Terraform CLI
+// (through a dev_overrides CLI configuration) three times:
 //
-//	go run ./tools/benchpolicy [-n 50,200] [-latency 50ms] [-parallelism 10]
+//   - qtail: a plan that adds N qtail_grant, the apply, and a plan with
+//     nothing to change;
+//   - whole file (with -whole-file-provider): the same N grants in one
+//     tailscale_acl of the official Tailscale provider, built outside this
+//     repository, against a sandbox of its own;
+//   - Terraform alone: N terraform_data, which call no API.
 //
-// Targets: an apply of N grants makes at most N/8 + 2 policy writes; a plan
-// makes at most 2 policy reads, whatever N.
+// Around each command it reads the sandbox's call counters and prints the
+// policy reads, writes and validations and the wall time, next to the
+// floor for resources applied one by one: Terraform starts at most
+// -parallelism operations at once, so N creations come in ceil(N/p) waves,
+// each needing one validation at plan and one write at apply. It prints the
+// ratios to the whole-file resource, checks the targets, and prints the
+// histogram of the batches qtail made (read from its debug log).
+//
+//	go run ./tools/benchpolicy [-n 120,1000] [-latency 50ms] [-parallelism 10]
+//	    [-whole-file-provider PATH] [-cpu-hogs 2] [-pprof DIR]
+//
+// -cpu-hogs runs that many busy processes beside the benchmark, to measure
+// on a loaded machine. -pprof builds the provider with CPU profiling and
+// writes one profile per provider process into DIR.
 package main
 
 import (
@@ -26,10 +40,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"runtime"
+	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/tailscale/hujson"
 
 	"github.com/qtail/terraform-provider-qtail/internal/fake/sandbox"
 )
@@ -41,47 +60,79 @@ const (
 	routeValidate = "POST /tailscale/api/v2/tailnet/{tailnet}/acl/validate"
 )
 
-func main() {
-	sizes := flag.String("n", "50,200", "comma-separated numbers of grants to apply")
-	latency := flag.Duration("latency", 50*time.Millisecond, "latency the sandbox adds to every API call")
-	parallelism := flag.Int("parallelism", 10, "terraform -parallelism")
-	tf := flag.String("terraform", "", "terraform binary (default: the one on PATH)")
-	keep := flag.Bool("keep", false, "keep the work directory")
-	flag.Parse()
+// burnFlag makes the command a CPU hog for -cpu-hogs.
+const burnFlag = "-burn-cpu"
 
-	if err := run(*sizes, *latency, *parallelism, *tf, *keep); err != nil {
-		log.SetFlags(0)
+type options struct {
+	sizes       []int
+	latency     time.Duration
+	parallelism int
+	terraform   string
+	wholeFile   string
+	hogs        int
+	pprof       string
+	keep        bool
+}
+
+func main() {
+	if len(os.Args) == 2 && os.Args[1] == burnFlag {
+		burn()
+	}
+	var o options
+	sizes := flag.String("n", "120,1000", "comma-separated numbers of grants")
+	flag.DurationVar(&o.latency, "latency", 50*time.Millisecond, "latency the sandbox adds to every API call")
+	flag.IntVar(&o.parallelism, "parallelism", 10, "terraform -parallelism")
+	flag.StringVar(&o.terraform, "terraform", "", "terraform binary (default: the one on PATH)")
+	flag.StringVar(&o.wholeFile, "whole-file-provider", "", "a terraform-provider-tailscale binary, to measure its tailscale_acl in the same run")
+	flag.IntVar(&o.hogs, "cpu-hogs", 0, "busy processes to run beside the benchmark (a loaded machine)")
+	flag.StringVar(&o.pprof, "pprof", "", "directory for CPU profiles of the qtail provider processes")
+	flag.BoolVar(&o.keep, "keep", false, "keep the work directory")
+	flag.Parse()
+	log.SetFlags(0)
+	for _, s := range strings.Split(*sizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n <= 0 {
+			log.Fatalf("benchpolicy: -n %q: want positive integers separated by commas", *sizes)
+		}
+		o.sizes = append(o.sizes, n)
+	}
+	if err := run(o); err != nil {
 		log.Fatalf("benchpolicy: %v", err)
+	}
+}
+
+// burn keeps one CPU busy until the process is killed.
+func burn() {
+	runtime.GOMAXPROCS(1)
+	x := 0
+	for {
+		x++
 	}
 }
 
 // result is what one Terraform command cost.
 type result struct {
-	n         int
-	command   string
-	gets      int
-	posts     int
-	validates int
-	wall      time.Duration
-	target    string
-	ok        bool
+	gets, posts, validates int
+	wall                   time.Duration
+	batches                []batch
 }
 
-func run(sizes string, latency time.Duration, parallelism int, tf string, keep bool) error {
-	var ns []int
-	for _, s := range strings.Split(sizes, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || n <= 0 {
-			return fmt.Errorf("-n %q: want positive integers separated by commas", sizes)
-		}
-		ns = append(ns, n)
-	}
-	if tf == "" {
+// batch is one batch of qtail's policy Store, from its debug log.
+type batch struct {
+	kind   string // write or validate
+	size   int
+	wait   time.Duration
+	reason string
+}
+
+// run is the whole benchmark.
+func run(o options) error {
+	if o.terraform == "" {
 		p, err := exec.LookPath("terraform")
 		if err != nil {
 			return errors.New("terraform is not on PATH; install Terraform >= 1.11 or pass -terraform")
 		}
-		tf = p
+		o.terraform = p
 	}
 	root, err := moduleRoot()
 	if err != nil {
@@ -91,168 +142,491 @@ func run(sizes string, latency time.Duration, parallelism int, tf string, keep b
 	if err != nil {
 		return err
 	}
-	if keep {
+	if o.keep {
 		fmt.Printf("work directory: %s\n", work)
 	} else {
 		defer func() { _ = os.RemoveAll(work) }()
 	}
-
 	ctx := context.Background()
-	bin := filepath.Join(work, "bin")
-	fmt.Println("building the provider ...")
-	build := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(bin, "terraform-provider-qtail"), ".")
-	build.Dir = root
-	build.Stdout, build.Stderr = os.Stdout, os.Stderr
-	if err := build.Run(); err != nil {
-		return fmt.Errorf("building the provider: %w", err)
-	}
-	rc := filepath.Join(work, "terraformrc")
-	rcText := fmt.Sprintf("provider_installation {\n  dev_overrides {\n    \"qtail/qtail\" = %q\n  }\n  direct {}\n}\n", bin)
-	if err := os.WriteFile(rc, []byte(rcText), 0o600); err != nil {
+	b := &bench{o: o, work: work}
+	if err := b.setup(ctx, root); err != nil {
 		return err
 	}
-
-	var results []result
-	for _, n := range ns {
-		rs, err := benchOne(ctx, work, tf, rc, n, latency, parallelism)
+	if o.hogs > 0 {
+		stop, err := startHogs(o.hogs)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+	failed := false
+	for _, n := range o.sizes {
+		r, err := b.one(ctx, n)
 		if err != nil {
 			return fmt.Errorf("with %d grants: %w", n, err)
 		}
-		results = append(results, rs...)
-	}
-
-	fmt.Printf("\nqtail policy fragments: N grants, sandbox latency %s per API call, terraform -parallelism=%d\n", latency, parallelism)
-	fmt.Println("floor (a resource that owns the whole policy file): 1 policy read and 1 policy write per apply, 1 read per plan")
-	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "N\tcommand\tpolicy GETs\tpolicy POSTs\tvalidate POSTs\twall time\t\ttarget\t")
-	failed := false
-	for _, r := range results {
-		verdict := "ok"
-		if !r.ok {
-			verdict, failed = "MISSED", true
+		if !r.print(os.Stdout) {
+			failed = true
 		}
-		fmt.Fprintf(w, "%d\t%s\t%d\t%d\t%d\t%.1fs\t\t%s: %s\t\n", r.n, r.command, r.gets, r.posts, r.validates, r.wall.Seconds(), r.target, verdict)
 	}
-	if err := w.Flush(); err != nil {
-		return err
-	}
-	fmt.Println("policy GETs and POSTs are GET and POST /api/v2/tailnet/{tailnet}/acl; validate POSTs are the plan-time checks (/acl/validate).")
 	if failed {
 		return errors.New("a target was missed")
 	}
 	return nil
 }
 
-// benchOne applies n grants to a fresh sandbox, then plans again.
-func benchOne(ctx context.Context, work, tf, rc string, n int, latency time.Duration, parallelism int) ([]result, error) {
-	world, err := sandbox.New(sandbox.Options{Latency: latency, DeployTime: time.Second})
+// startHogs starts busy processes and returns what stops them.
+func startHogs(n int) (func(), error) {
+	self, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
-	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", "127.0.0.1:0")
+	var procs []*exec.Cmd
+	stop := func() {
+		for _, p := range procs {
+			_ = p.Process.Kill()
+			_ = p.Wait()
+		}
+	}
+	for range n {
+		p := exec.Command(self, burnFlag)
+		if err := p.Start(); err != nil {
+			stop()
+			return nil, err
+		}
+		procs = append(procs, p)
+	}
+	fmt.Printf("%d CPU hog(s) running beside the benchmark (%d CPUs)\n", n, runtime.NumCPU())
+	return stop, nil
+}
+
+// bench holds what the runs share.
+type bench struct {
+	o    options
+	work string
+	rc   string // the Terraform CLI configuration
+}
+
+// setup builds the provider and writes the CLI configuration.
+func (b *bench) setup(ctx context.Context, root string) error {
+	bin := filepath.Join(b.work, "bin")
+	fmt.Println("building the provider ...")
+	args := []string{"build", "-o", filepath.Join(bin, "terraform-provider-qtail")}
+	if b.o.pprof != "" {
+		if err := os.MkdirAll(b.o.pprof, 0o755); err != nil {
+			return err
+		}
+		args = append(args, "-tags", "pprof")
+	}
+	build := exec.CommandContext(ctx, "go", append(args, ".")...)
+	build.Dir = root
+	build.Stdout, build.Stderr = os.Stdout, os.Stderr
+	if err := build.Run(); err != nil {
+		return fmt.Errorf("building the provider: %w", err)
+	}
+	overrides := fmt.Sprintf("    \"qtail/qtail\" = %q\n", bin)
+	if b.o.wholeFile != "" {
+		abs, err := filepath.Abs(b.o.wholeFile)
+		if err != nil {
+			return err
+		}
+		if filepath.Base(abs) != "terraform-provider-tailscale" {
+			return fmt.Errorf("-whole-file-provider %s: the binary must be named terraform-provider-tailscale", abs)
+		}
+		overrides += fmt.Sprintf("    \"tailscale/tailscale\" = %q\n", filepath.Dir(abs))
+	}
+	b.rc = filepath.Join(b.work, "terraformrc")
+	rc := "provider_installation {\n  dev_overrides {\n" + overrides + "  }\n  direct {}\n}\n"
+	return os.WriteFile(b.rc, []byte(rc), 0o600)
+}
+
+// report is what one N measured.
+type report struct {
+	o                       options
+	n                       int
+	planAdd, apply, planNop result
+	whole                   *[3]result // plan adding, apply, plan with no change
+	alone                   [3]result
+}
+
+// commands are the three Terraform commands of each configuration.
+var commands = [3]string{"plan adding N", "apply", "plan, no change"}
+
+// one measures N grants.
+func (b *bench) one(ctx context.Context, n int) (*report, error) {
+	r := &report{o: b.o, n: n}
+	fmt.Printf("N=%d: terraform alone ...\n", n)
+	alone, err := b.sequence(ctx, n, "alone", aloneConfig(n), false)
 	if err != nil {
 		return nil, err
+	}
+	r.alone = alone
+	fmt.Printf("N=%d: qtail ...\n", n)
+	q, err := b.sequence(ctx, n, "qtail", grantsConfig(n), true)
+	if err != nil {
+		return nil, err
+	}
+	r.planAdd, r.apply, r.planNop = q[0], q[1], q[2]
+	if b.o.wholeFile != "" {
+		fmt.Printf("N=%d: whole file ...\n", n)
+		cfg, err := wholeFileConfig(n)
+		if err != nil {
+			return nil, err
+		}
+		w, err := b.sequence(ctx, n, "whole", cfg, false)
+		if err != nil {
+			return nil, err
+		}
+		r.whole = &w
+	}
+	return r, nil
+}
+
+// sequence plans, applies and plans again config in a fresh sandbox.
+func (b *bench) sequence(ctx context.Context, n int, name, config string, qtail bool) ([3]result, error) {
+	var out [3]result
+	world, err := sandbox.New(sandbox.Options{Latency: b.o.latency, DeployTime: time.Second})
+	if err != nil {
+		return out, err
+	}
+	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", "127.0.0.1:0")
+	if err != nil {
+		return out, err
 	}
 	srv := &http.Server{Handler: world.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	defer func() { _ = srv.Close() }()
 	base := "http://" + ln.Addr().String()
 
-	dir := filepath.Join(work, fmt.Sprintf("n%d", n))
+	dir := filepath.Join(b.work, fmt.Sprintf("n%d", n), name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
+		return out, err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(grantsConfig(n)), 0o600); err != nil {
-		return nil, err
+	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(config), 0o600); err != nil {
+		return out, err
 	}
-	env := os.Environ()
-	env = append(env, "TF_CLI_CONFIG_FILE="+rc, "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1")
+	env := append(os.Environ(), "TF_CLI_CONFIG_FILE="+b.rc, "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1")
 	for k, v := range world.Env(base) {
 		env = append(env, k+"="+v)
 	}
-	terraform := func(args ...string) (time.Duration, int, error) {
-		cmd := exec.CommandContext(ctx, tf, append([]string{"-chdir=" + dir}, args...)...)
-		cmd.Env = env
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		start := time.Now()
-		err := cmd.Run()
-		wall := time.Since(start)
-		code := 0
-		var exit *exec.ExitError
-		if errors.As(err, &exit) {
-			code = exit.ExitCode()
-		} else if err != nil {
-			return wall, -1, err
+	if qtail {
+		// The Store's debug records, and none of the SDK's.
+		env = append(env, "TF_LOG_PROVIDER=DEBUG", "TF_LOG_SDK=OFF", "TF_LOG_SDK_FRAMEWORK=OFF", "TF_LOG_SDK_PROTO=OFF")
+		if b.o.pprof != "" {
+			abs, err := filepath.Abs(b.o.pprof)
+			if err != nil {
+				return out, err
+			}
+			env = append(env, "QTAIL_CPUPROFILE_DIR="+abs)
 		}
-		if err := os.WriteFile(filepath.Join(dir, args[0]+".log"), out.Bytes(), 0o600); err != nil {
-			return wall, code, err
-		}
-		return wall, code, nil
 	}
-
-	var results []result
-	measure := func(command string, args ...string) (result, int, error) {
+	p := fmt.Sprintf("-parallelism=%d", b.o.parallelism)
+	steps := [3][]string{
+		{"plan", "-input=false", "-lock=false", p},
+		{"apply", "-auto-approve", "-input=false", p},
+		{"plan", "-input=false", "-detailed-exitcode", p},
+	}
+	for i, args := range steps {
+		logFile := filepath.Join(dir, fmt.Sprintf("%d-%s.tflog", i, args[0]))
+		cmdEnv := env
+		if qtail {
+			cmdEnv = append(slicesClone(env), "TF_LOG_PATH="+logFile)
+		}
 		before, err := calls(ctx, base)
 		if err != nil {
-			return result{}, 0, err
+			return out, err
 		}
-		wall, code, err := terraform(args...)
+		start := time.Now()
+		code, output, err := terraform(ctx, b.o.terraform, dir, cmdEnv, args)
+		wall := time.Since(start)
 		if err != nil {
-			return result{}, code, err
+			return out, err
+		}
+		name := fmt.Sprintf("%d-%s.log", i, args[0])
+		if err := os.WriteFile(filepath.Join(dir, name), output, 0o600); err != nil {
+			return out, err
+		}
+		if code != 0 {
+			return out, fmt.Errorf("terraform %s exited with %d:\n%s", args[0], code, tail(output, 40))
 		}
 		after, err := calls(ctx, base)
 		if err != nil {
-			return result{}, code, err
+			return out, err
 		}
-		return result{
-			n: n, command: command, wall: wall,
-			gets:      after[routeGet] - before[routeGet],
-			posts:     after[routeSet] - before[routeSet],
-			validates: after[routeValidate] - before[routeValidate],
-		}, code, nil
+		out[i] = result{
+			gets: after[routeGet] - before[routeGet], posts: after[routeSet] - before[routeSet],
+			validates: after[routeValidate] - before[routeValidate], wall: wall,
+		}
+		if qtail {
+			if out[i].batches, err = readBatches(logFile); err != nil {
+				return out, err
+			}
+		}
 	}
-
-	fmt.Printf("N=%d: terraform apply ...\n", n)
-	apply, code, err := measure("apply", "apply", "-auto-approve", "-input=false", "-compact-warnings", fmt.Sprintf("-parallelism=%d", parallelism))
-	if err != nil {
-		return nil, err
+	if qtail {
+		body, _ := world.Tailnet.Policy()
+		if got := strings.Count(string(body), "// qtail:grant:"); got != n {
+			return out, fmt.Errorf("the policy file holds %d qtail grants after apply, want %d", got, n)
+		}
 	}
-	if code != 0 {
-		return nil, fmt.Errorf("terraform apply failed (exit %d); see %s", code, filepath.Join(dir, "apply.log"))
-	}
-	apply.target = fmt.Sprintf("POSTs <= %d (N/8+2)", n/8+2)
-	apply.ok = apply.posts <= n/8+2
-	results = append(results, apply)
-
-	body, _ := world.Tailnet.Policy()
-	if got := strings.Count(string(body), "// qtail:grant:"); got != n {
-		return nil, fmt.Errorf("the policy file holds %d qtail grants after apply, want %d", got, n)
-	}
-
-	fmt.Printf("N=%d: terraform plan ...\n", n)
-	plan, code, err := measure("plan", "plan", "-input=false", "-detailed-exitcode", "-compact-warnings", fmt.Sprintf("-parallelism=%d", parallelism))
-	if err != nil {
-		return nil, err
-	}
-	if code != 0 {
-		return nil, fmt.Errorf("the plan after apply is not empty (exit %d); see %s", code, filepath.Join(dir, "plan.log"))
-	}
-	plan.target = "GETs <= 2"
-	plan.ok = plan.gets <= 2
-	results = append(results, plan)
-	return results, nil
+	return out, nil
 }
 
-// grantsConfig is a configuration of n grants.
+func slicesClone(s []string) []string { return append([]string(nil), s...) }
+
+// terraform runs one command and returns its exit code and output.
+func terraform(ctx context.Context, tf, dir string, env, args []string) (int, []byte, error) {
+	cmd := exec.CommandContext(ctx, tf, append([]string{"-chdir=" + dir}, args...)...)
+	cmd.Env = env
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return exit.ExitCode(), out.Bytes(), nil
+	}
+	return 0, out.Bytes(), err
+}
+
+func tail(b []byte, lines int) string {
+	ls := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(ls) > lines {
+		ls = ls[len(ls)-lines:]
+	}
+	return strings.Join(ls, "\n")
+}
+
+var fieldRE = regexp.MustCompile(`(\w+)=("(?:[^"\\]|\\.)*"|\S+)`)
+
+// readBatches reads the batch records of the provider's debug log.
+func readBatches(path string) ([]batch, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []batch
+	for _, line := range strings.Split(string(data), "\n") {
+		i := strings.Index(line, "policy batch:")
+		if i < 0 {
+			continue
+		}
+		f := map[string]string{}
+		for _, m := range fieldRE.FindAllStringSubmatch(line[i:], -1) {
+			f[m[1]] = strings.Trim(m[2], `"`)
+		}
+		size, _ := strconv.Atoi(f["size"])
+		wait, _ := strconv.Atoi(f["wait_ms"])
+		out = append(out, batch{kind: f["batch"], size: size, wait: time.Duration(wait) * time.Millisecond, reason: f["reason"]})
+	}
+	return out, nil
+}
+
+// print writes the report and reports whether every target was met.
+func (r *report) print(w io.Writer) bool {
+	n, p, lat := r.n, r.o.parallelism, r.o.latency
+	waves := (n + p - 1) / p
+	load := "quiet machine"
+	if r.o.hogs > 0 {
+		load = fmt.Sprintf("%d CPU hog(s) beside", r.o.hogs)
+	}
+	fmt.Fprintf(w, "\nN = %d grants, %s per API call, -parallelism=%d, %s\n", n, lat, p, load)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "command\tresource\tpolicy reads\twrites\tvalidations\twall\t")
+	row := func(cmd, who string, res result) {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%.2fs\t\n", cmd, who, res.gets, res.posts, res.validates, res.wall.Seconds())
+	}
+	q := [3]result{r.planAdd, r.apply, r.planNop}
+	for i, cmd := range commands {
+		cmd = strings.Replace(cmd, "N", strconv.Itoa(n), 1)
+		row(cmd, "qtail_grant", q[i])
+		if r.whole != nil {
+			row("", "tailscale_acl (whole file)", r.whole[i])
+		}
+		fmt.Fprintf(tw, "\tterraform_data (no API)\t-\t-\t-\t%.2fs\t\n", r.alone[i].wall.Seconds())
+	}
+	_ = tw.Flush()
+
+	floor := func(i, calls int) time.Duration { return r.alone[i].wall + time.Duration(calls)*lat }
+	fmt.Fprintf(w, "floor for resources applied one by one (%d waves): plan adding N = Terraform alone + 1 read + %d validations = %.2fs; "+
+		"apply = Terraform alone + 1 read + %d writes = %.2fs (+ %d validations and a read if its plan is counted, as `terraform apply` does: %.2fs); "+
+		"plan with no change = Terraform alone + 1 read = %.2fs\n",
+		waves, waves, floor(0, 1+waves).Seconds(), waves, floor(1, 1+waves).Seconds(), waves, (floor(1, 1+waves) + time.Duration(1+waves)*lat).Seconds(),
+		floor(2, 1).Seconds())
+
+	ok := true
+	check := func(what string, good bool) {
+		verdict := "ok"
+		if !good {
+			verdict, ok = "MISSED", false
+		}
+		fmt.Fprintf(w, "  target %-62s %s\n", what+":", verdict)
+	}
+	check(fmt.Sprintf("plan adding N: validations %d <= ceil(N/p) = %d", r.planAdd.validates, waves), r.planAdd.validates <= waves)
+	check(fmt.Sprintf("apply: writes %d <= ceil(N/p)+2 = %d", r.apply.posts, waves+2), r.apply.posts <= waves+2)
+	if r.whole != nil {
+		ratioApply := r.apply.wall.Seconds() / r.whole[1].wall.Seconds()
+		ratioPlan := r.planNop.wall.Seconds() / r.whole[2].wall.Seconds()
+		fmt.Fprintf(w, "  ratio to the whole file: plan adding N %.2fx, apply %.2fx, plan with no change %.2fx\n",
+			r.planAdd.wall.Seconds()/r.whole[0].wall.Seconds(), ratioApply, ratioPlan)
+		if n <= 200 {
+			check(fmt.Sprintf("apply within 2.5x of the whole file (%.2fx)", ratioApply), ratioApply <= 2.5)
+			check(fmt.Sprintf("plan with no change within 1.5x of the whole file (%.2fx)", ratioPlan), ratioPlan <= 1.5)
+		}
+	}
+	if n >= 1000 {
+		check(fmt.Sprintf("apply within 15s (%.1fs)", r.apply.wall.Seconds()), r.apply.wall <= 15*time.Second)
+		check(fmt.Sprintf("plan with no change within 2s (%.1fs)", r.planNop.wall.Seconds()), r.planNop.wall <= 2*time.Second)
+	}
+	for i, cmd := range commands {
+		histogram(w, strings.Replace(cmd, "N", strconv.Itoa(n), 1), q[i].batches)
+	}
+	return ok
+}
+
+// histogram prints the sizes, waits and reasons of the batches of one
+// command.
+func histogram(w io.Writer, cmd string, batches []batch) {
+	kinds := map[string][]batch{}
+	for _, b := range batches {
+		kinds[b.kind] = append(kinds[b.kind], b)
+	}
+	names := make([]string, 0, len(kinds))
+	for k := range kinds {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		bs := kinds[k]
+		sizes := map[int]int{}
+		reasons := map[string]int{}
+		bounds := []time.Duration{10 * time.Millisecond, 25 * time.Millisecond, 50 * time.Millisecond, 100 * time.Millisecond, 250 * time.Millisecond}
+		waits := make([]int, len(bounds)+1)
+		var total time.Duration
+		for _, b := range bs {
+			sizes[b.size]++
+			reasons[b.reason]++
+			total += b.wait
+			i := sort.Search(len(bounds), func(i int) bool { return b.wait < bounds[i] })
+			waits[i]++
+		}
+		fmt.Fprintf(w, "  %s: %d %s batches; sizes %s; waits %s (total %.2fs); started when %s\n",
+			cmd, len(bs), k, countsOf(sizes), waitBuckets(bounds, waits), total.Seconds(), reasonsOf(reasons))
+	}
+}
+
+func countsOf(m map[int]int) string {
+	keys := make([]int, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Sort(sort.Reverse(sort.IntSlice(keys)))
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%d x%d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
+}
+
+func waitBuckets(bounds []time.Duration, counts []int) string {
+	var parts []string
+	lo := time.Duration(0)
+	for i, c := range counts {
+		label := fmt.Sprintf(">=%dms", lo.Milliseconds())
+		if i < len(bounds) {
+			label = fmt.Sprintf("%d-%dms", lo.Milliseconds(), bounds[i].Milliseconds())
+			lo = bounds[i]
+		}
+		if c > 0 {
+			parts = append(parts, fmt.Sprintf("%s: %d", label, c))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func reasonsOf(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
+}
+
+const header = "terraform {\n  required_providers {\n%s  }\n}\n"
+
+// grantsConfig is a configuration of n qtail_grant.
 func grantsConfig(n int) string {
 	var b strings.Builder
-	b.WriteString("terraform {\n  required_providers {\n    qtail = {\n      source = \"qtail/qtail\"\n    }\n  }\n}\n\nprovider \"qtail\" {}\n")
+	fmt.Fprintf(&b, header, "    qtail = {\n      source = \"qtail/qtail\"\n    }\n")
+	b.WriteString("\nprovider \"qtail\" {}\n")
 	for i := range n {
-		fmt.Fprintf(&b, "\nresource \"qtail_grant\" \"g%d\" {\n  name = \"bench-%d\"\n  src  = [\"group:platform-ops\"]\n  dst  = [\"100.64.%d.%d\"]\n  ip   = [\"tcp:443\"]\n}\n",
-			i, i, 10+i/250, 1+i%250)
+		g := grant(i)
+		fmt.Fprintf(&b, "\nresource \"qtail_grant\" \"g%d\" {\n  name = \"bench-%d\"\n  src  = [%q]\n  dst  = [%q]\n  ip   = [%q]\n}\n",
+			i, i, g.Src[0], g.Dst[0], g.IP[0])
 	}
 	return b.String()
+}
+
+// aloneConfig is a configuration of n terraform_data, which call no API.
+func aloneConfig(n int) string {
+	var b strings.Builder
+	for i := range n {
+		g := grant(i)
+		fmt.Fprintf(&b, "resource \"terraform_data\" \"g%d\" {\n  input = { src = [%q], dst = [%q], ip = [%q] }\n}\n\n", i, g.Src[0], g.Dst[0], g.IP[0])
+	}
+	return b.String()
+}
+
+// wholeFileConfig is one tailscale_acl holding the sandbox's policy and n
+// grants: the same file as qtail's after its apply, without the markers.
+func wholeFileConfig(n int) (string, error) {
+	std, err := hujson.Standardize([]byte(sandbox.DefaultPolicy))
+	if err != nil {
+		return "", err
+	}
+	var file map[string]any
+	if err := json.Unmarshal(std, &file); err != nil {
+		return "", err
+	}
+	grants, _ := file["grants"].([]any)
+	for i := range n {
+		grants = append(grants, grant(i))
+	}
+	file["grants"] = grants
+	body, err := json.MarshalIndent(file, "", "  ")
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, header, "    tailscale = {\n      source = \"tailscale/tailscale\"\n    }\n")
+	b.WriteString("\nprovider \"tailscale\" {}\n\nresource \"tailscale_acl\" \"policy\" {\n  overwrite_existing_content = true\n  acl = <<-EOT\n")
+	for _, line := range strings.Split(string(body), "\n") {
+		b.WriteString("    " + line + "\n")
+	}
+	b.WriteString("  EOT\n}\n")
+	return b.String(), nil
+}
+
+// benchGrant is one grant of the benchmark.
+type benchGrant struct {
+	Src []string `json:"src"`
+	Dst []string `json:"dst"`
+	IP  []string `json:"ip"`
+}
+
+func grant(i int) benchGrant {
+	return benchGrant{
+		Src: []string{"group:platform-ops"},
+		Dst: []string{fmt.Sprintf("100.64.%d.%d", 10+i/250, 1+i%250)},
+		IP:  []string{"tcp:443"},
+	}
 }
 
 // calls reads the sandbox's per-route call counters.

@@ -12,7 +12,7 @@ resource "qtail_grant" "egress_to_db" {
 # answers, through policy tests run against the current policy file (nothing
 # is changed). Read after the grant, so that it sees it.
 data "qtail_egress_status" "db" {
-  egress_service_id = qtail_egress_service.db.id
+  egress_service_id = var.egress_service_id
   depends_on        = [qtail_grant.egress_to_db]
 }
 
@@ -21,4 +21,11 @@ check "db_egress" {
     condition     = data.qtail_egress_status.db.allowed
     error_message = join("\n", data.qtail_egress_status.db.missing)
   }
+}
+
+# The ID of a qtail_egress_service (qtail_egress_service.NAME.id when it is
+# in the same configuration).
+variable "egress_service_id" {
+  type        = string
+  description = "ID of the egress Service's Qovery Helm service."
 }

@@ -5,7 +5,7 @@
 # client that no API shows (`tailscale up --accept-routes` on Linux, the
 # default elsewhere): check it on the machines that use the routes.
 data "qtail_route_status" "homelab" {
-  connector_id = qtail_connector.homelab.id
+  connector_id = var.connector_id
 }
 
 # Report every unmet condition, with what to do, in each plan.
@@ -30,4 +30,11 @@ output "homelab_routes" {
 data "qtail_route_status" "gateway" {
   hostname     = "homelab"
   check_routes = ["10.20.0.0/16"]
+}
+
+# The ID of a qtail_connector (qtail_connector.NAME.id when it is in the same
+# configuration).
+variable "connector_id" {
+  type        = string
+  description = "ID of the connector's Qovery Helm service."
 }

@@ -2,17 +2,35 @@
 # a tailnet machine (outside the cluster) at
 # billing-db.NAMESPACE.svc.cluster.local:5432.
 
+# qtail's Helm repository: every qtail release publishes its tailnet-manifests
+# chart there. One per Qovery organization.
+resource "qtail_helm_repository" "qtail" {
+  organization_id = var.organization_id
+  name            = "qtail"
+  url             = "https://qtail.github.io/terraform-provider-qtail"
+}
+
 resource "qtail_egress_service" "billing_db" {
   environment_id = var.environment_id
   name           = "billing-db"
 
-  # The tailnet-manifests chart shipped in qtail's repository.
+  # The tailnet-manifests chart from qtail's Helm repository, pinned to the
+  # version published with the qtail release in use.
   chart = {
-    git_repository = {
-      url       = "https://github.com/qtail/terraform-provider-qtail.git"
-      root_path = "/examples/charts/tailnet-manifests"
+    helm_repository = {
+      repository_id = qtail_helm_repository.qtail.id
+      chart_version = "0.1.0"
     }
   }
+  # Or the chart from a Git repository you control, on a branch you move only
+  # on purpose: Qovery deploys the head of a branch, never a tag.
+  # chart = {
+  #   git_repository = {
+  #     url       = "https://github.com/acme/platform.git"
+  #     branch    = "tailnet-manifests-0.1"
+  #     root_path = "/charts/tailnet-manifests"
+  #   }
+  # }
 
   tailnet_fqdn = "billing-db.tail1234.ts.net"
   ports        = ["tcp:5432"]
@@ -46,15 +64,20 @@ resource "qtail_egress_service" "metrics" {
   name           = "metrics"
 
   chart = {
-    git_repository = {
-      url       = "https://github.com/qtail/terraform-provider-qtail.git"
-      root_path = "/examples/charts/tailnet-manifests"
+    helm_repository = {
+      repository_id = qtail_helm_repository.qtail.id
+      chart_version = "0.1.0"
     }
   }
 
   tailnet_ip  = "100.101.102.103"
   proxy_group = "egress"
   ports       = ["tcp:9090", "udp:8125"]
+}
+
+variable "organization_id" {
+  type        = string
+  description = "ID of the Qovery organization."
 }
 
 variable "environment_id" {

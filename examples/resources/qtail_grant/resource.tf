@@ -14,16 +14,20 @@ resource "qtail_tag_owner" "billing" {
   owners = ["tag:k8s-operator"]
 }
 
-# An application capability: admin access to the Kubernetes API through the
-# operator's API server proxy, from trusted devices only.
-resource "qtail_grant" "ops_kubernetes_admin" {
-  name = "us-east-1-ops-kubernetes-admin"
+# An application capability: read-only access to the Kubernetes API through
+# the operator's API server proxy. The proxy impersonates the group
+# "tailnet-readers", which a ClusterRoleBinding must bind to a role (for
+# example the built-in "view"); avoid "system:masters", which bypasses RBAC.
+# To require trusted devices, add src_posture = ["posture:NAME"] once the
+# policy file's "postures" section defines posture:NAME (qtail does not
+# manage postures; a grant naming an undefined posture is refused).
+resource "qtail_grant" "ops_kubernetes_read" {
+  name = "us-east-1-ops-kubernetes-read"
   src  = ["group:platform-ops"]
   dst  = ["tag:k8s-operator"]
   app = jsonencode({
     "tailscale.com/cap/kubernetes" = [{
-      impersonate = { groups = ["system:masters"] }
+      impersonate = { groups = ["tailnet-readers"] }
     }]
   })
-  src_posture = ["posture:latest"]
 }

@@ -2,18 +2,36 @@
 # ingress replicas serve the exposed applications as Tailscale Services,
 # and two egress replicas carry the workloads' calls to tailnet machines.
 
+# qtail's Helm repository: every qtail release publishes its tailnet-manifests
+# chart there. One per Qovery organization.
+resource "qtail_helm_repository" "qtail" {
+  organization_id = var.organization_id
+  name            = "qtail"
+  url             = "https://qtail.github.io/terraform-provider-qtail"
+}
+
 resource "qtail_proxy_group" "ingress" {
-  environment_id = qtail_operator.us_east_1.environment_id
+  environment_id = var.environment_id
   name           = "ingress"
   type           = "ingress"
 
-  # The tailnet-manifests chart shipped in qtail's repository.
+  # The tailnet-manifests chart from qtail's Helm repository, pinned to the
+  # version published with the qtail release in use.
   chart = {
-    git_repository = {
-      url       = "https://github.com/qtail/terraform-provider-qtail.git"
-      root_path = "/examples/charts/tailnet-manifests"
+    helm_repository = {
+      repository_id = qtail_helm_repository.qtail.id
+      chart_version = "0.1.0"
     }
   }
+  # Or the chart from a Git repository you control, on a branch you move only
+  # on purpose: Qovery deploys the head of a branch, never a tag.
+  # chart = {
+  #   git_repository = {
+  #     url       = "https://github.com/acme/platform.git"
+  #     branch    = "tailnet-manifests-0.1"
+  #     root_path = "/charts/tailnet-manifests"
+  #   }
+  # }
 
   # Hostnames name devices on the whole tailnet: the devices are
   # ingress-us-east-1-0 and ingress-us-east-1-1, and the eu-west-3 cluster
@@ -21,7 +39,8 @@ resource "qtail_proxy_group" "ingress" {
   hostname_prefix = "ingress-us-east-1"
   replicas        = 2
 
-  depends_on = [qtail_operator.us_east_1]
+  # With the operator in the same configuration, depend on it:
+  # depends_on = [qtail_operator.NAME]
 }
 
 # The billing API served by the ingress replicas as the Tailscale Service
@@ -37,20 +56,21 @@ resource "qtail_exposed_service" "billing_us_east_1" {
 }
 
 resource "qtail_proxy_group" "egress" {
-  environment_id = qtail_operator.us_east_1.environment_id
+  environment_id = var.environment_id
   name           = "egress"
   type           = "egress"
 
   chart = {
-    git_repository = {
-      url       = "https://github.com/qtail/terraform-provider-qtail.git"
-      root_path = "/examples/charts/tailnet-manifests"
+    helm_repository = {
+      repository_id = qtail_helm_repository.qtail.id
+      chart_version = "0.1.0"
     }
   }
 
   hostname_prefix = "egress-us-east-1"
 
-  depends_on = [qtail_operator.us_east_1]
+  # With the operator in the same configuration, depend on it:
+  # depends_on = [qtail_operator.NAME]
 }
 
 # Workloads reach the metrics machine of the tailnet through the egress
@@ -60,15 +80,25 @@ resource "qtail_egress_service" "metrics" {
   name           = "metrics"
 
   chart = {
-    git_repository = {
-      url       = "https://github.com/qtail/terraform-provider-qtail.git"
-      root_path = "/examples/charts/tailnet-manifests"
+    helm_repository = {
+      repository_id = qtail_helm_repository.qtail.id
+      chart_version = "0.1.0"
     }
   }
 
   tailnet_ip  = "100.101.102.103"
   proxy_group = qtail_proxy_group.egress.name
   ports       = ["tcp:9090"]
+}
+
+variable "organization_id" {
+  type        = string
+  description = "ID of the Qovery organization."
+}
+
+variable "environment_id" {
+  type        = string
+  description = "ID of the Qovery environment of the cluster's operator."
 }
 
 variable "billing_application_id" {

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/qtail/terraform-provider-qtail/internal/manifest"
 )
 
 // Helm repository URLs the fake knows the charts of.
@@ -13,12 +15,18 @@ const (
 	TailscaleUnstableURL = "https://pkgs.tailscale.com/unstable/helmcharts"
 	// TailscaleOperatorChart is the chart name of the Tailscale operator.
 	TailscaleOperatorChart = "tailscale-operator"
+	// TailnetManifestsChart is the chart each qtail release publishes in
+	// its Helm repository, manifest.ManifestsChartRepositoryURL.
+	TailnetManifestsChart = "tailnet-manifests"
 )
 
 // Published versions of the operator chart per channel, newest first.
 var (
 	tailscaleStableVersions   = []string{"1.104.2", "1.104.0", "1.102.4", "1.102.3", "1.102.2", "1.102.1", "1.102.0", "1.100.1", "1.100.0"}
 	tailscaleUnstableVersions = []string{"1.105.47", "1.105.23", "1.103.50", "1.103.12"}
+	// The tailnet-manifests chart in qtail's Helm repository: the version
+	// this tree releases.
+	tailnetManifestsVersions = []string{manifest.ManifestsChartVersion}
 )
 
 var helmRepositoryKinds = []string{"HTTPS", "OCI_ECR", "OCI_SCALEWAY_CR", "OCI_DOCKER_HUB", "OCI_PUBLIC_ECR", "OCI_GENERIC_CR", "OCI_GITHUB_CR", "OCI_GITLAB_CR"}
@@ -41,6 +49,8 @@ func catalog(kind, url string) map[string][]string {
 		return map[string][]string{TailscaleOperatorChart: tailscaleStableVersions}
 	case TailscaleUnstableURL:
 		return map[string][]string{TailscaleOperatorChart: tailscaleUnstableVersions}
+	case manifest.ManifestsChartRepositoryURL:
+		return map[string][]string{TailnetManifestsChart: tailnetManifestsVersions}
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/qtail/terraform-provider-qtail/internal/fake/faults"
 	"github.com/qtail/terraform-provider-qtail/internal/fake/qoveryapi"
+	"github.com/qtail/terraform-provider-qtail/internal/manifest"
 )
 
 func TestAuthentication(t *testing.T) {
@@ -201,6 +202,11 @@ func TestHelmCharts(t *testing.T) {
 	}
 	if got := charts(other, ""); len(got) != 0 {
 		t.Errorf("unknown repository charts %v", got)
+	}
+	qtail := w.helmRepo("qtail", manifest.ManifestsChartRepositoryURL)
+	got = charts(qtail, "?chartName="+qoveryapi.TailnetManifestsChart)
+	if len(got) != 1 || !slices.Equal(versions(got[0]), []string{manifest.ManifestsChartVersion}) {
+		t.Errorf("qtail's repository charts %v, want %s at %s", got, qoveryapi.TailnetManifestsChart, manifest.ManifestsChartVersion)
 	}
 }
 

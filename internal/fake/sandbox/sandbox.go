@@ -54,8 +54,9 @@ type Options struct {
 // services' (whose behaviours are the fakes' defaults) and that parts of
 // qtail still rely on.
 type Compat struct {
-	// Cluster is what the simulated operator keeps of its earlier
-	// behaviours (see cluster.Compat).
+	// Cluster opts the simulated operator into earlier, simpler
+	// behaviours (see cluster.Compat); its zero value is the real
+	// operator.
 	Cluster cluster.Compat
 	// StatusMessages gives failed statuses the non-standard "message"
 	// with the reason of the failure (qoveryapi.Options.StatusMessages).
@@ -65,32 +66,9 @@ type Compat struct {
 }
 
 // DefaultCompat is the sandbox's compatibility when Options.Compat is nil:
-// the simpler behaviours that tests of the provider written against them
-// still need, until the provider handles the real ones:
-//
-//   - Cluster.OperatorNewDevice: an uninstalled operator's device stays on
-//     the tailnet (offline), which the provider's plan takes for another
-//     device holding the hostname (TestOperator_driftInQoveryIsRepaired,
-//     TestOperator_timeoutSaysWhatItWaitedFor);
-//   - Cluster.NoEgressProxies: the operator rewrites an egress Service's
-//     externalName, which the egress tests expect to stay the placeholder
-//     (TestEgressService_fqdnCreatesImportsAndDestroys,
-//     TestEgressService_tailnetIPThroughProxyGroup,
-//     TestEgressService_switchingTargetUpdatesInPlace,
-//     TestEgressService_drift);
-//   - Cluster.ProxyGroupIngressWithoutService: an exposure through an
-//     ingress ProxyGroup needs the services scope, which the hand-installed
-//     operator of the tests lacks (TestProxyGroup_exposureThroughAnIngressGroup).
-//
-// The fake Qovery API answers as the real one: no reason in a failed
-// status, 403 for a deleted Helm service.
-var DefaultCompat = Compat{
-	Cluster: cluster.Compat{
-		OperatorNewDevice:               true,
-		NoEgressProxies:                 true,
-		ProxyGroupIngressWithoutService: true,
-	},
-}
+// none. Both fakes answer as the real services do: the real operator, no
+// reason in a failed Qovery status, 403 for a deleted object.
+var DefaultCompat = Compat{}
 
 // Seed holds the IDs of what the sandbox created at start.
 type Seed struct {

@@ -278,19 +278,19 @@ func TestCompatDefaultsAndOverride(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := w.Cluster.Compat(); got != DefaultCompat.Cluster {
-		t.Fatalf("default sandbox keeps %+v, want DefaultCompat %+v", got, DefaultCompat.Cluster)
+	if got := w.Cluster.Compat(); got != (cluster.Compat{}) {
+		t.Fatalf("default sandbox keeps %+v, want the real operator (no earlier behaviour)", got)
 	}
-	realOperator := cluster.Compat{}
-	w, err = New(Options{Compat: &Compat{Cluster: realOperator}})
+	simple := cluster.Compat{NoEgressProxies: true, ProxyGroupIngressWithoutService: true}
+	w, err = New(Options{Compat: &Compat{Cluster: simple}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Reset(); err != nil {
 		t.Fatal(err)
 	}
-	if got := w.Cluster.Compat(); got != realOperator {
-		t.Fatalf("after Reset the sandbox keeps %+v, want %+v", got, realOperator)
+	if got := w.Cluster.Compat(); got != simple {
+		t.Fatalf("after Reset the sandbox keeps %+v, want %+v", got, simple)
 	}
 }
 

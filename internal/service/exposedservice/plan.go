@@ -14,7 +14,6 @@ import (
 
 	"github.com/qtail/terraform-provider-qtail/internal/cluster"
 	"github.com/qtail/terraform-provider-qtail/internal/manifest"
-	"github.com/qtail/terraform-provider-qtail/internal/policy"
 	"github.com/qtail/terraform-provider-qtail/internal/qovery"
 	"github.com/qtail/terraform-provider-qtail/internal/tfx"
 )
@@ -245,6 +244,7 @@ func (r *exposedServiceResource) checkPlan(ctx context.Context, plan, state *exp
 			Tags: tags, At: path.Root("tags"), Device: "proxy", Resource: "exposure",
 		}, diags)
 	}
+	cluster.CheckExposure(ctx, r.Clients, c.ops, plan.ProxyGroup.ValueString(), plan.ProxyClass.ValueString(), diags)
 }
 
 // checkOperatorRuns refuses an exposure on a cluster where no Tailscale
@@ -362,7 +362,7 @@ func (r *exposedServiceResource) checkHostname(ctx context.Context, c *exposureC
 	// of its tags owned by an operator tag) is taken as the application's
 	// own proxy, left over from an exposure whose group was deleted
 	// without a redeployment: exposing the application again reuses it.
-	if len(dev.Tags) > 0 && r.operatorCouldOwn(ctx, c.ops, dev.Tags) {
+	if len(dev.Tags) > 0 && cluster.OperatorCanApply(ctx, r.Clients, c.ops, dev.Tags) {
 		return
 	}
 	owner := "tagged " + strings.Join(dev.Tags, ", ")
@@ -373,24 +373,4 @@ func (r *exposedServiceResource) checkHostname(ctx context.Context, c *exposureC
 		fmt.Sprintf("The tailnet already has a device named %q (%s, %s). The proxy would get a suffixed MagicDNS name "+
 			"(%s-1) and the exposure could not be found by its name: choose another hostname, or rename or remove that device.",
 			hostname, cluster.DeviceID(dev), owner, hostname))
-}
-
-// operatorCouldOwn reports whether every tag is one of the operator's tags
-// or owned by one of them in the policy.
-func (r *exposedServiceResource) operatorCouldOwn(ctx context.Context, ops *cluster.Lookup, tags []string) bool {
-	op, _ := ops.Operator(ctx)
-	body, d := r.Clients.PlannedPolicy(ctx)
-	if d.HasError() {
-		return false
-	}
-	doc, err := policy.Parse(body)
-	if err != nil {
-		return false
-	}
-	for _, tag := range tags {
-		if ok, _, _ := doc.TagOwnedBy(tag, op.Tags); !ok {
-			return false
-		}
-	}
-	return true
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/qtail/terraform-provider-qtail/internal/cluster"
 	"github.com/qtail/terraform-provider-qtail/internal/conn"
 	"github.com/qtail/terraform-provider-qtail/internal/qovery"
 	"github.com/qtail/terraform-provider-qtail/internal/tailnet"
@@ -151,9 +152,16 @@ func (r *exposedServiceResource) settleDevice(ctx context.Context, t *tailnet.Cl
 	tags, _, _ := m.planTags(ctx)
 	hostname := m.Hostname.ValueString()
 	if wait {
+		if why := cluster.ApplicationProxyCannotAppear(ctx, r.Clients, m.ApplicationID.ValueString(), tags, m.ProxyClass.ValueString()); why != "" {
+			return nil, fmt.Errorf("no proxy device will appear: %s", why)
+		}
 		return r.waitForDevice(ctx, t, hostname, tags, timeout, op)
 	}
 	if m.ProxyGroup.ValueString() != "" {
+		if m.Redeploy.ValueBool() {
+			_, err := cluster.AwaitExposureService(ctx, r.Clients, t, m.ApplicationID.ValueString(), hostname)
+			return nil, err
+		}
 		return nil, nil
 	}
 	d, err := t.FindDeviceByHostname(ctx, hostname)

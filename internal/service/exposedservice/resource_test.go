@@ -845,18 +845,22 @@ func TestDeviceDataSource(t *testing.T) {
 	})
 }
 
+// An exposure through an ingress ProxyGroup has no device of its own: the
+// operator serves it as the Tailscale Service svc:HOSTNAME, which the
+// apply waits for.
 func TestExposedService_proxyGroup(t *testing.T) {
 	t.Parallel()
 	env, appID := acctest.NewExposureEnv(t)
+	envID := env.Seed().Regions[acctest.Region].EnvironmentID
 	hostname := "billing-api-us-east-1"
 	resource.UnitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: env.Factories(),
 		Steps: []resource.TestStep{{
-			Config: acctest.ExposedServiceConfig(appID, hostname, "proxy_group = \"ingress-us-east-1\"\n  wait_for_device = false"),
+			Config: ingressExposureConfig(envID, appID, ""),
 			ConfigStateChecks: []statecheck.StateCheck{
 				statecheck.ExpectKnownValue(acctest.ExposedServiceAddr, tfjsonpath.New("device_id"), knownvalue.Null()),
 				statecheck.ExpectKnownValue(acctest.ExposedServiceAddr, tfjsonpath.New("tailnet_fqdn"), knownvalue.StringExact(hostname+"."+sandbox.MagicDNSSuffix)),
-				statecheck.ExpectKnownValue(acctest.ExposedServiceAddr, tfjsonpath.New("annotations").AtMapKey("tailscale.com/proxy-group"), knownvalue.StringExact("ingress-us-east-1")),
+				statecheck.ExpectKnownValue(acctest.ExposedServiceAddr, tfjsonpath.New("annotations").AtMapKey("tailscale.com/proxy-group"), knownvalue.StringExact("ingress")),
 			},
 			Check: func(*terraform.State) error {
 				if n := env.Calls(acctest.RouteRedeployApplication); n != 1 {
@@ -865,12 +869,12 @@ func TestExposedService_proxyGroup(t *testing.T) {
 				if len(env.DevicesNamed(hostname)) != 0 {
 					return fmt.Errorf("a ProxyGroup exposure got a device of its own")
 				}
-				for _, e := range env.Cluster.Events() {
-					if strings.Contains(e, `served by ProxyGroup "ingress-us-east-1"`) {
+				for _, s := range env.Tailnet.Services() {
+					if s.Name == "svc:"+hostname {
 						return nil
 					}
 				}
-				return fmt.Errorf("the operator did not serve the Service through the ProxyGroup: %q", env.Cluster.Events())
+				return fmt.Errorf("no Tailscale Service svc:%s: %+v; cluster events %q", hostname, env.Tailnet.Services(), env.Cluster.Events())
 			},
 		}},
 	})

@@ -88,8 +88,8 @@ func (r *helmRepositoryResource) ModifyPlan(ctx context.Context, req resource.Mo
 	for _, repo := range repos {
 		if strings.EqualFold(repo.Name, plan.Name.ValueString()) && repo.ID != state.ID.ValueString() {
 			resp.Diagnostics.AddAttributeError(path.Root("name"), "Helm Repository Name Already Taken",
-				fmt.Sprintf("The organization already has a Helm repository named %q (ID %s). Choose another name, or adopt it with:\n\n"+
-					"  terraform import <address> %s/%s", repo.Name, repo.ID, plan.OrganizationID.ValueString(), repo.ID))
+				fmt.Sprintf("The organization already has a Helm repository named %q (ID %s). Choose another name, or adopt it with %s",
+					repo.Name, repo.ID, tfx.ImportHint("qtail_helm_repository", plan.OrganizationID.ValueString()+"/"+repo.ID)))
 			return
 		}
 	}

@@ -247,7 +247,8 @@ resource "qtail_helm_repository" "again" {
   name            = "Tailscale"
 }
 `,
-				ExpectError: acctest.ErrorRE(`already has a Helm repository named "tailscale" (ID`),
+				ExpectError: regexp.MustCompile(`(?s)already has a Helm repository named "tailscale" \(ID.*import \{.*to = qtail_helm_repository.NAME.*` +
+					`terraform import qtail_helm_repository.NAME ` + org + `/`),
 			},
 		},
 	})

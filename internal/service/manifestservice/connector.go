@@ -176,11 +176,7 @@ func (m *connectorModel) specKnown() bool {
 
 // want is what the connector's devices must look like.
 func connectorWant(c manifest.Connector) deviceWant {
-	tags := c.Tags
-	if len(tags) == 0 {
-		tags = []string{cluster.DefaultProxyTag}
-	}
-	return deviceWant{hostnames: c.DeviceHostnames(), tags: tags, routes: c.AdvertisedRoutes()}
+	return deviceWant{hostnames: c.DeviceHostnames(), tags: c.DeviceTags(nil), routes: c.AdvertisedRoutes(), proxyClass: c.ProxyClass}
 }
 
 // render renders the values file of m.
@@ -213,11 +209,6 @@ func (m *connectorModel) fillFromSpec(c manifest.Connector) {
 		m.SubnetRoutes = tfx.StringList(c.SubnetRoutes)
 	}
 	m.ExitNode = types.BoolValue(c.ExitNode)
-	tags := c.Tags
-	if len(tags) == 0 {
-		tags = []string{cluster.DefaultProxyTag}
-	}
-	m.Tags = tfx.StringList(tags)
 	m.ProxyClass = tfx.NullIfEmpty(c.ProxyClass)
 }
 
@@ -369,7 +360,7 @@ func (m *connectorModel) readValues(file, helmID string, diags *diag.Diagnostics
 	name, tags := m.Name, m.Tags
 	m.fillFromSpec(spec)
 	m.Name = keepReplacing(diags, helmID, "name", name, m.Name)
-	m.Tags = keepReplacing(diags, helmID, "tags", tags, m.Tags)
+	m.readTags(spec.Tags, tags, helmID, diags)
 	return nil
 }
 
@@ -387,7 +378,7 @@ func (m *connectorModel) settle() {
 // approves their routes.
 func (r *connectorResource) waitAndApprove(ctx context.Context, m *connectorModel, tn *tailnet.Client, d cluster.Deployment, diags *diag.Diagnostics) {
 	m.RoutesApproved = types.BoolValue(false)
-	devices, want, ok := awaitDevices(ctx, connectorKind, m, tn, d, diags)
+	devices, want, ok := r.awaitDevices(ctx, connectorKind, m, m.EnvironmentID.ValueString(), tn, d, diags)
 	if ok {
 		r.approve(ctx, m, tn, devices, want, diags)
 	}
@@ -395,6 +386,7 @@ func (r *connectorResource) waitAndApprove(ctx context.Context, m *connectorMode
 
 // observe reads the connector's devices on the tailnet.
 func (r *connectorResource) observe(ctx context.Context, m *connectorModel, diags *diag.Diagnostics) {
+	r.resolveTags(ctx, &m.proxyReplicas, m.EnvironmentID.ValueString(), m.ID.ValueString(), diags)
 	if r.Clients.TailnetOrNil() == nil {
 		return
 	}

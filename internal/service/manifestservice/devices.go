@@ -34,6 +34,17 @@ type deviceWant struct {
 	hostnames []string
 	tags      []string
 	routes    []string
+	// proxyClass is the ProxyClass the object names.
+	proxyClass string
+}
+
+// proxyBlocked returns what a wait for devices tagged tags, of an object
+// of the environment envID naming proxyClass, asks at its polls: why the
+// operator cannot bring them up (cluster.ProxyCannotAppear).
+func (b *serviceBase) proxyBlocked(envID string, tags []string, proxyClass string, operatorDefault bool) func(context.Context) string {
+	return cluster.Blocked(func(ctx context.Context) string {
+		return cluster.ProxyCannotAppear(ctx, b.Clients, envID, tags, proxyClass, operatorDefault)
+	})
 }
 
 // matches reports whether d is the device of hostname as wanted: every
@@ -100,8 +111,10 @@ func describeMismatch(d *tailnet.Device, w deviceWant) string {
 	return fmt.Sprintf("device %s (%s) does not advertise %s", d.Hostname, cluster.DeviceID(d), strings.Join(lacking, ", "))
 }
 
-// waitForDevices waits until every wanted device is on the tailnet.
-func waitForDevices(ctx context.Context, tn *tailnet.Client, w deviceWant, poll time.Duration) ([]tailnet.Device, error) {
+// waitForDevices waits until every wanted device is on the tailnet. While
+// some are missing, blocked (nil: never) says why they cannot come, which
+// stops the wait with a *cluster.NoProxyError.
+func waitForDevices(ctx context.Context, tn *tailnet.Client, w deviceWant, poll time.Duration, blocked func(context.Context) string) ([]tailnet.Device, error) {
 	last := "nothing yet"
 	for {
 		found, missing, err := findDevices(ctx, tn, w)
@@ -113,6 +126,11 @@ func waitForDevices(ctx context.Context, tn *tailnet.Client, w deviceWant, poll 
 		}
 		if err == nil {
 			last = strings.Join(missing, "; ")
+			if blocked != nil {
+				if why := blocked(ctx); why != "" {
+					return nil, &cluster.NoProxyError{Reason: why}
+				}
+			}
 		}
 		if tfx.Sleep(ctx, poll) != nil {
 			return nil, fmt.Errorf("%w waiting for the devices %s to join the tailnet (last seen: %s)",
@@ -290,10 +308,11 @@ func setDevices(m withDevices, devices []tailnet.Device, diags *diag.Diagnostics
 }
 
 // awaitDevices waits, after the deployment d of a manifest service of kind
-// k, until the devices of m are on the tailnet, and records them. ok is
-// false when there is nothing more to do: tn is nil (wait_for_devices is
-// off) or the wait failed (the error is in diags).
-func awaitDevices(ctx context.Context, k manifestKind, m withDevices, tn *tailnet.Client, d cluster.Deployment,
+// k in the environment envID, until the devices of m are on the tailnet,
+// and records them. ok is false when there is nothing more to do: tn is nil
+// (wait_for_devices is off) or the wait failed (the error is in diags). It
+// stops at once when the operator cannot bring them up (proxyBlocked).
+func (b *serviceBase) awaitDevices(ctx context.Context, k manifestKind, m withDevices, envID string, tn *tailnet.Client, d cluster.Deployment,
 	diags *diag.Diagnostics) (devices []tailnet.Device, want deviceWant, ok bool) {
 	if tn == nil {
 		*m.devicesAttr() = types.ListNull(manifestDeviceType)
@@ -301,7 +320,7 @@ func awaitDevices(ctx context.Context, k manifestKind, m withDevices, tn *tailne
 	}
 	want, dd := m.wantedDevices(ctx)
 	diags.Append(dd...)
-	devices, err := waitForDevices(ctx, tn, want, d.Poll)
+	devices, err := waitForDevices(ctx, tn, want, d.Poll, b.proxyBlocked(envID, want.tags, want.proxyClass, k.operatorDefaultClass))
 	if err != nil {
 		d.Failed(diags, "waiting for "+k.possessive()+" devices", err)
 		return nil, want, false

@@ -9,10 +9,13 @@ import (
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
@@ -22,6 +25,7 @@ import (
 	"github.com/qtail/terraform-provider-qtail/internal/cluster"
 	"github.com/qtail/terraform-provider-qtail/internal/manifest"
 	"github.com/qtail/terraform-provider-qtail/internal/qovery"
+	"github.com/qtail/terraform-provider-qtail/internal/tailnet"
 	"github.com/qtail/terraform-provider-qtail/internal/tfx"
 )
 
@@ -52,8 +56,15 @@ type egressServiceModel struct {
 	TailnetIP      types.String `tfsdk:"tailnet_ip"`
 	Ports          types.List   `tfsdk:"ports"`
 	ProxyGroup     types.String `tfsdk:"proxy_group"`
+	Hostname       types.String `tfsdk:"hostname"`
+	Tags           types.List   `tfsdk:"tags"`
+	ProxyClass     types.String `tfsdk:"proxy_class"`
+	WaitForDevice  types.Bool   `tfsdk:"wait_for_device"`
 	Namespace      types.String `tfsdk:"namespace"`
 	ClusterDNSName types.String `tfsdk:"cluster_dns_name"`
+	ProxyHostname  types.String `tfsdk:"proxy_hostname"`
+	ProxyTags      types.List   `tfsdk:"proxy_tags"`
+	Devices        types.List   `tfsdk:"devices"`
 }
 
 // The namespace of an egress Service is the namespace Qovery deploys the
@@ -113,6 +124,58 @@ func (r *egressServiceResource) Schema(ctx context.Context, _ resource.SchemaReq
 			"Requires `ports`.",
 		Validators: []validator.String{tfx.StringCheck{Rule: "a Kubernetes name", Check: manifest.CheckKubernetesName}},
 	}
+	attrs["hostname"] = schema.StringAttribute{
+		Optional: true,
+		MarkdownDescription: "Hostname of the Service's egress proxy device on the tailnet (the annotation `" + manifest.AnnotationHostname +
+			"`). Without it the operator names the device `NAMESPACE-NAME`. A DNS label: 1 to 63 lower-case letters, digits and " +
+			"dashes. A change renames the same device. Conflicts with `proxy_group`, whose devices carry the traffic instead.",
+		Validators: []validator.String{tfx.DeviceHostname(), stringvalidator.ConflictsWith(path.MatchRoot("proxy_group"))},
+	}
+	attrs["tags"] = schema.ListAttribute{
+		ElementType: types.StringType,
+		Optional:    true,
+		MarkdownDescription: "Tags of the egress proxy device (the annotation `" + manifest.AnnotationTags + "`). Without them the " +
+			"device gets the operator's proxy tags (`proxy_default_tags` of the `qtail_operator`). The operator mints the proxy's auth " +
+			"key with its OAuth client, which must own each tag (the plan checks it). The tags are set when the device is created, so " +
+			"changing them replaces the egress Service. Conflicts with `proxy_group`.",
+		PlanModifiers: []planmodifier.List{listplanmodifier.RequiresReplace()},
+		Validators: []validator.List{
+			listvalidator.SizeAtLeast(1),
+			listvalidator.UniqueValues(),
+			listvalidator.ValueStringsAre(tfx.StringCheck{Rule: "a tag", Check: manifest.CheckTag}),
+			listvalidator.ConflictsWith(path.MatchRoot("proxy_group")),
+		},
+	}
+	attrs["proxy_class"] = schema.StringAttribute{
+		Optional: true,
+		MarkdownDescription: "Name of a `ProxyClass` for the egress proxy's pod (the annotation `" + manifest.AnnotationProxyClass +
+			"`); without it, the operator's default (`proxyConfig.defaultProxyClass`). The operator brings up no proxy until the " +
+			"ProxyClass is Ready: the plan refuses one that no Helm service of the cluster renders.",
+		Validators: []validator.String{tfx.StringCheck{Rule: "a Kubernetes name", Check: manifest.CheckKubernetesName}},
+	}
+	attrs["wait_for_device"] = schema.BoolAttribute{
+		Optional: true,
+		Computed: true,
+		Default:  booldefault.StaticBool(true),
+		MarkdownDescription: "Wait, after each deployment, until the egress proxy device is on the tailnet with its tags (without " +
+			"`proxy_group`). A device gone from the tailnet then shows as a change, and qtail redeploys. Default `true`.",
+	}
+	attrs["proxy_hostname"] = schema.StringAttribute{
+		Computed:            true,
+		MarkdownDescription: "Hostname of the egress proxy device: `hostname`, or `NAMESPACE-NAME`. Null with `proxy_group`.",
+	}
+	attrs["proxy_tags"] = schema.ListAttribute{
+		ElementType: types.StringType,
+		Computed:    true,
+		MarkdownDescription: "Tags of the egress proxy device: `tags`, or the operator's proxy tags when the Service was created. " +
+			"The tailnet policy must let them reach the target. Null with `proxy_group` (the ProxyGroup's tags apply).",
+	}
+	attrs["devices"] = schema.ListNestedAttribute{
+		Computed: true,
+		MarkdownDescription: "The egress proxy device on the tailnet: one element without `proxy_group` (empty until it joins, or " +
+			"with `wait_for_device = false`), none with it.",
+		NestedObject: schema.NestedAttributeObject{Attributes: deviceAttributes("Routes the device advertises (none for an egress proxy).")},
+	}
 	attrs["namespace"] = schema.StringAttribute{
 		Computed: true,
 		MarkdownDescription: "Kubernetes namespace of the Service: the namespace Qovery deploys the environment's services to. " +
@@ -135,10 +198,13 @@ func (r *egressServiceResource) Schema(ctx context.Context, _ resource.SchemaReq
 			cluster.ManifestsChart + "`). Its `externalName` is a placeholder that the operator rewrites to point at the egress " +
 			"proxy. A Service is namespaced, so the Helm service gets no cluster-wide resources. qtail deploys the service and " +
 			"waits for the deployment; the proxy is then the operator's work.\n\n" +
-			"The egress proxy is a tailnet device tagged with the operator's proxy tags (`tag:k8s` by default), or, with " +
-			"`proxy_group`, the ProxyGroup's devices with their tags. The tailnet policy must let those tags reach the target " +
-			"machine on the Service's ports: add a `qtail_grant` from the proxy's tags to the machine, and check the whole " +
-			"path with the `qtail_egress_status` data source.\n\n" +
+			"Without `proxy_group`, the operator runs a proxy of its own for the Service: a tailnet device named `hostname` (default " +
+			"`NAMESPACE-NAME`) and tagged `tags` (default the operator's proxy tags, `tag:k8s` unless the operator says otherwise), " +
+			"whose auth key the operator mints with its OAuth client; it then points `externalName` at the proxy. The plan checks " +
+			"that the hostname is free and that the client can apply the tags, and qtail waits for the device (`devices`). With " +
+			"`proxy_group`, the ProxyGroup's devices carry the traffic with their tags. The tailnet policy must let those tags " +
+			"reach the target machine on the Service's ports: add a `qtail_grant` from the proxy's tags to the machine, and check " +
+			"the whole path with the `qtail_egress_status` data source.\n\n" +
 			"The Service lives in the environment's namespace. Qovery's API has no namespace field on environments; every " +
 			"service sees the namespace in the built-in variable `" + namespaceVariable + "`, and qtail reads it there to fill " +
 			"`namespace` and `cluster_dns_name`, already in the plan of a creation.",
@@ -267,8 +333,12 @@ func (r *egressServiceResource) ValidateConfig(ctx context.Context, req resource
 
 // specKnown reports whether every input of the Service is known.
 func (m *egressServiceModel) specKnown() bool {
-	return tfx.AllKnown(m.Name, m.TailnetFQDN, m.TailnetIP, m.Ports, m.ProxyGroup)
+	return tfx.AllKnown(m.Name, m.TailnetFQDN, m.TailnetIP, m.Ports, m.ProxyGroup, m.Hostname, m.Tags, m.ProxyClass)
 }
+
+// ownProxy reports whether the operator runs a proxy of the Service's own:
+// it goes through no ProxyGroup.
+func (m *egressServiceModel) ownProxy() bool { return m.ProxyGroup.IsNull() }
 
 // render renders the values file of m, whose attributes must be known.
 func (m *egressServiceModel) render(ctx context.Context) (manifest.EgressService, string, diag.Diagnostics) {
@@ -278,6 +348,11 @@ func (m *egressServiceModel) render(ctx context.Context) (manifest.EgressService
 		TailnetFQDN: m.TailnetFQDN.ValueString(),
 		TailnetIP:   m.TailnetIP.ValueString(),
 		ProxyGroup:  m.ProxyGroup.ValueString(),
+		Hostname:    m.Hostname.ValueString(),
+		ProxyClass:  m.ProxyClass.ValueString(),
+	}
+	if !m.Tags.IsNull() {
+		diags.Append(m.Tags.ElementsAs(ctx, &e.Tags, false)...)
 	}
 	var ports []string
 	if !m.Ports.IsNull() {
@@ -307,6 +382,12 @@ func (m *egressServiceModel) fillFromSpec(e manifest.EgressService) {
 	m.TailnetFQDN = tfx.NullIfEmpty(e.TailnetFQDN)
 	m.TailnetIP = tfx.NullIfEmpty(e.TailnetIP)
 	m.ProxyGroup = tfx.NullIfEmpty(e.ProxyGroup)
+	m.Hostname = tfx.NullIfEmpty(e.Hostname)
+	m.ProxyClass = tfx.NullIfEmpty(e.ProxyClass)
+	m.Tags = types.ListNull(types.StringType)
+	if len(e.Tags) > 0 {
+		m.Tags = tfx.StringList(e.Tags)
+	}
 	if len(e.Ports) == 0 {
 		m.Ports = types.ListNull(types.StringType)
 		return
@@ -329,6 +410,27 @@ func (m *egressServiceModel) setNamespace(ns types.String) {
 	default:
 		m.ClusterDNSName = types.StringValue(m.Name.ValueString() + "." + ns.ValueString() + "." + clusterDomain)
 	}
+	m.setProxyHostname()
+}
+
+// setProxyHostname sets proxy_hostname from hostname, or from the
+// namespace and the name (NAMESPACE-NAME, as the operator names the
+// proxy); null with a ProxyGroup.
+func (m *egressServiceModel) setProxyHostname() {
+	switch {
+	case m.ProxyGroup.IsUnknown():
+		m.ProxyHostname = types.StringUnknown()
+	case !m.ownProxy():
+		m.ProxyHostname = types.StringNull()
+	case !m.Hostname.IsNull():
+		m.ProxyHostname = m.Hostname
+	case m.Name.IsUnknown() || m.Namespace.IsUnknown():
+		m.ProxyHostname = types.StringUnknown()
+	case m.Name.IsNull() || m.Namespace.IsNull():
+		m.ProxyHostname = types.StringNull()
+	default:
+		m.ProxyHostname = types.StringValue(manifest.EgressService{Name: m.Name.ValueString()}.ProxyHostname(m.Namespace.ValueString()))
+	}
 }
 
 // nullUnknowns replaces the unknown computed values by null, so that a
@@ -340,6 +442,15 @@ func (m *egressServiceModel) nullUnknowns() {
 	}
 	if m.ClusterDNSName.IsUnknown() {
 		m.ClusterDNSName = types.StringNull()
+	}
+	if m.ProxyHostname.IsUnknown() {
+		m.ProxyHostname = types.StringNull()
+	}
+	if m.ProxyTags.IsUnknown() {
+		m.ProxyTags = types.ListNull(types.StringType)
+	}
+	if m.Devices.IsUnknown() {
+		m.Devices = types.ListNull(manifestDeviceType)
 	}
 }
 
@@ -401,6 +512,16 @@ func (r *egressServiceResource) ModifyPlan(ctx context.Context, req resource.Mod
 	} else {
 		plan.setNamespace(state.Namespace)
 	}
+	// A proxy of the Service's own is made when the Service is new or
+	// leaves its ProxyGroup; it keeps the tags of its first auth key.
+	newProxy := newService || !state.ownProxy()
+	changed := newService || values == "" || !plan.Values.Equal(state.Values)
+	r.planProxy(ctx, &plan, &state, newProxy, changed)
+	if !creating && (newService || !plan.Tags.Equal(state.Tags)) {
+		// Replaced: the replacement, planned as a creation, may take the
+		// proxy's hostname.
+		r.release(ctx, &state.manifestServiceModel, state.Devices)
+	}
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 	if resp.Diagnostics.HasError() || values == "" {
 		return
@@ -408,13 +529,66 @@ func (r *egressServiceResource) ModifyPlan(ctx context.Context, req resource.Mod
 	if !creating && plan.Values.Equal(state.Values) {
 		return
 	}
-	if newService {
+	if newService && plan.Hostname.IsNull() && plan.ownProxy() {
 		checkProxyHostname(plan.Name, plan.Namespace, &resp.Diagnostics)
 	}
-	r.planChecks(ctx, egressKind, &plan.manifestServiceModel, plan.Name, &resp.Diagnostics)
+	ops := r.planChecks(ctx, egressKind, &plan.manifestServiceModel, plan.Name, &resp.Diagnostics)
 	if pg := plan.ProxyGroup; !pg.IsNull() && !plan.EnvironmentID.IsUnknown() {
 		cluster.CheckProxyGroupType(ctx, r.Clients, pg.ValueString(), plan.EnvironmentID.ValueString(), manifest.ProxyGroupEgress, &resp.Diagnostics)
+		return
 	}
+	at := path.Root("hostname")
+	if plan.Hostname.IsNull() {
+		at = path.Root("name")
+	}
+	want, _ := plan.wantedDevices(ctx)
+	r.checkDevices(ctx, devicesCheck{kind: egressKind, name: plan.Name.ValueString(), ops: ops, want: want,
+		state: state.Devices, creating: newProxy, at: at}, &resp.Diagnostics)
+}
+
+// planProxy plans the egress proxy of m: its hostname and tags, and its
+// device (unknown when the apply changes it); all null with a ProxyGroup.
+// newProxy is set when the apply makes a new proxy, changed when it
+// deploys a new configuration.
+func (r *egressServiceResource) planProxy(ctx context.Context, m, state *egressServiceModel, newProxy, changed bool) {
+	switch {
+	case m.ProxyGroup.IsUnknown():
+		m.ProxyTags, m.Devices = types.ListUnknown(types.StringType), types.ListUnknown(manifestDeviceType)
+		return
+	case !m.ownProxy():
+		m.ProxyTags = types.ListNull(types.StringType)
+		m.Devices, _ = types.ListValue(manifestDeviceType, nil)
+		return
+	case !m.Tags.IsNull():
+		m.ProxyTags = m.Tags
+	case !newProxy && !state.ProxyTags.IsNull():
+		m.ProxyTags = state.ProxyTags
+	default:
+		m.ProxyTags = r.operatorProxyTags(ctx, m.EnvironmentID)
+	}
+	hostnames := []string{}
+	if !m.ProxyHostname.IsUnknown() {
+		hostnames = append(hostnames, m.ProxyHostname.ValueString())
+	}
+	m.Devices = planDevices(ctx, changed || newProxy || m.ProxyHostname.IsUnknown(), m.WaitForDevice.ValueBool(), state.Devices, hostnames)
+}
+
+// operatorProxyTags returns the proxy tags of the operator of the cluster
+// of envID (as this plan leaves it), or unknown when qtail cannot read them.
+func (r *egressServiceResource) operatorProxyTags(ctx context.Context, envID types.String) types.List {
+	q := r.Clients.QoveryOrNil()
+	if q == nil || envID.IsUnknown() || envID.IsNull() {
+		return types.ListUnknown(types.StringType)
+	}
+	env, err := q.GetEnvironment(ctx, envID.ValueString())
+	if err != nil {
+		return types.ListUnknown(types.StringType)
+	}
+	op, err := cluster.NewLookup(q, env).UsePlan(r.world()).Operator(ctx)
+	if err != nil {
+		return types.ListUnknown(types.StringType)
+	}
+	return tfx.StringList(manifest.ProxyDeviceTags(nil, op.ProxyTags))
 }
 
 // checkProxyHostname refuses a Service whose egress proxy the operator
@@ -475,14 +649,67 @@ func (r *egressServiceResource) recordNamespace(ctx context.Context, m *egressSe
 	m.setNamespace(types.StringValue(ns))
 }
 
-// lifecycleHooks are what an egress Service adds to the shared lifecycle: its
-// namespace, read from Qovery.
+// lifecycleHooks are what an egress Service adds to the shared lifecycle:
+// its namespace, read from Qovery, and the device of its proxy.
 func (r *egressServiceResource) lifecycleHooks() manifestHooks[egressServiceModel] {
 	return manifestHooks[egressServiceModel]{
+		usesTailnet: func(m *egressServiceModel) bool { return m.waitsForDevices() },
 		written: func(ctx context.Context, m *egressServiceModel, h *qovery.Helm, diags *diag.Diagnostics) {
 			r.recordNamespace(ctx, m, h.ID, diags)
 		},
+		deployed: r.awaitProxy,
+		redeploy: func(ctx context.Context, plan, state *egressServiceModel) bool {
+			return plan.waitsForDevices() && !devicesComplete(ctx, state.Devices, []string{plan.ProxyHostname.ValueString()})
+		},
 		observe: r.observe,
+		imported: func(m *egressServiceModel) {
+			if m.WaitForDevice.IsNull() {
+				m.WaitForDevice = types.BoolValue(true)
+			}
+		},
+		leftovers: func(ctx context.Context, m *egressServiceModel) []string {
+			_, ids := stateDevices(ctx, m.Devices)
+			return ids
+		},
+	}
+}
+
+func (m *egressServiceModel) waitsForDevices() bool {
+	return m.WaitForDevice.ValueBool() && m.ownProxy() && !m.ProxyHostname.IsNull()
+}
+
+func (m *egressServiceModel) devicesAttr() *types.List { return &m.Devices }
+
+// wantedDevices is the egress proxy device: named proxy_hostname (when
+// known), tagged proxy_tags (any tags while unknown).
+func (m *egressServiceModel) wantedDevices(ctx context.Context) (deviceWant, diag.Diagnostics) {
+	w := deviceWant{proxyClass: m.ProxyClass.ValueString()}
+	var diags diag.Diagnostics
+	if !m.ownProxy() {
+		return w, diags
+	}
+	if !m.ProxyHostname.IsUnknown() && !m.ProxyHostname.IsNull() {
+		w.hostnames = []string{m.ProxyHostname.ValueString()}
+	}
+	if !m.ProxyTags.IsUnknown() && !m.ProxyTags.IsNull() {
+		diags.Append(m.ProxyTags.ElementsAs(ctx, &w.tags, false)...)
+	}
+	return w, diags
+}
+
+// awaitProxy waits, after a deployment, for the egress proxy device, and
+// records it with its tags. With a ProxyGroup there is none.
+func (r *egressServiceResource) awaitProxy(ctx context.Context, m *egressServiceModel, tn *tailnet.Client, d cluster.Deployment, diags *diag.Diagnostics) {
+	if !m.ownProxy() {
+		m.Devices, _ = types.ListValue(manifestDeviceType, nil)
+		return
+	}
+	if !m.waitsForDevices() {
+		tn = nil
+	}
+	devices, _, ok := r.awaitDevices(ctx, egressKind, m, m.EnvironmentID.ValueString(), tn, d, diags)
+	if ok && len(devices) == 1 && m.ProxyTags.IsUnknown() {
+		m.ProxyTags = tfx.StringList(devices[0].Tags)
 	}
 }
 
@@ -496,9 +723,12 @@ func (m *egressServiceModel) readValues(file, helmID string, diags *diag.Diagnos
 	if err != nil {
 		return err
 	}
-	name := m.Name
+	name, tags := m.Name, m.Tags
 	m.fillFromSpec(spec)
 	m.Name = keepReplacing(diags, helmID, "name", name, m.Name)
+	if !name.IsNull() {
+		m.Tags = keepReplacing(diags, helmID, "tags", tags, m.Tags)
+	}
 	return nil
 }
 
@@ -515,8 +745,41 @@ func (r *egressServiceResource) observe(ctx context.Context, m *egressServiceMod
 	}
 	if ns, ok := namespaceFrom(vars); ok {
 		m.setNamespace(types.StringValue(ns))
+	} else {
+		namespaceMissing(diags, helmID, true)
+		m.setNamespace(m.Namespace)
+	}
+	r.observeProxy(ctx, m, diags)
+}
+
+// observeProxy reads the egress proxy device on the tailnet: the device
+// under proxy_hostname, whose tags are the proxy's (the proxy keeps those
+// of its first auth key).
+func (r *egressServiceResource) observeProxy(ctx context.Context, m *egressServiceModel, diags *diag.Diagnostics) {
+	tn := r.Clients.TailnetOrNil()
+	switch {
+	case !m.ownProxy():
+		m.ProxyTags = types.ListNull(types.StringType)
+		m.Devices, _ = types.ListValue(manifestDeviceType, nil)
+		return
+	case tn == nil || m.ProxyHostname.IsNull() || m.ProxyHostname.IsUnknown():
 		return
 	}
-	namespaceMissing(diags, helmID, true)
-	m.setNamespace(m.Namespace)
+	hostname := m.ProxyHostname.ValueString()
+	found, _, err := findDevices(ctx, tn, deviceWant{hostnames: []string{hostname}})
+	if err != nil {
+		tfx.APIError(diags, "look for the egress proxy device on the tailnet", err)
+		return
+	}
+	if len(found) == 0 {
+		if m.waitsForDevices() && m.Deployed.ValueBool() {
+			diags.AddWarning("Egress Proxy Device Missing",
+				fmt.Sprintf("The egress Service %s has no proxy device %s on the tailnet. qtail plans to redeploy it so that the operator "+
+					"brings the proxy back.", m.Name.ValueString(), hostname))
+		}
+		m.Devices, _ = types.ListValue(manifestDeviceType, nil)
+		return
+	}
+	setDevices(m, found, diags)
+	m.ProxyTags = tfx.StringList(found[0].Tags)
 }

@@ -59,15 +59,19 @@ func egressOnCluster(env *acctest.Env, name string) (cluster.EgressService, bool
 }
 
 // checkEgressOnCluster checks that the cluster runs the egress Service db
-// in namespace, accepted by the operator, and lets check look at it.
+// in namespace, accepted by the operator, which pointed its externalName
+// at a Service of its own namespace (the proxy's, or the ProxyGroup's),
+// and lets check look at it.
 func checkEgressOnCluster(env *acctest.Env, namespace string, check func(cluster.EgressService) error) resource.TestCheckFunc {
 	return func(*terraform.State) error {
 		s, ok := egressOnCluster(env, "db")
 		if !ok {
 			return fmt.Errorf("no egress Service db on the cluster; events: %v", env.Cluster.Events())
 		}
-		if s.Namespace != namespace || s.Type != "ExternalName" || s.ExternalName != manifest.ExternalNamePlaceholder {
-			return fmt.Errorf("egress Service %+v, want an ExternalName in %s", s, namespace)
+		ops := env.Cluster.Operators()
+		if s.Namespace != namespace || s.Type != "ExternalName" || len(ops) != 1 ||
+			!strings.HasSuffix(s.ExternalName, "."+ops[0].Namespace+".svc.cluster.local") {
+			return fmt.Errorf("egress Service %+v, want an ExternalName in %s pointed at the operator's namespace", s, namespace)
 		}
 		if !s.Valid {
 			return fmt.Errorf("the operator refused the egress Service: %s", s.Problem)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/qtail/terraform-provider-qtail/internal/manifest"
 	"github.com/qtail/terraform-provider-qtail/internal/qovery"
+	"github.com/qtail/terraform-provider-qtail/internal/tfx"
 )
 
 // A manifest service is a Qovery Helm service whose chart (tailnet-manifests
@@ -49,6 +50,24 @@ type proxyReplicas struct {
 	ProxyClass     types.String `tfsdk:"proxy_class"`
 	WaitForDevices types.Bool   `tfsdk:"wait_for_devices"`
 	Devices        types.List   `tfsdk:"devices"`
+
+	// untagged is set when the object read back from Qovery names no
+	// tags: its devices carry the operator's proxy tags, which
+	// serviceBase.resolveTags looks up. priorTags are the tags the state
+	// had before the read.
+	untagged  bool
+	priorTags types.List
+}
+
+// readTags sets the tags from the object read back from Qovery: its own,
+// or, when it names none, the state's until resolveTags looks up the
+// operator's proxy tags.
+func (m *proxyReplicas) readTags(tags []string, prior types.List, helmID string, diags *diag.Diagnostics) {
+	if len(tags) > 0 {
+		m.Tags = keepReplacing(diags, helmID, "tags", prior, tfx.StringList(tags))
+		return
+	}
+	m.untagged, m.priorTags, m.Tags = true, prior, prior
 }
 
 // replicas returns the attributes of the replicas: the models embed them.
@@ -105,14 +124,19 @@ type manifestKind struct {
 	// renameHint says how to give the devices of another object of the
 	// kind other hostnames.
 	renameHint string
+	// operatorDefaultClass is set when the operator applies its default
+	// ProxyClass to an object of the kind that names none (not to
+	// Connectors).
+	operatorDefaultClass bool
 }
 
 var (
 	connectorKind = manifestKind{noun: "connector", object: manifest.KindConnector, clusterScoped: true,
 		servicePrefix: "tailscale-connector-", renameHint: "choose another hostname or hostname_prefix"}
 	proxyGroupKind = manifestKind{noun: "ProxyGroup", object: manifest.KindProxyGroup, clusterScoped: true,
-		servicePrefix: "tailscale-proxygroup-", renameHint: "give each ProxyGroup its own hostname_prefix"}
-	egressKind = manifestKind{noun: "egress Service", object: manifest.KindService, clusterScoped: false, servicePrefix: "tailscale-egress-"}
+		servicePrefix: "tailscale-proxygroup-", renameHint: "give each ProxyGroup its own hostname_prefix", operatorDefaultClass: true}
+	egressKind = manifestKind{noun: "egress Service", object: manifest.KindService, clusterScoped: false, servicePrefix: "tailscale-egress-",
+		renameHint: "set hostname to another name", operatorDefaultClass: true}
 )
 
 // serviceName is the name of the Helm service of the object name.

@@ -59,7 +59,7 @@ func (b *serviceBase) planChecks(ctx context.Context, k manifestKind, m *manifes
 			Chart: h.ChartName.ValueString(), Version: h.ChartVersion.ValueString(),
 			RepoAt: at.AtName("repository_id"), VersionAt: at.AtName("chart_version")}, diags)
 	}
-	ops := cluster.NewLookup(q, env)
+	ops := cluster.NewLookup(q, env).UsePlan(b.world())
 	if !m.ID.IsUnknown() {
 		// An update: the name and the cluster cannot change in place.
 		return ops
@@ -196,8 +196,9 @@ type devicesCheck struct {
 }
 
 // checkDevices refuses, at plan, device hostnames that another resource of
-// the plan claims or that other devices of the tailnet use, and tags that
-// the operator's tag cannot apply.
+// the plan claims or that other devices of the tailnet use, tags that the
+// operator's OAuth client cannot apply, and a ProxyClass that keeps the
+// operator from bringing the devices up.
 func (b *serviceBase) checkDevices(ctx context.Context, c devicesCheck, diags *diag.Diagnostics) {
 	k := c.kind
 	owner := k.noun + " " + c.name
@@ -224,11 +225,16 @@ func (b *serviceBase) checkDevices(ctx context.Context, c devicesCheck, diags *d
 			fmt.Sprintf("Devices that are not %s already use its hostnames: %s. Its devices would get other MagicDNS names. "+
 				"Remove those devices from the tailnet, or %s.", owner, strings.Join(taken, ", "), k.renameHint))
 	}
-	if c.ops != nil && c.creating {
+	if c.ops == nil {
+		return
+	}
+	if c.creating {
 		cluster.CheckOperatorOwnsTags(ctx, b.Clients, c.ops, cluster.TagsCheck{
 			Tags: c.want.tags, At: path.Root("tags"), Device: k.noun, Resource: k.noun, Replicas: true,
 		}, diags)
 	}
+	cluster.CheckProxyClass(ctx, b.Clients, c.ops, cluster.ProxyClassCheck{Name: c.want.proxyClass, OperatorDefault: k.operatorDefaultClass,
+		At: path.Root("proxy_class"), Object: "the " + k.object + " " + c.name}, diags)
 }
 
 // hostnamesTaken describes the devices of the tailnet that use one of the
@@ -309,4 +315,24 @@ func checkReplicaHostnames(prefix types.String, replicas types.Int64, defaultRep
 		diags.AddAttributeError(at, "Hostname Prefix Too Long",
 			fmt.Sprintf("The last replica's hostname would be %q, longer than the 63 characters of a DNS label. %s", last, fix))
 	}
+}
+
+// resolveTags gives an object read back without tags (m.untagged) the
+// tags its devices get: the proxy tags (PROXY_TAGS) of the operator of the
+// cluster of envID, or the chart's default when there is none. The CRDs of
+// Connector and ProxyGroup give tags no default.
+func (b *serviceBase) resolveTags(ctx context.Context, m *proxyReplicas, envID, helmID string, diags *diag.Diagnostics) {
+	if !m.untagged {
+		return
+	}
+	var proxyTags []string
+	if q := b.Clients.QoveryOrNil(); q != nil {
+		if env, err := q.GetEnvironment(ctx, envID); err == nil {
+			if op, err := cluster.FindOperator(ctx, q, env); err == nil {
+				proxyTags = op.ProxyTags
+			}
+		}
+	}
+	m.Tags = keepReplacing(diags, helmID, "tags", m.priorTags, tfx.StringList(manifest.ProxyDeviceTags(nil, proxyTags)))
+	m.untagged = false
 }

@@ -153,11 +153,7 @@ func (m *proxyGroupModel) specKnown() bool {
 
 // proxyGroupWant is what the ProxyGroup's devices must look like.
 func proxyGroupWant(p manifest.ProxyGroup) deviceWant {
-	tags := p.Tags
-	if len(tags) == 0 {
-		tags = []string{cluster.DefaultProxyTag}
-	}
-	return deviceWant{hostnames: p.DeviceHostnames(), tags: tags}
+	return deviceWant{hostnames: p.DeviceHostnames(), tags: p.DeviceTags(nil), proxyClass: p.ProxyClass}
 }
 
 // render renders the values file of m.
@@ -194,11 +190,6 @@ func (m *proxyGroupModel) fillFromSpec(p manifest.ProxyGroup, helmID string, dia
 		replicas = *p.Replicas
 	}
 	m.Replicas = types.Int64Value(replicas)
-	tags := p.Tags
-	if len(tags) == 0 {
-		tags = []string{cluster.DefaultProxyTag}
-	}
-	m.Tags = tfx.StringList(tags)
 	m.ProxyClass = tfx.NullIfEmpty(p.ProxyClass)
 }
 
@@ -271,6 +262,9 @@ func (r *proxyGroupResource) ModifyPlan(ctx context.Context, req resource.Modify
 		}
 		r.checkDevices(ctx, devicesCheck{kind: proxyGroupKind, name: spec.Name, ops: ops, want: proxyGroupWant(spec),
 			state: state.Devices, creating: creating, at: at}, &resp.Diagnostics)
+		if ops != nil && creating && spec.Type == manifest.ProxyGroupIngress {
+			cluster.CheckIngressScope(ctx, r.Clients, ops, path.Root("type"), "the ingress ProxyGroup "+spec.Name, &resp.Diagnostics)
+		}
 	}
 	if !plan.Name.IsUnknown() && !plan.Type.IsUnknown() && !plan.EnvironmentID.IsUnknown() {
 		clusterID := ""
@@ -286,9 +280,10 @@ func (r *proxyGroupResource) ModifyPlan(ctx context.Context, req resource.Modify
 func (r *proxyGroupResource) lifecycleHooks() manifestHooks[proxyGroupModel] {
 	return replicaHooks(manifestHooks[proxyGroupModel]{
 		deployed: func(ctx context.Context, m *proxyGroupModel, tn *tailnet.Client, d cluster.Deployment, diags *diag.Diagnostics) {
-			awaitDevices(ctx, proxyGroupKind, m, tn, d, diags)
+			r.awaitDevices(ctx, proxyGroupKind, m, m.EnvironmentID.ValueString(), tn, d, diags)
 		},
 		observe: func(ctx context.Context, m *proxyGroupModel, diags *diag.Diagnostics) {
+			r.resolveTags(ctx, &m.proxyReplicas, m.EnvironmentID.ValueString(), m.ID.ValueString(), diags)
 			if tn := r.Clients.TailnetOrNil(); tn != nil {
 				observeDevices(ctx, proxyGroupKind, m, tn, m.Deployed.ValueBool(), diags)
 			}
@@ -314,7 +309,7 @@ func (m *proxyGroupModel) readValues(file, helmID string, diags *diag.Diagnostic
 	name, tags := m.Name, m.Tags
 	m.fillFromSpec(spec, helmID, diags)
 	m.Name = keepReplacing(diags, helmID, "name", name, m.Name)
-	m.Tags = keepReplacing(diags, helmID, "tags", tags, m.Tags)
+	m.readTags(spec.Tags, tags, helmID, diags)
 	return nil
 }
 

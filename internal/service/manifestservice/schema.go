@@ -185,9 +185,9 @@ func addReplicaAttributes(attrs map[string]schema.Attribute, k manifestKind, adv
 		Optional:    true,
 		Computed:    true,
 		Default:     listdefault.StaticValue(tfx.StringList([]string{cluster.DefaultProxyTag})),
-		MarkdownDescription: "Tags of " + k.possessive() + " devices. The operator's tag must own each of them in `tagOwners` (the " +
-			"plan checks it). The tags are set when the devices are created, so changing them replaces the " + k.noun + ". " +
-			"Default `[\"" + cluster.DefaultProxyTag + "\"]`.",
+		MarkdownDescription: "Tags of " + k.possessive() + " devices. The operator mints their auth keys with its OAuth client, " +
+			"whose tags must be or own each of them in `tagOwners` (the plan checks it). The tags are set when the devices are " +
+			"created, so changing them replaces the " + k.noun + ". Default `[\"" + cluster.DefaultProxyTag + "\"]`.",
 		PlanModifiers: []planmodifier.List{listplanmodifier.RequiresReplace()},
 		Validators: []validator.List{
 			listvalidator.SizeAtLeast(1),
@@ -196,20 +196,37 @@ func addReplicaAttributes(attrs map[string]schema.Attribute, k manifestKind, adv
 		},
 	}
 	attrs["proxy_class"] = schema.StringAttribute{
-		Optional:            true,
-		MarkdownDescription: "Name of a `ProxyClass` that configures " + k.possessive() + " pods.",
-		Validators:          []validator.String{tfx.StringCheck{Rule: "a Kubernetes name", Check: manifest.CheckKubernetesName}},
+		Optional: true,
+		MarkdownDescription: "Name of a `ProxyClass` that configures " + k.possessive() + " pods" + proxyClassDefault(k) + ". The " +
+			"operator brings up no device until the ProxyClass is Ready: the plan refuses one that no Helm service of the cluster " +
+			"renders, or that cannot be Ready, and warns when it cannot tell.",
+		Validators: []validator.String{tfx.StringCheck{Rule: "a Kubernetes name", Check: manifest.CheckKubernetesName}},
 	}
 	attrs["devices"] = schema.ListNestedAttribute{
 		Computed:            true,
 		MarkdownDescription: "The " + k.noun + "'s devices on the tailnet, one per replica.",
-		NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
-			"hostname":          schema.StringAttribute{Computed: true, MarkdownDescription: "Hostname of the device."},
-			"id":                schema.StringAttribute{Computed: true, MarkdownDescription: "Node ID of the device."},
-			"tailnet_fqdn":      schema.StringAttribute{Computed: true, MarkdownDescription: "MagicDNS name of the device."},
-			"tailnet_ips":       schema.ListAttribute{Computed: true, ElementType: types.StringType, MarkdownDescription: "Tailscale addresses of the device."},
-			"advertised_routes": schema.ListAttribute{Computed: true, ElementType: types.StringType, MarkdownDescription: advertised},
-			"approved_routes":   schema.ListAttribute{Computed: true, ElementType: types.StringType, MarkdownDescription: "Routes approved (enabled) on the device."},
-		}},
+		NestedObject:        schema.NestedAttributeObject{Attributes: deviceAttributes(advertised)},
 	}
+}
+
+// deviceAttributes are the attributes of one device of a `devices`
+// attribute; advertised describes the routes it advertises.
+func deviceAttributes(advertised string) map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"hostname":          schema.StringAttribute{Computed: true, MarkdownDescription: "Hostname of the device."},
+		"id":                schema.StringAttribute{Computed: true, MarkdownDescription: "Node ID of the device."},
+		"tailnet_fqdn":      schema.StringAttribute{Computed: true, MarkdownDescription: "MagicDNS name of the device."},
+		"tailnet_ips":       schema.ListAttribute{Computed: true, ElementType: types.StringType, MarkdownDescription: "Tailscale addresses of the device."},
+		"advertised_routes": schema.ListAttribute{Computed: true, ElementType: types.StringType, MarkdownDescription: advertised},
+		"approved_routes":   schema.ListAttribute{Computed: true, ElementType: types.StringType, MarkdownDescription: "Routes approved (enabled) on the device."},
+	}
+}
+
+// proxyClassDefault says, for the kinds it applies to, that the operator's
+// default ProxyClass applies without proxy_class.
+func proxyClassDefault(k manifestKind) string {
+	if !k.operatorDefaultClass {
+		return " (the operator's `proxyConfig.defaultProxyClass` does not apply to it)"
+	}
+	return "; without it, the operator's default (`proxyConfig.defaultProxyClass`)"
 }

@@ -37,7 +37,9 @@ func TestTagOwnerGaps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gaps := tagOwnerGaps(doc, []string{"tag:k8s-operator"}, []string{"tag:k8s", "tag:k8s-billing", "tag:k8s-web"})
+	// Proxy tags are checked against the OAuth client's tags, which mint
+	// the proxies' auth keys.
+	gaps := proxyTagGaps(doc, []string{"tag:k8s", "tag:k8s-billing", "tag:k8s-web"}, []string{"tag:k8s-operator"})
 	var got []string
 	for _, g := range gaps {
 		got = append(got, g.tag+"="+tfx.HCLList(g.owners))
@@ -46,11 +48,15 @@ func TestTagOwnerGaps(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("gaps = %v, want %v", got, want)
 	}
-	if gaps := tagOwnerGaps(doc, []string{"tag:k8s-operator"}, []string{"tag:k8s-operator", "tag:k8s-billing"}); len(gaps) != 0 {
+	if gaps := proxyTagGaps(doc, []string{"tag:k8s-operator", "tag:k8s-billing"}, []string{"tag:k8s-operator"}); len(gaps) != 0 {
 		t.Fatalf("no gap expected, got %+v", gaps)
 	}
-	if gaps := tagOwnerGaps(doc, []string{"tag:other"}, []string{"tag:k8s-billing"}); len(gaps) != 2 {
-		t.Fatalf("want the undeclared operator tag and the unowned proxy tag, got %+v", gaps)
+	// A client tagged tag:k8s-billing applies it, and nothing it does not own.
+	if gaps := proxyTagGaps(doc, []string{"tag:k8s-billing", "tag:k8s"}, []string{"tag:k8s-billing"}); len(gaps) != 1 || gaps[0].tag != "tag:k8s" {
+		t.Fatalf("want tag:k8s unowned by a client tagged tag:k8s-billing, got %+v", gaps)
+	}
+	if gaps := operatorTagGaps(doc, []string{"tag:other", "tag:k8s-operator"}); len(gaps) != 1 || gaps[0].tag != "tag:other" {
+		t.Fatalf("want the undeclared operator tag, got %+v", gaps)
 	}
 }
 

@@ -66,7 +66,7 @@ func (w *operatorWrite) render(diags *diag.Diagnostics) bool {
 // for the cluster of env.
 func (w *operatorWrite) createClient(ctx context.Context, env *qovery.Environment, diags *diag.Diagnostics) bool {
 	tags, _ := tfx.Strings(w.plan.DefaultTags)
-	id, secret, err := w.tn.CreateOAuthClient(ctx, operatorOAuthScopes, tags, oauthClientDescription(env.ClusterName, w.plan.Hostname.ValueString()))
+	id, secret, err := w.tn.CreateOAuthClient(ctx, cluster.OperatorOAuthScopes, tags, oauthClientDescription(env.ClusterName, w.plan.Hostname.ValueString()))
 	if err != nil {
 		tfx.APIError(diags, "create the operator's OAuth client", err)
 		return false
@@ -103,9 +103,27 @@ func (w *operatorWrite) rollout(ctx context.Context, helmID string, diags *diag.
 		return nil, false
 	}
 	tags, _ := tfx.Strings(w.plan.DefaultTags)
-	dev, err := waitForOperatorDevice(ctx, w.tn, w.plan.Hostname.ValueString(), tags, d.Poll)
-	if err != nil {
+	id := ""
+	if !w.plan.DeviceID.IsUnknown() {
+		id = w.plan.DeviceID.ValueString()
+	}
+	dev, err := awaitOperatorDevice(ctx, w.tn, id, w.plan.Hostname.ValueString(), tags, d.Poll)
+	var retag *retagError
+	switch {
+	case errors.As(err, &retag):
+		diags.AddAttributeError(path.Root("default_tags"), "Unable to Tag the Operator Device",
+			fmt.Sprintf("The operator runs, but its device keeps the tags of its first login, and qtail could not give it the tags "+
+				"%s: %v.\n\nThe provider's Tailscale credential sets them: an API key, or an OAuth client with the devices:core scope "+
+				"whose tags own %s. Fix the credential, or the tagOwners, and apply again.", tfx.HCLList(tags), retag, tfx.HCLList(tags)))
+		return nil, false
+	case err != nil:
 		d.Failed(diags, "waiting for the operator device", err)
+		return nil, false
+	}
+	if id != "" && cluster.DeviceID(dev) != id {
+		diags.AddError("Operator Device Replaced During the Apply",
+			fmt.Sprintf("The operator device %s left the tailnet during the apply, and the operator now runs as device %s (%s). "+
+				"The next refresh records the new device: apply again.", id, cluster.DeviceID(dev), dev.Hostname))
 		return nil, false
 	}
 	return dev, true

@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/qtail/terraform-provider-qtail/internal/cluster"
+	"github.com/qtail/terraform-provider-qtail/internal/planned"
 	"github.com/qtail/terraform-provider-qtail/internal/policy"
 	"github.com/qtail/terraform-provider-qtail/internal/qovery"
 	"github.com/qtail/terraform-provider-qtail/internal/tailnet"
@@ -163,10 +164,11 @@ func (m *operatorModel) planComputed(state *operatorModel, creating bool, diags 
 	}
 	m.OAuthClientIDVariableID = keep(state.OAuthClientIDVariableID)
 	m.OAuthClientSecretVariableID = keep(state.OAuthClientSecretVariableID)
-	deviceMoves := !m.Hostname.Equal(state.Hostname) || !m.DefaultTags.Equal(state.DefaultTags)
+	// The operator keeps its node: a new hostname renames the same device
+	// (its MagicDNS name follows), and qtail sets new tags on it.
 	m.DeviceID, m.TailnetFQDN = keep(state.DeviceID), keep(state.TailnetFQDN)
-	if deviceMoves {
-		m.DeviceID, m.TailnetFQDN = unknownString, unknownString
+	if !m.Hostname.Equal(state.Hostname) {
+		m.TailnetFQDN = unknownString
 	}
 	if m.CreateOAuthClient.IsUnknown() {
 		m.OAuthClientID = unknownString
@@ -259,7 +261,14 @@ func (r *operatorResource) checkQovery(ctx context.Context, q *qovery.Client, c 
 		tfx.APIError(diags, "read the environment "+envID, err)
 		return
 	}
-	r.Clients.Planned().PlanOperatorOn(env.ClusterID)
+	facts := planned.Operator{CreatesClient: plan.CreateOAuthClient.ValueBool()}
+	if !plan.Values.IsUnknown() {
+		facts.Values = plan.Values.ValueString()
+	}
+	if !facts.CreatesClient && !plan.CreateOAuthClient.IsUnknown() && !plan.OAuthClientID.IsUnknown() {
+		facts.ClientID = plan.OAuthClientID.ValueString()
+	}
+	r.Clients.Planned().PlanOperator(env.ClusterID, facts)
 
 	if !plan.Hostname.IsUnknown() && c.changed(plan.Hostname, state.Hostname) {
 		helms, err := q.ListHelms(ctx, envID)
@@ -322,14 +331,34 @@ func (r *operatorResource) checkTailnet(ctx context.Context, tn *tailnet.Client,
 			". The operator reports missing tag owners when it starts instead.")
 		return
 	}
-	if gaps := tagOwnerGaps(doc, tags, proxyTags); len(gaps) > 0 {
-		diags.AddAttributeError(path.Root("default_tags"), "Missing Tag Owners for the Operator", tagOwnerGapsMessage(gaps, tags))
+	if gaps := operatorTagGaps(doc, tags); len(gaps) > 0 {
+		diags.AddAttributeError(path.Root("default_tags"), "Missing Tag Owners for the Operator", tagOwnerGapsMessage(gaps, tags,
+			"Without them the operator pod fails at startup, and nothing is created."))
 		return
 	}
 
-	if !plan.CreateOAuthClient.IsUnknown() && !plan.CreateOAuthClient.ValueBool() && !plan.OAuthClientID.IsUnknown() &&
-		(c.creating || !plan.OAuthClientID.Equal(state.OAuthClientID) || !plan.DefaultTags.Equal(state.DefaultTags)) {
-		checkOAuthClient(ctx, tn, doc, plan.OAuthClientID.ValueString(), tags, diags)
+	// The tags the OAuth client mints keys for: a client qtail creates
+	// carries default_tags.
+	clientTags, clientKnown := tags, !plan.CreateOAuthClient.IsUnknown()
+	if clientKnown && !plan.CreateOAuthClient.ValueBool() {
+		clientKnown = false
+		if !plan.OAuthClientID.IsUnknown() &&
+			(c.creating || !plan.OAuthClientID.Equal(state.OAuthClientID) || !plan.DefaultTags.Equal(state.DefaultTags)) {
+			if k := checkOAuthClient(ctx, tn, doc, plan.OAuthClientID.ValueString(), tags, diags); k != nil {
+				clientTags, clientKnown = k.Tags, true
+			}
+		}
+	}
+	proxyChanged := c.creating || !plan.ProxyDefaultTags.Equal(state.ProxyDefaultTags) || !plan.DefaultTags.Equal(state.DefaultTags) ||
+		!plan.OAuthClientID.Equal(state.OAuthClientID)
+	if diags.HasError() || !clientKnown || !proxyChanged {
+		return
+	}
+	if gaps := proxyTagGaps(doc, proxyTags, clientTags); len(gaps) > 0 {
+		diags.AddAttributeWarning(path.Root("proxy_default_tags"), "Proxy Tags Not Owned by the Operator's OAuth Client",
+			tagOwnerGapsMessage(gaps, clientTags, "The operator starts without them, but it mints the auth key of each proxy with its OAuth "+
+				"client, which can only apply tags that its tags "+tfx.HCLList(clientTags)+" are or own: every exposure, Connector, "+
+				"ProxyGroup and egress Service that takes the default proxy tags would get no device."))
 	}
 
 	if !plan.Hostname.IsUnknown() && c.changed(plan.Hostname, state.Hostname) {
@@ -339,7 +368,20 @@ func (r *operatorResource) checkTailnet(ctx context.Context, tn *tailnet.Client,
 			tfx.APIError(diags, "look for devices named "+hostname, err)
 			return
 		}
-		if dev != nil && !c.own.has(r, cluster.DeviceID(dev)) && !c.own.has(r, dev.ID) {
+		switch {
+		case dev == nil || c.own.has(r, cluster.DeviceID(dev)) || c.own.has(r, dev.ID):
+		case c.creating && !dev.ConnectedToControl && len(dev.Tags) > 0:
+			// An uninstalled operator leaves its node on the tailnet,
+			// offline, and its state in the operator Secret of its
+			// namespace: installed there again, it comes back online as
+			// the same device.
+			diags.AddAttributeWarning(path.Root("hostname"), "Offline Operator Device Taken Over",
+				fmt.Sprintf("The offline device %s (%s, tagged %s) already uses the hostname %s. qtail takes it for the node of an "+
+					"earlier operator of this cluster: the operator keeps its node in the operator Secret of its namespace, and an "+
+					"install in that namespace brings the device back online (qtail then sets its tags to %s). If the device belongs to "+
+					"another cluster, remove it from the tailnet first: the new operator's device would get a suffixed MagicDNS name.",
+					dev.Name, cluster.DeviceID(dev), tfx.HCLList(dev.Tags), hostname, tfx.HCLList(tags)))
+		default:
 			diags.AddAttributeError(path.Root("hostname"), "Hostname Already Used on the Tailnet",
 				fmt.Sprintf("The device %s (%s, tagged %s) already uses the hostname %s. Each operator needs a hostname of its own, unique "+
 					"per cluster, such as tailscale-operator-us-east-1: the operator's device would otherwise get a suffixed MagicDNS name. "+
@@ -359,39 +401,48 @@ type tagOwnerGap struct {
 	reason string
 }
 
-// tagOwnerGaps lists what tagOwners lacks: every operator tag declared, and
-// every proxy tag owned by an operator tag (or one itself).
-func tagOwnerGaps(doc *policy.Document, tags, proxyTags []string) []tagOwnerGap {
+// operatorTagGaps lists what tagOwners lacks for the operator's own
+// tags: each must be declared.
+func operatorTagGaps(doc *policy.Document, tags []string) []tagOwnerGap {
 	var gaps []tagOwnerGap
 	for _, t := range tags {
 		if !doc.Get(policy.Key{Kind: policy.KindTagOwner, Name: t}).Found {
 			gaps = append(gaps, tagOwnerGap{tag: t, owners: []string{}, reason: "the operator's own device is tagged with it"})
 		}
 	}
+	return gaps
+}
+
+// proxyTagGaps lists what tagOwners lacks for the proxy tags: each must be
+// one of the OAuth client's tags or owned by one of them.
+func proxyTagGaps(doc *policy.Document, proxyTags, clientTags []string) []tagOwnerGap {
+	var gaps []tagOwnerGap
 	for _, p := range proxyTags {
-		owned, declared, owners := doc.TagOwnedBy(p, tags)
+		owned, declared, owners := doc.TagOwnedBy(p, clientTags)
 		switch {
 		case owned:
 		case !declared:
-			gaps = append(gaps, tagOwnerGap{tag: p, owners: []string{tags[0]}, reason: "the operator tags its proxies with it, so one of its tags must own it"})
+			gaps = append(gaps, tagOwnerGap{tag: p, owners: []string{clientTags[0]},
+				reason: "the operator tags its proxies with it, so one of its OAuth client's tags must own it"})
 		default:
-			gaps = append(gaps, tagOwnerGap{tag: p, declared: true, owners: append(owners, tags[0]),
-				reason: fmt.Sprintf("the operator tags its proxies with it, but its owners %s include none of the operator's tags", tfx.HCLList(owners))})
+			gaps = append(gaps, tagOwnerGap{tag: p, declared: true, owners: append(owners, clientTags[0]),
+				reason: fmt.Sprintf("the operator tags its proxies with it, but its owners %s include none of the OAuth client's tags", tfx.HCLList(owners))})
 		}
 	}
 	return gaps
 }
 
-// tagOwnerGapsMessage explains the gaps and shows the qtail_tag_owner
+// tagOwnerGapsMessage explains the gaps (tagOwners entries for tags),
+// what happens without them (consequence), and shows the qtail_tag_owner
 // resources that would fill them.
-func tagOwnerGapsMessage(gaps []tagOwnerGap, tags []string) string {
+func tagOwnerGapsMessage(gaps []tagOwnerGap, tags []string, consequence string) string {
 	var b strings.Builder
 	b.WriteString("The tailnet policy file, with the policy changes already planned in this run, lacks these tagOwners entries that the operator " +
 		"needs (tags " + tfx.HCLList(tags) + "):\n\n")
 	for _, g := range gaps {
 		fmt.Fprintf(&b, "  %q: %s  (%s)\n", g.tag, tfx.HCLList(g.owners), g.reason)
 	}
-	b.WriteString("\nWithout them the operator pod fails at startup, and nothing is created. Declare them with qtail_tag_owner resources, " +
+	b.WriteString("\n" + consequence + " Declare them with qtail_tag_owner resources, " +
 		"and list those in this resource's depends_on so that they are planned first:\n")
 	for _, g := range gaps {
 		fmt.Fprintf(&b, "\nresource \"qtail_tag_owner\" %q {\n  tag    = %q\n  owners = %s\n}\n", cluster.TagOwnerResourceName(g.tag), g.tag, tfx.HCLList(g.owners))
@@ -407,32 +458,33 @@ func tagOwnerGapsMessage(gaps []tagOwnerGap, tags []string) string {
 
 // checkOAuthClient checks an OAuth client given by ID: it exists, is not
 // revoked, has the scopes the operator needs, and its tags are or own the
-// operator's tags. A credential that may not read keys skips the check.
-func checkOAuthClient(ctx context.Context, tn *tailnet.Client, doc *policy.Document, id string, tags []string, diags *diag.Diagnostics) {
+// operator's tags. It returns the client when it passes. A credential that
+// may not read keys skips the check (and returns nil).
+func checkOAuthClient(ctx context.Context, tn *tailnet.Client, doc *policy.Document, id string, tags []string, diags *diag.Diagnostics) *tailnet.Key {
 	attr := path.Root("oauth_client_id")
 	k, err := tn.GetKey(ctx, id)
 	switch {
 	case tailnet.IsNotFound(err):
 		diags.AddAttributeError(attr, "OAuth Client Not Found", fmt.Sprintf("The tailnet has no OAuth client %s. Check oauth_client_id, "+
 			"or set create_oauth_client = true to let qtail create a client for this cluster.", id))
-		return
+		return nil
 	case err != nil:
 		tflog.Debug(ctx, "could not read the OAuth client; not checked", map[string]any{"oauth_client_id": id, "error": err.Error()})
-		return
+		return nil
 	}
 	if k.KeyType != "" && k.KeyType != "client" {
 		diags.AddAttributeError(attr, "Not an OAuth Client", fmt.Sprintf("%s is a key of type %q, not an OAuth client. "+
 			"Set oauth_client_id to the ID of an OAuth client.", id, k.KeyType))
-		return
+		return nil
 	}
 	if k.Invalid || !k.Revoked.IsZero() {
 		diags.AddAttributeError(attr, "OAuth Client Revoked", fmt.Sprintf("The OAuth client %s is revoked: the operator could not authenticate with it. "+
 			"Create a new OAuth client, then set oauth_client_id, oauth_client_secret_wo and a new oauth_client_secret_wo_version.", id))
-		return
+		return nil
 	}
 	var missing []string
 	for _, s := range []string{"devices:core", "auth_keys"} {
-		if !oauthScopeGranted(k.Scopes, s) {
+		if !cluster.ScopeGranted(k.Scopes, s) {
 			missing = append(missing, s)
 		}
 	}
@@ -441,7 +493,7 @@ func checkOAuthClient(ctx context.Context, tn *tailnet.Client, doc *policy.Docum
 			fmt.Sprintf("The OAuth client %s has the scopes %s; the operator needs %s with write access (and services for ProxyGroup ingress). "+
 				"Use an OAuth client that has them.",
 				id, tfx.HCLList(k.Scopes), tfx.HCLList(missing)))
-		return
+		return nil
 	}
 	for _, t := range tags {
 		if owned, _, _ := doc.TagOwnedBy(t, k.Tags); !owned {
@@ -449,18 +501,8 @@ func checkOAuthClient(ctx context.Context, tn *tailnet.Client, doc *policy.Docum
 				fmt.Sprintf("The OAuth client %s is tagged %s: it can create devices tagged %s only if one of its tags is %s or owns it in tagOwners. "+
 					"Use a client tagged %s, or let one of its tags own %s with a qtail_tag_owner.",
 					id, tfx.HCLList(k.Tags), t, t, t, t))
-			return
+			return nil
 		}
 	}
-}
-
-// oauthScopeGranted reports whether an OAuth client's scopes grant write access
-// to want ("all" grants everything).
-func oauthScopeGranted(scopes []string, want string) bool {
-	for _, s := range scopes {
-		if s == want || s == "all" {
-			return true
-		}
-	}
-	return false
+	return k
 }

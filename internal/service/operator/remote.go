@@ -14,16 +14,6 @@ import (
 	"github.com/qtail/terraform-provider-qtail/internal/tfx"
 )
 
-// operatorOAuthScopes are the scopes of the OAuth client qtail creates for an
-// operator, all with write access:
-//   - devices:core: the operator reads, tags and removes the devices of the
-//     proxies it runs;
-//   - auth_keys: it mints an auth key for its own device and one for every
-//     proxy it creates;
-//   - services: for a ProxyGroup of type ingress it publishes Tailscale
-//     Services (VIP services), which it creates and deletes through the API.
-var operatorOAuthScopes = []string{"devices:core", "auth_keys", "services"}
-
 // operatorHelmArguments make Helm wait for the operator to be ready and roll
 // back a failed upgrade, so that a failed deployment leaves the previous
 // operator running.
@@ -214,40 +204,95 @@ func operatorVariableKind(secret bool) string {
 	return "plain variable"
 }
 
-// findOperatorDevice returns the device with this hostname and every tag
-// of tags, or nil with a description of what is there instead.
-func findOperatorDevice(ctx context.Context, tn *tailnet.Client, hostname string, tags []string) (*tailnet.Device, string, error) {
-	d, err := tn.FindDeviceByHostname(ctx, hostname)
-	if err != nil {
-		return nil, "", err
-	}
-	if d == nil {
-		return nil, fmt.Sprintf("no device named %s", hostname), nil
-	}
-	if !cluster.HasTags(d.Tags, tags) {
-		return nil, fmt.Sprintf("device %s (%s) is tagged %s, not %s", hostname, cluster.DeviceID(d), tfx.HCLList(d.Tags), tfx.HCLList(tags)), nil
-	}
-	return d, "", nil
+// sameTags reports whether have and want hold the same tags, in any order.
+func sameTags(have, want []string) bool {
+	return len(have) == len(want) && cluster.HasTags(have, want) && cluster.HasTags(want, have)
 }
 
-// waitForOperatorDevice waits until the operator device, tagged with tags,
-// is on the tailnet.
-func waitForOperatorDevice(ctx context.Context, tn *tailnet.Client, hostname string, tags []string, poll time.Duration) (*tailnet.Device, error) {
-	last := "nothing yet"
-	for {
-		d, seen, err := findOperatorDevice(ctx, tn, hostname, tags)
-		if err != nil && ctx.Err() == nil {
-			return nil, fmt.Errorf("listing the tailnet's devices: %w", err)
-		}
-		if err == nil && d != nil {
+// operatorDeviceDrift describes how the device d differs from the operator
+// device as planned (named hostname, tagged exactly tags), or returns ""
+// when it does not.
+func operatorDeviceDrift(d *tailnet.Device, hostname string, tags []string) string {
+	switch {
+	case d.Hostname != hostname:
+		return fmt.Sprintf("device %s is named %s, not %s", cluster.DeviceID(d), d.Hostname, hostname)
+	case !sameTags(d.Tags, tags):
+		return fmt.Sprintf("device %s (%s) is tagged %s, not %s", hostname, cluster.DeviceID(d), tfx.HCLList(d.Tags), tfx.HCLList(tags))
+	}
+	return ""
+}
+
+// lookupOperatorDevice returns the operator's device: the device id when
+// it is still on the tailnet (the operator keeps its node across upgrades,
+// renames and tag changes), otherwise the tagged device named hostname, or
+// nil when there is none.
+func lookupOperatorDevice(ctx context.Context, tn *tailnet.Client, id, hostname string) (*tailnet.Device, error) {
+	if id != "" {
+		d, err := tn.GetDevice(ctx, id)
+		if err == nil {
 			return d, nil
 		}
-		if err == nil {
-			last = seen
+		if !tailnet.IsNotFound(err) {
+			return nil, err
+		}
+	}
+	d, err := tn.FindDeviceByHostname(ctx, hostname)
+	if err != nil || d == nil || len(d.Tags) == 0 {
+		// A device of a user is never the operator's.
+		return nil, err
+	}
+	return d, nil
+}
+
+// retagError is the failure to set the operator device's tags.
+type retagError struct {
+	device *tailnet.Device
+	tags   []string
+	err    error
+}
+
+func (e *retagError) Error() string {
+	return fmt.Sprintf("setting the tags of the operator device %s (%s) to %s: %v", e.device.Hostname, cluster.DeviceID(e.device), tfx.HCLList(e.tags), e.err)
+}
+
+func (e *retagError) Unwrap() error { return e.err }
+
+// awaitOperatorDevice waits, after a deployment, for the operator's device
+// to be online under hostname, then gives it exactly tags. The operator
+// keeps its node in its operator Secret: a new hostname renames the same
+// device, and its tags stay those of its first login whatever
+// OPERATOR_INITIAL_TAGS says now, so qtail sets them through the API
+// (POST /device/{id}/tags). id is the device the operator had (empty for a
+// new operator): the wait follows it while it is on the tailnet, and
+// otherwise waits for a tagged device that joins under hostname (a new
+// node, or the node of an earlier install in the same namespace coming
+// back online).
+func awaitOperatorDevice(ctx context.Context, tn *tailnet.Client, id, hostname string, tags []string, poll time.Duration) (*tailnet.Device, error) {
+	last := "nothing yet"
+	for {
+		d, err := lookupOperatorDevice(ctx, tn, id, hostname)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			return nil, fmt.Errorf("looking for the operator device: %w", err)
+		case err != nil:
+		case d == nil:
+			last = "no tagged device named " + hostname
+		case d.Hostname != hostname:
+			last = fmt.Sprintf("device %s is still named %s", cluster.DeviceID(d), d.Hostname)
+		case !d.ConnectedToControl:
+			last = fmt.Sprintf("device %s (%s) is offline", d.Hostname, cluster.DeviceID(d))
+		case sameTags(d.Tags, tags):
+			return d, nil
+		default:
+			if err := tn.SetDeviceTags(ctx, cluster.DeviceID(d), tags); err != nil {
+				return nil, &retagError{device: d, tags: tags, err: err}
+			}
+			d.Tags = slices.Clone(tags)
+			return d, nil
 		}
 		if tfx.Sleep(ctx, poll) != nil {
-			return nil, fmt.Errorf("%w waiting for the operator device %s tagged %s to join the tailnet (last seen: %s)",
-				cluster.ErrTimedOut, hostname, tfx.HCLList(tags), last)
+			return nil, fmt.Errorf("%w waiting for the operator device %s to be online on the tailnet (last seen: %s)",
+				cluster.ErrTimedOut, hostname, last)
 		}
 	}
 }

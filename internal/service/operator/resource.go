@@ -112,15 +112,24 @@ func (r *operatorResource) Read(ctx context.Context, req resource.ReadRequest, r
 
 	if tn := r.Clients.TailnetOrNil(); tn != nil && !state.Hostname.IsNull() {
 		tags, _ := tfx.Strings(state.DefaultTags)
-		dev, seen, err := findOperatorDevice(ctx, tn, state.Hostname.ValueString(), tags)
+		hostname := state.Hostname.ValueString()
+		dev, err := lookupOperatorDevice(ctx, tn, state.DeviceID.ValueString(), hostname)
 		if err != nil {
 			tfx.APIError(&resp.Diagnostics, "look for the operator device on the tailnet", err)
 			return
 		}
 		if dev == nil && !state.DeviceID.IsNull() {
 			resp.Diagnostics.AddWarning("Operator Device Gone From the Tailnet",
-				fmt.Sprintf("The operator device %s (%s) is no longer on the tailnet (%s). qtail plans to redeploy the operator so that it joins again.",
-					state.Hostname.ValueString(), state.DeviceID.ValueString(), seen))
+				fmt.Sprintf("The operator device %s (%s) is no longer on the tailnet (no tagged device named %s). qtail plans to redeploy "+
+					"the operator so that it joins again.", hostname, state.DeviceID.ValueString(), hostname))
+		}
+		if dev != nil {
+			if drift := operatorDeviceDrift(dev, hostname, tags); drift != "" {
+				resp.Diagnostics.AddWarning("Operator Device Changed on the Tailnet",
+					fmt.Sprintf("The operator device is not as configured: %s. qtail plans to redeploy the operator and set the "+
+						"device's tags to %s.", drift, tfx.HCLList(tags)))
+				dev = nil
+			}
 		}
 		state.setDevice(dev)
 	}

@@ -323,12 +323,13 @@ func TestOperator_explicitCredentialsLifecycle(t *testing.T) {
 				),
 			},
 			{
-				// A new hostname renames the Helm service and moves the
-				// operator to a new device.
+				// A new hostname renames the Helm service, and the
+				// operator, which keeps its node, renames its device: the
+				// plan keeps the device ID.
 				Config: operatorHCL{envID: e.envID, repoID: e.repoID, version: "1.104.2", hostname: "tailscale-operator-use1",
 					creds: explicitCreds(e.clientID, rotated, 2), extra: extra}.String(),
 				ConfigPlanChecks: expectUpdate(
-					plancheck.ExpectUnknownValue(operatorAddr, tfjsonpath.New("device_id")),
+					plancheck.ExpectKnownValue(operatorAddr, tfjsonpath.New("device_id"), stringAt(&deviceID)),
 					plancheck.ExpectUnknownValue(operatorAddr, tfjsonpath.New("tailnet_fqdn")),
 				),
 				ConfigStateChecks: []statecheck.StateCheck{
@@ -339,10 +340,11 @@ func TestOperator_explicitCredentialsLifecycle(t *testing.T) {
 						return fmt.Errorf("Helm service name %q", h.Name)
 					}
 					if _, ok := e.DeviceByHostname(operatorHostname); ok {
-						return fmt.Errorf("the device under the old hostname is still there")
+						return fmt.Errorf("a device under the old hostname is still there")
 					}
-					if d, ok := e.DeviceByHostname("tailscale-operator-use1"); !ok || !slices.Equal(d.Tags, []string{"tag:k8s-operator"}) {
-						return fmt.Errorf("device under the new hostname: %+v (present %v)", d, ok)
+					d, ok := e.DeviceByHostname("tailscale-operator-use1")
+					if !ok || d.NodeID != deviceID || !slices.Equal(d.Tags, []string{"tag:k8s-operator"}) {
+						return fmt.Errorf("device under the new hostname: %+v (present %v), want the device %s renamed", d, ok, deviceID)
 					}
 					return nil
 				},
@@ -534,7 +536,7 @@ func TestOperator_driftInQoveryIsRepaired(t *testing.T) {
 	t.Parallel()
 	e := newOperatorEnv(t)
 	config := e.explicit("")
-	var helmID, values string
+	var helmID, values, deviceID string
 	deploys := 0
 	resource.UnitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: e.Factories(),
@@ -623,10 +625,14 @@ func TestOperator_driftInQoveryIsRepaired(t *testing.T) {
 				ConfigPlanChecks: expectUpdate(
 					plancheck.ExpectUnknownValue(operatorAddr, tfjsonpath.New("device_id")),
 				),
-				Check: resource.ComposeTestCheckFunc(e.checkDevice(), e.deployedMore(&helmID, &deploys)),
+				Check: resource.ComposeTestCheckFunc(e.checkDevice(), e.deployedMore(&helmID, &deploys),
+					acctest.Capture(operatorAddr, "device_id", &deviceID)),
 			},
 			{
-				// The Helm service deleted: created again.
+				// The Helm service deleted: created again. The uninstalled
+				// operator left its device offline on the tailnet, which
+				// the plan takes for its own, and the new install brings
+				// the same node back online.
 				PreConfig: func() { waitServiceGone(t, e.Env, helmID) },
 				Config:    config,
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
@@ -636,6 +642,7 @@ func TestOperator_driftInQoveryIsRepaired(t *testing.T) {
 					acctest.Capture(operatorAddr, "id", &helmID),
 					e.checkQoveryOperator(&helmID, "1.102.4", &e.clientID),
 					e.checkDevice(),
+					resource.TestCheckResourceAttrPtr(operatorAddr, "device_id", &deviceID),
 				),
 			},
 		},
@@ -733,12 +740,18 @@ func TestOperator_badInputRefusedAtPlanWithNothingCreated(t *testing.T) {
 		{"empty chart version", strings.Replace(cfg("1.102.4", "", creds, ""), `"1.102.4"`, `""`, 1), "must be pinned to an exact version such as 1.102.4, not empty"},
 		{"version range", cfg("~1.102", "", creds, ""), "a version range is not a pinned version"},
 		{"bad hostname", cfg("1.102.4", "Bad_Name", creds, ""), "a device hostname must be a DNS label"},
+		{"all-digit hostname", cfg("1.102.4", "12345", creds, ""), `the operator chart writes the hostname unquoted into its Deployment, where "12345" reads as a YAML integer`},
+		{"boolean hostname", cfg("1.102.4", "yes", creds, ""), `where "yes" reads as a YAML boolean`},
 		{"unknown api server proxy mode", cfg("1.102.4", "", creds, `api_server_proxy = "sometimes"`), `value must be one of: ["false" "true" "noauth"]`},
 		{"both credential forms", cfg("1.102.4", "", creds+"\n  create_oauth_client = true", ""), "cannot be set with create_oauth_client = true"},
 		{"no credential", cfg("1.102.4", "", "", ""), "The operator needs an OAuth client"},
 		{"secret without version", cfg("1.102.4", "", fmt.Sprintf("oauth_client_id = %q\n  oauth_client_secret_wo = %q", e.clientID, e.secret), ""),
 			"set oauth_client_secret_wo_version"},
 		{"extra values set an owned key", cfg("1.102.4", "", creds, `extra_values = "operatorConfig:\n  hostname: other\n"`), "operatorConfig.hostname"},
+		{"extra values set workload identity", cfg("1.102.4", "", creds, `extra_values = "oauth:\n  audience: api.tailscale.com/k8s\n"`),
+			`oauth.audience (workload identity would replace the OAuth client qtail manages; qtail manages the operator's OAuth client: set oauth_client_id`},
+		{"extra values mount client credentials", cfg("1.102.4", "", creds, `extra_values = "oauthSecretVolume:\n  secret:\n    secretName: ts\n"`),
+			`oauthSecretVolume (a volume of client credentials would replace the OAuth client qtail manages`},
 		{"invalid tag", cfg("1.102.4", "", creds, `default_tags = ["k8s-operator"]`), "tag:"},
 		{"unknown chart version", cfg("1.102.9", "", creds, ""),
 			"does not publish tailscale-operator version 1.102.9. The nearest published versions are: 1.104.2, 1.104.0, 1.102.4, 1.102.3, 1.102.2."},
@@ -767,28 +780,135 @@ func TestOperator_badInputRefusedAtPlanWithNothingCreated(t *testing.T) {
 	}
 }
 
-func TestOperator_undeclaredTagsShowTheTagOwnerResources(t *testing.T) {
-	t.Parallel()
+// operatorWithTagOwners is a world whose tailnet declares owners, with an
+// OAuth client fit for the operator, and the configuration of an operator
+// in us-east-1 that uses it.
+func operatorWithTagOwners(t *testing.T, owners map[string][]string) (*acctest.Env, string) {
+	t.Helper()
 	env := acctest.New(t)
-	env.DeclareTagOwners(t, map[string][]string{"tag:k8s": {"autogroup:admin"}})
+	env.DeclareTagOwners(t, owners)
 	id, secret := env.SeedOperatorClient()
 	repo := env.CreateOperatorRepository(t, "tailscale")
-	config := operatorHCL{envID: env.Seed().Regions["us-east-1"].EnvironmentID, repoID: repo, creds: explicitCreds(id, secret, 1)}.String()
+	return env, operatorHCL{envID: env.Seed().Regions["us-east-1"].EnvironmentID, repoID: repo, creds: explicitCreds(id, secret, 1)}.String()
+}
+
+func TestOperator_undeclaredTagsShowTheTagOwnerResources(t *testing.T) {
+	t.Parallel()
+	env, config := operatorWithTagOwners(t, map[string][]string{"tag:k8s": {"autogroup:admin"}})
 	resource.UnitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: env.Factories(),
 		Steps: []resource.TestStep{{
 			Config: config,
 			ExpectError: acctest.ErrorRE(`"tag:k8s-operator": [] (the operator's own device is tagged with it) ` +
-				`"tag:k8s": ["autogroup:admin", "tag:k8s-operator"] (the operator tags its proxies with it, but its owners ["autogroup:admin"] include none of the operator's tags) ` +
 				`Without them the operator pod fails at startup, and nothing is created. Declare them with qtail_tag_owner resources, and list those in this resource's depends_on so that they are planned first: ` +
-				`resource "qtail_tag_owner" "k8s_operator" { tag = "tag:k8s-operator" owners = [] } ` +
-				`resource "qtail_tag_owner" "k8s" { tag = "tag:k8s" owners = ["autogroup:admin", "tag:k8s-operator"] } ` +
-				`tag:k8s is already declared: if that entry was written by hand, adopt it first with terraform import qtail_tag_owner.k8s tag:k8s`),
+				`resource "qtail_tag_owner" "k8s_operator" { tag = "tag:k8s-operator" owners = [] }`),
 		}},
 	})
 	if n := env.Faults.Count(acctest.RouteCreateHelm); n != 0 {
 		t.Fatalf("%d Helm services created", n)
 	}
+}
+
+// The operator keeps its node across deployments and uses
+// OPERATOR_INITIAL_TAGS only at its first login: new default tags are set
+// by qtail on the same device, in one apply, and a new hostname renames
+// it. The second plan is empty, and the tailnet holds one operator device.
+func TestOperator_defaultTagsChangeRetagsTheSameDevice(t *testing.T) {
+	t.Parallel()
+	e := newOperatorEnv(t)
+	e.DeclareTagOwners(t, map[string][]string{"tag:k8s-ops": {"tag:k8s-operator"}})
+	var helmID, deviceID string
+	deploys := 0
+	opsTags := `default_tags = ["tag:k8s-ops"]`
+	oneDevice := func(hostname string, tags ...string) resource.TestCheckFunc {
+		return func(*terraform.State) error {
+			var operators []tailnetapi.Device
+			for _, d := range e.Tailnet.Devices() {
+				if strings.HasPrefix(d.Hostname, "tailscale-operator") {
+					operators = append(operators, d)
+				}
+			}
+			if len(operators) != 1 {
+				return fmt.Errorf("want one operator device, the tailnet has %+v", operators)
+			}
+			d := operators[0]
+			if d.NodeID != deviceID || d.Hostname != hostname || !slices.Equal(d.Tags, tags) || !d.ConnectedToControl {
+				return fmt.Errorf("operator device %+v, want %s named %s, tagged %v, online", d, deviceID, hostname, tags)
+			}
+			return nil
+		}
+	}
+	resource.UnitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: e.Factories(),
+		CheckDestroy:             e.operatorGone(&helmID),
+		Steps: []resource.TestStep{
+			{
+				Config: e.explicit(""),
+				Check: resource.ComposeTestCheckFunc(
+					acctest.Capture(operatorAddr, "id", &helmID),
+					acctest.Capture(operatorAddr, "device_id", &deviceID),
+					e.deployedMore(&helmID, &deploys),
+				),
+			},
+			{
+				Config: e.explicit(opsTags),
+				ConfigPlanChecks: expectUpdate(
+					plancheck.ExpectKnownValue(operatorAddr, tfjsonpath.New("device_id"), stringAt(&deviceID)),
+					plancheck.ExpectKnownValue(operatorAddr, tfjsonpath.New("tailnet_fqdn"), knownvalue.StringExact(operatorHostname+".tail4f2a.ts.net")),
+				),
+				Check: resource.ComposeTestCheckFunc(
+					e.deployedMore(&helmID, &deploys),
+					oneDevice(operatorHostname, "tag:k8s-ops"),
+					resource.TestCheckResourceAttrPtr(operatorAddr, "device_id", &deviceID),
+				),
+			},
+			{
+				// Hostname and tags together: the same device, renamed and
+				// tagged again.
+				Config: operatorHCL{envID: e.envID, repoID: e.repoID, hostname: "tailscale-operator-use1",
+					creds: explicitCreds(e.clientID, e.secret, 1)}.String(),
+				ConfigPlanChecks: expectUpdate(
+					plancheck.ExpectKnownValue(operatorAddr, tfjsonpath.New("device_id"), stringAt(&deviceID)),
+				),
+				Check: resource.ComposeTestCheckFunc(
+					e.deployedMore(&helmID, &deploys),
+					oneDevice("tailscale-operator-use1", "tag:k8s-operator"),
+				),
+			},
+			{
+				// Tags changed by hand in the admin console show as drift
+				// and are set back, on the same device.
+				PreConfig: func() {
+					if err := e.TailnetClient(t).SetDeviceTags(acctest.Background(t), deviceID, []string{"tag:k8s"}); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: operatorHCL{envID: e.envID, repoID: e.repoID, hostname: "tailscale-operator-use1",
+					creds: explicitCreds(e.clientID, e.secret, 1)}.String(),
+				ConfigPlanChecks: expectUpdate(plancheck.ExpectUnknownValue(operatorAddr, tfjsonpath.New("device_id"))),
+				Check:            oneDevice("tailscale-operator-use1", "tag:k8s-operator"),
+			},
+		},
+	})
+}
+
+// The operator starts whatever its proxy tags: the plan only warns when
+// its OAuth client cannot apply them, and the operator is installed.
+func TestOperator_unownedProxyTagsDoNotStopTheOperator(t *testing.T) {
+	t.Parallel()
+	env, config := operatorWithTagOwners(t, map[string][]string{"tag:k8s-operator": {}, "tag:k8s": {"autogroup:admin"}})
+	resource.UnitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: env.Factories(),
+		Steps: []resource.TestStep{{
+			Config: config,
+			Check: func(*terraform.State) error {
+				if d, ok := env.DeviceByHostname(operatorHostname); !ok || !slices.Equal(d.Tags, []string{"tag:k8s-operator"}) {
+					return fmt.Errorf("operator device %+v (present %v)", d, ok)
+				}
+				return nil
+			},
+		}},
+	})
 }
 
 func TestOperator_deploymentErrorTaintsThenReplaces(t *testing.T) {
@@ -888,16 +1008,16 @@ func TestOperator_environmentChangeReplaces(t *testing.T) {
 
 func TestOperator_timeoutSaysWhatItWaitedFor(t *testing.T) {
 	t.Parallel()
-	e := newOperatorEnv(t, acctest.WithDeployTime(2*time.Second))
+	e := newOperatorEnv(t, acctest.WithDeployTime(3*time.Second))
 	var helmID string
 	resource.UnitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: e.Factories(),
 		CheckDestroy:             e.operatorGone(&helmID),
 		Steps: []resource.TestStep{{
 			Config: e.explicit(`timeouts = {
-    create = "300ms"
+    create = "1s"
   }`),
-			ExpectError: regexp.MustCompile(`(?s)Timed Out Waiting for the Operator Deployment.*qtail\s+waited\s+300ms\s+\(timeouts\.create\)\s+for\s+the\s+Helm\s+service\s+[0-9a-f-]+:\s+timed\s+out\s+waiting\s+for\s+the\s+deployment\s+to\s+end\s+\(last\s+state\s+seen:\s+DEPLOY[A-Z_]*\)`),
+			ExpectError: regexp.MustCompile(`(?s)Timed Out Waiting for the Operator Deployment.*qtail\s+waited\s+1s\s+\(timeouts\.create\)\s+for\s+the\s+Helm\s+service\s+[0-9a-f-]+:\s+timed\s+out\s+waiting\s+for\s+the\s+deployment\s+to\s+end\s+\(last\s+state\s+seen:\s+DEPLOY[A-Z_]*\)`),
 		}, {
 			// The partial state was saved: with the default timeouts the
 			// tainted operator is replaced.

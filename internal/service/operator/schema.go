@@ -37,9 +37,10 @@ func (r *operatorResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 			"creates one OAuth client for this cluster, writes its secret straight into the Qovery secret variable, and revokes it on " +
 			"destroy.\n\n" +
 			"Before creating anything, the plan checks that the environment exists, that the chart version is published by the " +
-			"repository, that `tagOwners` of the tailnet policy declares the operator's tags and lets them own the proxy tags (counting " +
-			"`qtail_tag_owner` resources planned in the same run, when this resource depends on them), and that no other device uses " +
-			"the hostname.\n\n" +
+			"repository, that `tagOwners` of the tailnet policy declares the operator's tags (counting `qtail_tag_owner` resources " +
+			"planned in the same run, when this resource depends on them) and lets the OAuth client own the proxy tags (a warning: " +
+			"the operator starts without it), and that no other device uses the hostname (an offline tagged device of that name is " +
+			"taken for the node of an earlier install, which the operator brings back).\n\n" +
 			"qtail owns the whole values override of the Helm service: pass other chart values through `extra_values`.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
@@ -69,8 +70,13 @@ func (r *operatorResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 			"hostname": schema.StringAttribute{
 				Required: true,
 				MarkdownDescription: "Name of the operator's device on the tailnet, and of the Helm service. It must be unique per " +
-					"cluster (for example `tailscale-operator-us-east-1`) and be a DNS label: 1 to 63 lower-case letters, digits and dashes.",
-				Validators: []validator.String{tfx.DeviceHostname()},
+					"cluster (for example `tailscale-operator-us-east-1`) and be a DNS label: 1 to 63 lower-case letters, digits and dashes. " +
+					"The chart writes it unquoted into the operator's Deployment, so a name that YAML reads as a number or a boolean " +
+					"(`12345`, `1e5`, `yes`) is refused. A change renames the operator's device, which the operator keeps.",
+				Validators: []validator.String{
+					tfx.DeviceHostname(),
+					tfx.StringCheck{Rule: "must stay a string in the chart's Deployment", Check: manifest.CheckChartHostname},
+				},
 			},
 			"default_tags": schema.ListAttribute{
 				ElementType: types.StringType,
@@ -78,7 +84,9 @@ func (r *operatorResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 				Computed:    true,
 				Default:     listdefault.StaticValue(tfx.StringList([]string{cluster.DefaultOperatorTag})),
 				MarkdownDescription: "Tags of the operator's own device (`operatorConfig.defaultTags`). `tagOwners` must declare them, " +
-					"and a created OAuth client carries them. Default `[\"" + cluster.DefaultOperatorTag + "\"]`.",
+					"and a created OAuth client carries them. The operator applies them only when its node first logs in, and keeps its " +
+					"node across deployments: on a change, qtail sets the running device's tags through the Tailscale API, so the " +
+					"provider's Tailscale credential must be allowed to apply them. Default `[\"" + cluster.DefaultOperatorTag + "\"]`.",
 				Validators: []validator.List{
 					listvalidator.SizeAtLeast(1),
 					listvalidator.UniqueValues(),
@@ -90,8 +98,10 @@ func (r *operatorResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 				Optional:    true,
 				Computed:    true,
 				Default:     listdefault.StaticValue(tfx.StringList([]string{cluster.DefaultProxyTag})),
-				MarkdownDescription: "Tags of the proxies the operator creates (`proxyConfig.defaultTags`). `tagOwners` must let one of " +
-					"`default_tags` own each of them. Default `[\"" + cluster.DefaultProxyTag + "\"]`.",
+				MarkdownDescription: "Tags of the proxies the operator creates (`proxyConfig.defaultTags`). The operator mints each " +
+					"proxy's auth key with its OAuth client, so each tag must be one of the client's tags or owned by one of them in " +
+					"`tagOwners`; otherwise the operator still starts, but the proxies that take these tags get no device (the plan " +
+					"warns). Default `[\"" + cluster.DefaultProxyTag + "\"]`.",
 				Validators: []validator.List{
 					listvalidator.SizeAtLeast(1),
 					listvalidator.UniqueValues(),

@@ -47,21 +47,32 @@ type autoApproverModel struct {
 	Route     types.String `tfsdk:"route"`
 	ExitNode  types.Bool   `tfsdk:"exit_node"`
 	Approvers types.List   `tfsdk:"approvers"`
+	Owner     types.String `tfsdk:"owner"`
 	Marker    types.String `tfsdk:"marker"`
 }
 
+// fragmentKey is the key of the resource's approvers, with its owner once
+// it has one.
 func (m *autoApproverModel) fragmentKey() (policy.Key, bool) {
 	if m.Route.IsUnknown() || m.ExitNode.IsUnknown() {
 		return policy.Key{}, false
 	}
+	var key policy.Key
 	switch {
 	case m.ExitNode.ValueBool() && m.Route.IsNull():
-		return policy.ExitNodeKey(), true
+		key = policy.ExitNodeKey()
 	case !m.ExitNode.ValueBool() && !m.Route.IsNull():
-		return policy.RouteKey(m.Route.ValueString()), true
+		key = policy.RouteKey(m.Route.ValueString())
+	default:
+		return policy.Key{}, false
 	}
-	return policy.Key{}, false
+	if !m.Owner.IsUnknown() {
+		key.Owner = m.Owner.ValueString()
+	}
+	return key, true
 }
+
+func (m *autoApproverModel) ownerAttr() *types.String { return &m.Owner }
 
 func (m *autoApproverModel) entry() (json.RawMessage, bool) { return listJSON(m.Approvers) }
 
@@ -73,6 +84,10 @@ func (m *autoApproverModel) setEntry(key policy.Key, value json.RawMessage) diag
 		m.Route, m.ExitNode = types.StringNull(), types.BoolValue(true)
 	}
 	m.Approvers = readList(&diags, key, value)
+	m.Owner = types.StringNull()
+	if key.Owner != "" {
+		m.Owner = types.StringValue(key.Owner)
+	}
 	return diags
 }
 
@@ -84,16 +99,22 @@ func (r *autoApproverResource) Metadata(_ context.Context, req resource.Metadata
 
 func (r *autoApproverResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	resp.Schema = schema.Schema{
-		MarkdownDescription: "One auto approver of the tailnet policy file: who may advertise a subnet route (`route`), " +
-			"or exit nodes (`exit_node = true`), with the route approved without an admin. qtail writes it as the member " +
-			"`\"CIDR\": [approvers]` of `autoApprovers.routes`, or as `autoApprovers.exitNode`, marked by the comment " +
-			"`// qtail:auto_approver:route:CIDR` or `// qtail:auto_approver:exitNode` on the line above it, and never touches the rest.\n\n" +
-			"An entry that already exists without qtail's marker is not taken over silently: if its approvers differ, " +
-			"the plan fails and tells how to import it; if they are the same, qtail adopts it.",
+		MarkdownDescription: "Approvers of the tailnet policy file's `autoApprovers`: who may advertise a subnet route (`route`), " +
+			"or exit nodes (`exit_node = true`), with the route approved without an admin. qtail adds each approver to the list " +
+			"`autoApprovers.routes[\"CIDR\"]` or `autoApprovers.exitNode`, marked by the comment " +
+			"`// qtail:auto_approver:route:CIDR#OWNER` or `// qtail:auto_approver:exitNode#OWNER` on the line above it, " +
+			"where `OWNER` is this resource's `owner`, and never touches the rest.\n\n" +
+			"The list is shared: other configurations that use the same tailnet (one per region, say) may add their own " +
+			"approvers to the same route or to exit nodes, each with its own owner, and an approver that two of them need is " +
+			"marked by both and stays until the last one removes it. An approver already in the list without a marker is " +
+			"adopted. Inside one configuration, one resource lists all the approvers of a route: a second one for the same " +
+			"route (or a second one for exit nodes) fails the plan. Lists and sections that qtail created go when qtail " +
+			"removes their last approver.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
-				Computed:            true,
-				MarkdownDescription: "Import ID of the auto approver: `route:CIDR` for a route, `exitNode` for exit nodes.",
+				Computed: true,
+				MarkdownDescription: "Import ID of the auto approver: `route:CIDR#OWNER` for a route, `exitNode#OWNER` for exit nodes. " +
+					"Import `route:CIDR` or `exitNode`, without an owner, to take over the approvers of the list that no owner marked.",
 			},
 			"route": schema.StringAttribute{
 				Optional: true,
@@ -118,14 +139,21 @@ func (r *autoApproverResource) Schema(_ context.Context, _ resource.SchemaReques
 					"`autogroup:` names or tags (the usual choice for a subnet router, such as `tag:k8s`). At least one.",
 				Validators: []validator.List{
 					listvalidator.SizeAtLeast(1),
+					listvalidator.UniqueValues(),
 					listvalidator.ValueStringsAre(tfx.StringCheck{Rule: "must be a user email, group:, autogroup: or tag:", Check: checkOwner}),
 				},
 			},
+			"owner": schema.StringAttribute{
+				Computed: true,
+				MarkdownDescription: "Owner of the approvers this resource adds, drawn at random when it is created: lower-case letters " +
+					"and digits, written after `#` in the marker of each approver.",
+				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
 			"marker": schema.StringAttribute{
 				Computed: true,
-				MarkdownDescription: "Marker comment that identifies the auto approver in the policy file, without the leading `//`, " +
-					"for example `qtail:auto_approver:route:10.20.0.0/16`. It reads as an empty string when the entry is in the " +
-					"policy file without its marker: the next apply puts the marker back.",
+				MarkdownDescription: "Marker comment that stands above each approver this resource adds, without the leading `//`, " +
+					"for example `qtail:auto_approver:route:10.20.0.0/16#k3x9q2mfa7`. It reads as an empty string for approvers " +
+					"that no owner marked (after an import of `route:CIDR`): the next apply marks them.",
 			},
 		},
 	}
@@ -137,6 +165,7 @@ func (r *autoApproverResource) ValidateConfig(ctx context.Context, req resource.
 	if resp.Diagnostics.HasError() || cfg.Route.IsUnknown() || cfg.ExitNode.IsUnknown() {
 		return
 	}
+	r.expect(&cfg)
 	exitNode := cfg.ExitNode.ValueBool()
 	switch {
 	case exitNode && !cfg.Route.IsNull():
@@ -150,20 +179,36 @@ func (r *autoApproverResource) ValidateConfig(ctx context.Context, req resource.
 }
 
 func (r *autoApproverResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	const want = "route:CIDR (such as route:10.20.0.0/16) or exitNode, each optionally followed by #OWNER"
+	name, owner, hasOwner := strings.Cut(req.ID, "#")
+	key := policy.Key{Kind: policy.KindAutoApprover, Name: name, Owner: owner}
+	if hasOwner && owner == "" {
+		tfx.InvalidImportID(&resp.Diagnostics, req.ID, want+" (the owner is empty)")
+		return
+	}
+	if name != policy.ExitNodeName {
+		cidr, ok := strings.CutPrefix(name, policy.RoutePrefix)
+		if !ok {
+			tfx.InvalidImportID(&resp.Diagnostics, req.ID, want)
+			return
+		}
+		if err := policy.ValidCanonicalCIDR(cidr); err != nil {
+			tfx.InvalidImportID(&resp.Diagnostics, req.ID, fmt.Sprintf("%s (%v)", want, err))
+			return
+		}
+	}
+	if err := key.Validate(); err != nil {
+		tfx.InvalidImportID(&resp.Diagnostics, req.ID, fmt.Sprintf("%s (%v)", want, err))
+		return
+	}
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
-	if req.ID == policy.ExitNodeName {
+	if hasOwner {
+		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("owner"), owner)...)
+	}
+	if name == policy.ExitNodeName {
 		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("exit_node"), true)...)
 		return
 	}
-	cidr, ok := strings.CutPrefix(req.ID, policy.RoutePrefix)
-	if !ok {
-		tfx.InvalidImportID(&resp.Diagnostics, req.ID, "route:CIDR (such as route:10.20.0.0/16) or exitNode")
-		return
-	}
-	if err := policy.ValidCanonicalCIDR(cidr); err != nil {
-		tfx.InvalidImportID(&resp.Diagnostics, req.ID, fmt.Sprintf("route:CIDR (such as route:10.20.0.0/16) or exitNode (%v)", err))
-		return
-	}
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("route"), cidr)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("route"), strings.TrimPrefix(name, policy.RoutePrefix))...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("exit_node"), false)...)
 }

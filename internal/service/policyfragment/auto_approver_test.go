@@ -2,6 +2,7 @@ package policyfragment_test
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -42,6 +43,11 @@ resource "qtail_auto_approver" "exit" {
 `, route, routeApprovers, exitApprovers)
 }
 
+// ownerRE matches prefix followed by the owner of an auto approver.
+func ownerRE(prefix string) *regexp.Regexp {
+	return regexp.MustCompile("^" + regexp.QuoteMeta(prefix) + "#[a-z0-9]{10}$")
+}
+
 func TestAutoApprover_lifecycle(t *testing.T) {
 	t.Parallel()
 	env := acctest.New(t)
@@ -57,16 +63,16 @@ func TestAutoApprover_lifecycle(t *testing.T) {
 			{
 				Config: approvers("10.20.0.0/16", `[qtail_tag_owner.router.tag]`, `["group:platform-ops"]`),
 				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue("qtail_auto_approver.route", tfjsonpath.New("id"), knownvalue.StringExact("route:10.20.0.0/16")),
+					statecheck.ExpectKnownValue("qtail_auto_approver.route", tfjsonpath.New("id"), knownvalue.StringRegexp(ownerRE("route:10.20.0.0/16"))),
 					statecheck.ExpectKnownValue("qtail_auto_approver.route", tfjsonpath.New("exit_node"), knownvalue.Bool(false)),
-					statecheck.ExpectKnownValue("qtail_auto_approver.route", tfjsonpath.New("marker"), knownvalue.StringExact("qtail:auto_approver:route:10.20.0.0/16")),
-					statecheck.ExpectKnownValue("qtail_auto_approver.exit", tfjsonpath.New("id"), knownvalue.StringExact("exitNode")),
+					statecheck.ExpectKnownValue("qtail_auto_approver.route", tfjsonpath.New("marker"), knownvalue.StringRegexp(ownerRE("qtail:auto_approver:route:10.20.0.0/16"))),
+					statecheck.ExpectKnownValue("qtail_auto_approver.exit", tfjsonpath.New("id"), knownvalue.StringRegexp(ownerRE("exitNode"))),
 					statecheck.ExpectKnownValue("qtail_auto_approver.exit", tfjsonpath.New("route"), knownvalue.Null()),
-					statecheck.ExpectKnownValue("qtail_auto_approver.exit", tfjsonpath.New("marker"), knownvalue.StringExact("qtail:auto_approver:exitNode")),
+					statecheck.ExpectKnownValue("qtail_auto_approver.exit", tfjsonpath.New("marker"), knownvalue.StringRegexp(ownerRE("qtail:auto_approver:exitNode"))),
 				},
 				Check: resource.ComposeTestCheckFunc(
-					expectFragment(env, routeKey, `["tag:router"]`),
-					expectFragment(env, exitNodeKey, `["group:platform-ops"]`),
+					expectApprovers(env, "qtail_auto_approver.route", routeKey, `["tag:router"]`),
+					expectApprovers(env, "qtail_auto_approver.exit", exitNodeKey, `["group:platform-ops"]`),
 				),
 			},
 			{
@@ -76,20 +82,19 @@ func TestAutoApprover_lifecycle(t *testing.T) {
 					plancheck.ExpectResourceAction("qtail_auto_approver.exit", plancheck.ResourceActionUpdate),
 				}},
 				Check: resource.ComposeTestCheckFunc(
-					expectFragment(env, routeKey, `["tag:router","group:platform-ops"]`),
-					expectFragment(env, exitNodeKey, `["tag:router"]`),
+					expectApprovers(env, "qtail_auto_approver.route", routeKey, `["tag:router","group:platform-ops"]`),
+					expectApprovers(env, "qtail_auto_approver.exit", exitNodeKey, `["tag:router"]`),
 				),
 			},
 			{
+				// The ID of the state, route:CIDR#OWNER.
 				ResourceName:      "qtail_auto_approver.route",
 				ImportState:       true,
-				ImportStateId:     "route:10.20.0.0/16",
 				ImportStateVerify: true,
 			},
 			{
 				ResourceName:      "qtail_auto_approver.exit",
 				ImportState:       true,
-				ImportStateId:     "exitNode",
 				ImportStateVerify: true,
 			},
 			{
@@ -101,24 +106,62 @@ func TestAutoApprover_lifecycle(t *testing.T) {
 				}},
 				Check: resource.ComposeTestCheckFunc(
 					expectNoFragment(env, routeKey),
-					expectFragment(env, policy.RouteKey("fd7a:115c:a1e0:b1a::/64"), `["tag:router"]`),
+					expectApprovers(env, "qtail_auto_approver.route", policy.RouteKey("fd7a:115c:a1e0:b1a::/64"), `["tag:router"]`),
 				),
 			},
 		},
 	})
 }
 
+// captureKey records in *k, during a Check, key with the owner of the
+// qtail_auto_approver at addr, for a later PreConfig.
+func captureKey(k *policy.Key, addr string, key policy.Key) func(*terraform.State) error {
+	return func(s *terraform.State) (err error) {
+		*k, err = ownedKey(s, addr, key)
+		return err
+	}
+}
+
 func TestAutoApprover_drift(t *testing.T) {
 	t.Parallel()
 	env := acctest.New(t)
 	config := approvers("10.20.0.0/16", `[qtail_tag_owner.router.tag]`, `["group:platform-ops"]`)
+	var routeOwned, exitOwned policy.Key
 	resource.UnitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: env.Factories(),
 		Steps: []resource.TestStep{
-			{Config: config},
 			{
+				Config: config,
+				Check: resource.ComposeTestCheckFunc(
+					captureKey(&routeOwned, "qtail_auto_approver.route", routeKey),
+					captureKey(&exitOwned, "qtail_auto_approver.exit", exitNodeKey),
+				),
+			},
+			{
+				// An approver a person adds without a marker is someone
+				// else's: it stays, and the plan is empty.
 				PreConfig: func() {
-					env.EditPolicy(t, `"10.20.0.0/16": ["tag:router"]`, `"10.20.0.0/16": ["tag:router", "alice@example.com"]`)
+					env.EditPolicy(t, `"tag:router",`, `"tag:router",
+				"alice@example.com",`)
+				},
+				Config: config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectEmptyPlan(),
+				}},
+				Check: func(s *terraform.State) error {
+					if body, _ := env.Tailnet.Policy(); !strings.Contains(string(body), `"alice@example.com",`) {
+						return fmt.Errorf("the approver added by hand is gone:\n%s", body)
+					}
+					return expectApprovers(env, "qtail_auto_approver.route", routeKey, `["tag:router"]`)(s)
+				},
+			},
+			{
+				// A marked approver changed by hand is drift: the update
+				// puts back the configured one.
+				PreConfig: func() {
+					env.EditPolicy(t, `"tag:router",
+				"alice`, `"carol@example.com",
+				"alice`)
 				},
 				Config: config,
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
@@ -126,32 +169,40 @@ func TestAutoApprover_drift(t *testing.T) {
 					plancheck.ExpectResourceAction("qtail_auto_approver.exit", plancheck.ResourceActionNoop),
 					plancheck.ExpectResourceAction("qtail_tag_owner.router", plancheck.ResourceActionNoop),
 				}},
-				Check: expectFragment(env, routeKey, `["tag:router"]`),
+				Check: func(s *terraform.State) error {
+					if body, _ := env.Tailnet.Policy(); strings.Contains(string(body), "carol@example.com") {
+						return fmt.Errorf("the approver changed by hand stays:\n%s", body)
+					}
+					return expectApprovers(env, "qtail_auto_approver.route", routeKey, `["tag:router"]`)(s)
+				},
 			},
 			{
-				PreConfig: func() { deleteByHand(t, env, exitNodeKey) },
+				PreConfig: func() { deleteByHand(t, env, exitOwned) },
 				Config:    config,
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction("qtail_auto_approver.exit", plancheck.ResourceActionCreate),
 					plancheck.ExpectResourceAction("qtail_auto_approver.route", plancheck.ResourceActionNoop),
 				}},
-				Check: expectFragment(env, exitNodeKey, `["group:platform-ops"]`),
+				Check: expectApprovers(env, "qtail_auto_approver.exit", exitNodeKey, `["group:platform-ops"]`),
 			},
 			{
-				PreConfig: func() { removeMarkerByHand(t, env, routeKey) },
+				// Without its marker the approver is no longer this
+				// resource's: it is created again and adopts the approver.
+				PreConfig: func() { removeMarkerByHand(t, env, routeOwned) },
 				Config:    config,
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectResourceAction("qtail_auto_approver.route", plancheck.ResourceActionUpdate),
-					plancheck.ExpectKnownValue("qtail_auto_approver.route", tfjsonpath.New("marker"),
-						knownvalue.StringExact("qtail:auto_approver:route:10.20.0.0/16")),
+					plancheck.ExpectResourceAction("qtail_auto_approver.route", plancheck.ResourceActionCreate),
 				}},
 				Check: func(s *terraform.State) error {
-					if err := expectFragment(env, routeKey, `["tag:router"]`)(s); err != nil {
+					if err := expectApprovers(env, "qtail_auto_approver.route", routeKey, `["tag:router"]`)(s); err != nil {
 						return err
 					}
 					body, _ := env.Tailnet.Policy()
 					if n := strings.Count(string(body), `"10.20.0.0/16":`); n != 1 {
 						return fmt.Errorf("the route is a key %d times:\n%s", n, body)
+					}
+					if n := strings.Count(string(body), `"tag:router",`); n != 1 {
+						return fmt.Errorf("the approver is in the list %d times:\n%s", n, body)
 					}
 					return nil
 				},
@@ -160,6 +211,9 @@ func TestAutoApprover_drift(t *testing.T) {
 	})
 }
 
+// Approvers written by hand share the list with qtail's: they stay, and
+// the list that a person wrote stays after destroy. An import of the
+// list without an owner takes over the approvers no owner marked.
 func TestAutoApprover_unmarkedEntryWithOtherApprovers(t *testing.T) {
 	t.Parallel()
 	start := strings.Replace(sandboxPolicy, `"grants": [`, `"autoApprovers": {
@@ -169,7 +223,7 @@ func TestAutoApprover_unmarkedEntryWithOtherApprovers(t *testing.T) {
 
 	"grants": [`, 1)
 	env := acctest.New(t, acctest.WithPolicy(start))
-	config := `
+	routeConfig := `
 resource "qtail_auto_approver" "route" {
   route     = "10.20.0.0/16"
   approvers = ["group:platform-ops"]
@@ -181,35 +235,75 @@ resource "qtail_auto_approver" "exit" {
   approvers = ["group:platform-ops"]
 }
 `
+	handApprovers := func(*terraform.State) error {
+		body, _ := env.Tailnet.Policy()
+		doc, err := policy.Parse(body)
+		if err != nil {
+			return err
+		}
+		if f := doc.Get(routeKey); !f.Found || string(f.Value) != `["alice@example.com"]` {
+			return fmt.Errorf("the route's approver written by hand: %s, want [\"alice@example.com\"]:\n%s", f.Value, body)
+		}
+		if f := doc.Get(exitNodeKey); !f.Found || string(f.Value) != `["bob@example.com"]` {
+			return fmt.Errorf("the exit node approver written by hand: %s, want [\"bob@example.com\"]:\n%s", f.Value, body)
+		}
+		return nil
+	}
 	resource.UnitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: env.Factories(),
+		CheckDestroy: func(*terraform.State) error {
+			body, _ := env.Tailnet.Policy()
+			if !strings.Contains(string(body), `"exitNode": ["bob@example.com"],`) {
+				return fmt.Errorf("the exit node list written by hand changed:\n%s", body)
+			}
+			return nil
+		},
 		Steps: []resource.TestStep{
 			{
-				Config:      config,
-				ExpectError: acctest.ErrorRE(`autoApprovers.routes["10.20.0.0/16"] already exists in the policy file with a different value, ["alice@example.com"], and is not managed by qtail; to manage it with Terraform, import it: terraform import qtail_auto_approver.NAME 'route:10.20.0.0/16'`),
+				Config: routeConfig + exitConfig,
+				Check: resource.ComposeTestCheckFunc(
+					handApprovers,
+					expectApprovers(env, "qtail_auto_approver.route", routeKey, `["group:platform-ops"]`),
+					expectApprovers(env, "qtail_auto_approver.exit", exitNodeKey, `["group:platform-ops"]`),
+				),
 			},
 			{
-				Config:      exitConfig,
-				ExpectError: acctest.ErrorRE(`autoApprovers.exitNode already exists in the policy file with a different value, ["bob@example.com"], and is not managed by qtail; to manage it with Terraform, import it: terraform import qtail_auto_approver.NAME exitNode`),
-			},
-			{
-				PreConfig: func() {
-					if body, _ := env.Tailnet.Policy(); string(body) != start || env.Faults.Count(routeSetPolicy) != 0 {
-						t.Errorf("the refused plans changed the policy file:\n%s", body)
+				// The route's approvers go; the list written by hand
+				// is back as it was, byte for byte.
+				Config: exitConfig,
+				Check: resource.ComposeTestCheckFunc(handApprovers, func(*terraform.State) error {
+					if body, _ := env.Tailnet.Policy(); !strings.Contains(string(body), `"routes": {"10.20.0.0/16": ["alice@example.com"]},`) {
+						return fmt.Errorf("the route list written by hand changed:\n%s", body)
 					}
-				},
-				Config:             config,
+					return nil
+				}),
+			},
+			{
+				Config:             routeConfig + exitConfig,
 				ResourceName:       "qtail_auto_approver.route",
 				ImportState:        true,
 				ImportStateId:      "route:10.20.0.0/16",
 				ImportStatePersist: true,
 			},
 			{
-				Config: config,
+				Config: routeConfig + exitConfig,
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction("qtail_auto_approver.route", plancheck.ResourceActionUpdate),
 				}},
-				Check: expectFragment(env, routeKey, `["group:platform-ops"]`),
+				Check: resource.ComposeTestCheckFunc(
+					expectApprovers(env, "qtail_auto_approver.route", routeKey, `["group:platform-ops"]`),
+					func(*terraform.State) error {
+						body, _ := env.Tailnet.Policy()
+						doc, err := policy.Parse(body)
+						if err != nil {
+							return err
+						}
+						if f := doc.Get(routeKey); f.Found {
+							return fmt.Errorf("the imported approvers stay without an owner, %s:\n%s", f.Value, body)
+						}
+						return nil
+					},
+				),
 			},
 		},
 	})

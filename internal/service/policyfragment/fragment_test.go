@@ -75,19 +75,47 @@ func mustSectionEntries(t testing.TB, body []byte, section string) []string {
 }
 
 // markerLines counts the lines of body that are exactly key's marker.
+// For the list of an auto approver (a key without an owner) it also
+// counts the markers of the approvers that owners added to it.
 func markerLines(body []byte, key policy.Key) int {
 	n := 0
 	for _, line := range strings.Split(string(body), "\n") {
-		if strings.TrimSpace(line) == key.Marker() {
+		line = strings.TrimSpace(line)
+		if line == key.Marker() || key.Kind == policy.KindAutoApprover && !key.Owned() && strings.HasPrefix(line, key.Marker()+"#") {
 			n++
 		}
 	}
 	return n
 }
 
+// ownedKey is key with the owner of the qtail_auto_approver at addr in s.
+func ownedKey(s *terraform.State, addr string, key policy.Key) (policy.Key, error) {
+	rs, ok := s.RootModule().Resources[addr]
+	if !ok {
+		return key, fmt.Errorf("%s is not in the state", addr)
+	}
+	key.Owner = rs.Primary.Attributes["owner"]
+	if key.Owner == "" {
+		return key, fmt.Errorf("%s has no owner in the state", addr)
+	}
+	return key, nil
+}
+
+// expectApprovers is expectFragment for the approvers that the
+// qtail_auto_approver at addr added to the list of key.
+func expectApprovers(env *acctest.Env, addr string, key policy.Key, want string) func(*terraform.State) error {
+	return func(s *terraform.State) error {
+		k, err := ownedKey(s, addr, key)
+		if err != nil {
+			return err
+		}
+		return expectFragment(env, k, want)(s)
+	}
+}
+
 // expectFragment checks that the fake tailnet's policy file holds key's
 // fragment once, marked, with the canonical value want, and no unmarked
-// copy of it.
+// copy of it. The approvers of an owner carry one marker each.
 func expectFragment(env *acctest.Env, key policy.Key, want string) func(*terraform.State) error {
 	return func(*terraform.State) error {
 		body, _ := env.Tailnet.Policy()
@@ -102,8 +130,16 @@ func expectFragment(env *acctest.Env, key policy.Key, want string) func(*terrafo
 		if string(f.Value) != want {
 			return fmt.Errorf("%s holds %s, want %s", key, f.Value, want)
 		}
-		if n := markerLines(body, key); n != 1 {
-			return fmt.Errorf("the marker of %s appears %d times:\n%s", key, n, body)
+		markers := 1
+		if key.Owned() {
+			var approvers []json.RawMessage
+			if err := json.Unmarshal([]byte(want), &approvers); err != nil {
+				return err
+			}
+			markers = len(approvers)
+		}
+		if n := markerLines(body, key); n != markers {
+			return fmt.Errorf("the marker of %s appears %d times, want %d:\n%s", key, n, markers, body)
 		}
 		if section := map[policy.Kind]string{policy.KindGrant: "grants", policy.KindPolicyTest: "tests"}[key.Kind]; section != "" {
 			entries, err := sectionEntries(body, section)
@@ -334,8 +370,8 @@ func TestFragments_goldenHandwrittenPolicy(t *testing.T) {
 					expectOthersIntact(t, env, handwrittenPolicy, 5),
 					expectFragment(env, policy.Key{Kind: policy.KindGrant, Name: "eng-to-db"}, `{"dst":["tag:db","tag:cache"],"ip":["tcp:5432"],"src":["group:eng"]}`),
 					expectFragment(env, policy.Key{Kind: policy.KindTagOwner, Name: "tag:cache"}, `["group:ops"]`),
-					expectFragment(env, policy.RouteKey("10.2.0.0/16"), `["tag:db"]`),
-					expectFragment(env, policy.ExitNodeKey(), `["group:ops"]`),
+					expectApprovers(env, "qtail_auto_approver.route", policy.RouteKey("10.2.0.0/16"), `["tag:db"]`),
+					expectApprovers(env, "qtail_auto_approver.exit", policy.ExitNodeKey(), `["group:ops"]`),
 					expectFragment(env, policy.Key{Kind: policy.KindPolicyTest, Name: "eng-reach-db"}, `{"accept":["tag:db:5432"],"src":"alice@example.com"}`),
 				),
 			},

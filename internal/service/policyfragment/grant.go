@@ -74,14 +74,17 @@ func (m *grantModel) entry() (json.RawMessage, bool) {
 	if m.Src.IsNull() || m.Dst.IsNull() {
 		return nil, false
 	}
-	b := newEntryBuilder()
-	b.list("src", m.Src)
-	b.list("dst", m.Dst)
-	b.list("ip", m.IP)
-	b.raw("app", m.App.StringValue)
-	b.list("via", m.Via)
-	b.list("srcPosture", m.SrcPosture)
-	return b.build()
+	var g policy.GrantEntry
+	known := stringsOf(&g.Src, m.Src) && stringsOf(&g.Dst, m.Dst) && stringsOf(&g.IP, m.IP) &&
+		stringsOf(&g.Via, m.Via) && stringsOf(&g.SrcPosture, m.SrcPosture)
+	app, appKnown := optString(m.App.StringValue)
+	if !known || !appKnown {
+		return nil, false
+	}
+	if app != nil {
+		g.App = json.RawMessage(*app)
+	}
+	return entryJSON(g)
 }
 
 func (m *grantModel) setEntry(key policy.Key, value json.RawMessage) diag.Diagnostics {
@@ -195,7 +198,11 @@ func (r *grantResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 func (r *grantResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	var cfg grantModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &cfg)...)
-	if resp.Diagnostics.HasError() || cfg.IP.IsUnknown() || cfg.App.IsUnknown() {
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	r.expect(&cfg)
+	if cfg.IP.IsUnknown() || cfg.App.IsUnknown() {
 		return
 	}
 	if (cfg.IP.IsNull() || len(cfg.IP.Elements()) == 0) && cfg.App.IsNull() {

@@ -168,12 +168,9 @@ func TestFragmentModifyPlan_rejectionCarriesTheServerMessage(t *testing.T) {
 // The plan names whose the entry is that a new fragment would take over.
 func TestOwnedElsewhereMessage(t *testing.T) {
 	t.Parallel()
-	key := policy.RouteKey("10.0.0.0/8")
-	if msg := ownedElsewhereMessage(&policy.OwnershipConflict{Key: key, InPlan: true}); !strings.Contains(msg, "Another resource of this configuration") {
-		t.Errorf("a conflict within the plan: %q", msg)
-	}
+	key := policy.Key{Kind: policy.KindTagOwner, Name: "tag:db"}
 	msg := ownedElsewhereMessage(&policy.OwnershipConflict{Key: key, Existing: json.RawMessage(`["tag:a"]`)})
-	for _, want := range []string{"marked // qtail:auto_approver:route:10.0.0.0/8", `["tag:a"]`, "terraform import <address> route:10.0.0.0/8"} {
+	for _, want := range []string{"marked // qtail:tag_owner:tag:db", `["tag:a"]`, "terraform import <address> tag:db"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("a conflict with another configuration: %q lacks %q", msg, want)
 		}

@@ -51,6 +51,40 @@ func setComputed(m fragmentModel, key policy.Key, marked bool) {
 	}
 }
 
+// ownedModel is a fragment model whose entries have an owner, drawn when
+// they are first written: the auto approver, whose approvers several
+// configurations share.
+type ownedModel interface {
+	ownerAttr() *types.String
+}
+
+// planOwner plans id, marker and owner as unknown when the owner of m's
+// entry is still to be drawn (a creation, or approvers written before
+// lists were shared), and reports whether it did.
+func planOwner(m fragmentModel, key policy.Key) bool {
+	o, ok := m.(ownedModel)
+	if !ok || key.Owner != "" {
+		return false
+	}
+	id, marker := m.computed()
+	*id, *marker, *o.ownerAttr() = types.StringUnknown(), types.StringUnknown(), types.StringUnknown()
+	return true
+}
+
+// drawOwner gives key an owner when it is to be drawn, and m's owner
+// attribute its value.
+func drawOwner(m fragmentModel, key policy.Key) policy.Key {
+	o, ok := m.(ownedModel)
+	if !ok {
+		return key
+	}
+	if key.Owner == "" {
+		key.Owner = policy.NewOwner()
+	}
+	*o.ownerAttr() = types.StringValue(key.Owner)
+	return key
+}
+
 // keyedKind reports whether entries of kind are object members found by
 // their key (tag owners, auto approvers) rather than array elements found
 // by their marker.
@@ -58,59 +92,34 @@ func keyedKind(k policy.Kind) bool {
 	return k == policy.KindTagOwner || k == policy.KindAutoApprover
 }
 
-// entryBuilder builds the JSON object of a grant or a test, leaving out
-// the members whose value is null.
-type entryBuilder struct {
-	fields map[string]any
-	known  bool
-}
-
-func newEntryBuilder() *entryBuilder { return &entryBuilder{fields: map[string]any{}, known: true} }
-
-func (b *entryBuilder) list(name string, l types.List) {
+// stringsOf reads a list attribute into *dst: nil when null. It reports
+// false while the list or one of its elements is unknown.
+func stringsOf(dst *[]string, l types.List) bool {
 	ss, ok := tfx.Strings(l)
-	if !ok {
-		b.known = false
-		return
-	}
-	if ss != nil {
-		b.fields[name] = ss
-	}
+	*dst = ss
+	return ok
 }
 
-func (b *entryBuilder) str(name string, s types.String) {
+// optString reads a string attribute: nil when null. It reports false
+// while the string is unknown.
+func optString(s types.String) (*string, bool) {
 	if s.IsUnknown() {
-		b.known = false
-		return
-	}
-	if !s.IsNull() {
-		b.fields[name] = s.ValueString()
-	}
-}
-
-func (b *entryBuilder) raw(name string, s types.String) {
-	if s.IsUnknown() {
-		b.known = false
-		return
-	}
-	if !s.IsNull() {
-		if !json.Valid([]byte(s.ValueString())) {
-			b.known = false
-			return
-		}
-		b.fields[name] = json.RawMessage(s.ValueString())
-	}
-}
-
-func (b *entryBuilder) build() (json.RawMessage, bool) {
-	if !b.known {
 		return nil, false
 	}
-	out, err := json.Marshal(b.fields)
-	if err != nil {
-		return nil, false
+	if s.IsNull() {
+		return nil, true
 	}
-	return out, true
+	v := s.ValueString()
+	return &v, true
+}
+
+// entryJSON is the JSON of an entry of the policy file; ok is false when
+// the entry cannot be written (an attribute of it is invalid).
+func entryJSON(e interface {
+	JSON() (json.RawMessage, error)
+}) (json.RawMessage, bool) {
+	out, err := e.JSON()
+	return out, err == nil
 }
 
 // entryFields are the members of a grant or a test read from the policy
@@ -214,13 +223,12 @@ func readList(diags *diag.Diagnostics, key policy.Key, value json.RawMessage) ty
 	return tfx.StringList(ss)
 }
 
-// listJSON encodes a list of strings as a JSON array; ok is false when it
-// is unknown or null.
+// listJSON is the JSON array of owners or approvers; ok is false when
+// the list is unknown or null.
 func listJSON(l types.List) (json.RawMessage, bool) {
-	ss, ok := tfx.Strings(l)
-	if !ok || ss == nil {
+	var ss []string
+	if !stringsOf(&ss, l) || ss == nil {
 		return nil, false
 	}
-	out, err := json.Marshal(ss)
-	return out, err == nil
+	return entryJSON(policy.ListEntry(ss))
 }

@@ -15,10 +15,11 @@ import (
 )
 
 // ModifyPlan plans id and marker, then checks a created or changed entry:
-// locally against the policy file read by this provider instance (an
-// entry it would overwrite), and with Tailscale's /acl/validate against
-// the policy file as it would be after this change and the ones planned
-// before it. It also warns while the default allow-all rule exists.
+// that no other resource of the configuration writes it, locally against
+// the policy file read by this provider instance (an entry it would
+// overwrite), and with Tailscale's /acl/validate against the policy file
+// as it would be after this change and the ones planned before it. It
+// also warns while the default allow-all rule exists.
 func (r *fragmentResource[M, P]) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	if !r.Configured() {
 		return
@@ -41,10 +42,6 @@ func (r *fragmentResource[M, P]) ModifyPlan(ctx context.Context, req resource.Mo
 		return
 	}
 	key, keyKnown := plan.fragmentKey()
-	if keyKnown {
-		setComputed(plan, key, true)
-		resp.Diagnostics.Append(resp.Plan.Set(ctx, plan)...)
-	}
 	value, valueKnown := plan.entry()
 
 	var oldKey policy.Key
@@ -53,34 +50,136 @@ func (r *fragmentResource[M, P]) ModifyPlan(ctx context.Context, req resource.Mo
 	if state != nil {
 		oldKey, _ = state.fragmentKey()
 		oldValue, _ = state.entry()
-		creating = !keyKnown || oldKey != key
+		creating = !keyKnown || oldKey.List() != key.List()
 	}
-	changing := creating || !valueKnown || !policy.SameJSON(oldValue, value)
-	if !changing || r.Clients.TailnetUnknown() {
+	drawn := false
+	if keyKnown {
+		// The owner of new approvers is drawn when they are written.
+		if drawn = planOwner(plan, key); !drawn {
+			setComputed(plan, key, true)
+		}
+		resp.Diagnostics.Append(resp.Plan.Set(ctx, plan)...)
+	}
+	changing := creating || drawn || !valueKnown || !policy.SameJSON(oldValue, value)
+	planner := r.planner()
+	if planner != nil && keyKnown {
+		defer func() { planner.Forget(key, changing && !resp.Diagnostics.HasError()) }()
+	}
+	if planner == nil {
+		if changing && !r.Clients.TailnetUnknown() {
+			// No Tailscale client: say so on the resources that need it.
+			_, diags := r.Clients.Policy()
+			resp.Diagnostics.Append(diags...)
+		}
 		return
 	}
-	if _, diags := r.Clients.Policy(); diags.HasError() {
-		resp.Diagnostics.Append(diags...)
+	if state != nil && keyKnown && oldKey.Name != "" && oldKey.List() != key.List() {
+		// The key changed: Terraform replaces the resource, and plans its
+		// creation next, without a prior state, which checks the new
+		// entry. The old one goes.
+		planner.Record(policy.Mutation{Key: oldKey, Delete: true})
 		return
 	}
-	planner := r.Clients.Planner()
+	if keyKnown {
+		if earlier, taken := planner.Claim(key, policy.Claim{Who: claimant(key)}); taken {
+			resp.Diagnostics.AddError("Two Resources Claim One Policy Entry", duplicateClaimMessage(key, earlier))
+			return
+		}
+	}
+	if !changing {
+		return
+	}
 	if planner.WarnAllowAll(ctx) {
 		resp.Diagnostics.AddWarning("Default Allow-All Rule Still in the Policy File", allowAllWarning)
 	}
 	if !keyKnown || !valueKnown {
 		return
 	}
-	muts := []policy.Mutation{{Key: key, Value: value, Overwrite: !creating}}
+	checkKey := key
+	if checkKey.Kind == policy.KindAutoApprover && checkKey.Owner == "" {
+		checkKey.Owner = plannedOwner
+	}
+	muts := []policy.Mutation{{Key: checkKey, Value: value, Overwrite: !creating}}
 	if creating {
-		if state != nil && oldKey.Name != "" {
-			muts = append([]policy.Mutation{{Key: oldKey, Delete: true}}, muts...)
-		}
 		if c := planner.OwnedElsewhere(ctx, key, value); c != nil {
 			resp.Diagnostics.AddError("Policy Entry Already Owned", ownedElsewhereMessage(c))
 			return
 		}
 	}
+	if state != nil && oldKey.Kind == policy.KindAutoApprover && oldKey.Owner == "" {
+		// Approvers written before lists were shared: the list they
+		// owned goes, the approvers of the new owner come.
+		muts = append([]policy.Mutation{{Key: oldKey, Delete: true, Overwrite: true}}, muts...)
+	}
 	reportCheck(&resp.Diagnostics, key, planner.Check(ctx, muts))
+}
+
+// plannedOwner stands for the owner of new approvers in the plan-time
+// checks: the owner is drawn when they are written.
+const plannedOwner = "planned"
+
+// planner returns the Planner of the plan, or nil when the tailnet is not
+// known yet or has no client.
+func (r *fragmentResource[M, P]) planner() *policy.Planner {
+	if r.Clients.TailnetUnknown() || r.Clients.TailnetOrNil() == nil {
+		return nil
+	}
+	return r.Clients.Planner()
+}
+
+// expect tells the Planner that Terraform is on its way to plan the
+// fragment of cfg, the configuration it validates: the checks and writes
+// under way wait for it.
+func (r *fragmentResource[M, P]) expect(cfg P) {
+	if !r.Configured() {
+		return
+	}
+	if key, ok := cfg.fragmentKey(); ok {
+		if planner := r.planner(); planner != nil {
+			planner.Expect(key)
+		}
+	}
+}
+
+// claimant describes the resource that writes key, for the message of a
+// duplicate claim: its type and the attributes of its key.
+func claimant(key policy.Key) string {
+	switch {
+	case key.Kind == policy.KindGrant:
+		return fmt.Sprintf("the qtail_grant with name = %q", key.Name)
+	case key.Kind == policy.KindPolicyTest:
+		return fmt.Sprintf("the qtail_policy_test with name = %q", key.Name)
+	case key.Kind == policy.KindTagOwner:
+		return fmt.Sprintf("the qtail_tag_owner with tag = %q", key.Name)
+	case key.Name == policy.ExitNodeName:
+		return "the qtail_auto_approver with exit_node = true"
+	}
+	return fmt.Sprintf("the qtail_auto_approver with route = %q", strings.TrimPrefix(key.Name, policy.RoutePrefix))
+}
+
+// duplicateClaimMessage says that this resource and an earlier one of the
+// plan write the same entry, and what to do.
+func duplicateClaimMessage(key policy.Key, earlier policy.Claim) string {
+	what := "Give one of them another " + keyAttribute(key) + ", or remove one of them."
+	if key.Kind == policy.KindAutoApprover {
+		what = "List every approver in one of them (approvers = [...]) and remove the other. " +
+			"Other configurations sharing the policy file may add their own approvers to the same list; inside one configuration, one resource owns it."
+	}
+	return fmt.Sprintf("This resource and %s, another resource of this configuration, both write %s: "+
+		"each apply would undo the other's, and every plan would show a change. "+
+		"Terraform does not tell a provider the address of the resources it plans, so qtail can only name the other one by what it writes; "+
+		"look for it in the configuration and its modules.\n\n%s", earlier.Who, describeKey(key), what)
+}
+
+// keyAttribute is the attribute that makes the key of a fragment.
+func keyAttribute(key policy.Key) string {
+	switch key.Kind {
+	case policy.KindTagOwner:
+		return "tag"
+	case policy.KindAutoApprover:
+		return "route"
+	}
+	return "name"
 }
 
 // reportCheck adds what the plan-time check of the change of key found
@@ -88,6 +187,7 @@ func (r *fragmentResource[M, P]) ModifyPlan(ctx context.Context, req resource.Mo
 func reportCheck(diags *diag.Diagnostics, key policy.Key, err error) {
 	var conflict *policy.UnmanagedConflictError
 	var unchecked *policy.ValidateCallError
+	var tooLarge *policy.TooLargeError
 	switch {
 	case err == nil:
 	case errors.As(err, &conflict):
@@ -96,6 +196,8 @@ func reportCheck(diags *diag.Diagnostics, key policy.Key, err error) {
 		diags.AddWarning("Policy Change Not Validated",
 			fmt.Sprintf("qtail could not ask Tailscale to validate the policy file with %s at plan time; "+
 				"Tailscale checks it again when it is written, so nothing needs to be done unless the apply fails.\n\n%v", key, unchecked.Err))
+	case errors.As(err, &tooLarge):
+		diags.AddError("Policy File Too Large", fmt.Sprintf("qtail refuses to add %s: %v.", key, tooLarge))
 	case policy.IsRejected(err):
 		diags.AddError("Tailscale Rejects the Policy Change",
 			fmt.Sprintf("Tailscale refuses the policy file as it would be with %s:\n\n%v\n\nChange the configuration so that the entry is valid.%s",
@@ -141,10 +243,6 @@ func rejectionHint(err error) string {
 
 // ownedElsewhereMessage says whose the entry is and what to do.
 func ownedElsewhereMessage(c *policy.OwnershipConflict) string {
-	if c.InPlan {
-		return fmt.Sprintf("Another resource of this configuration also writes %s with other content. "+
-			"Each fragment qtail owns has a unique key: give the resources different names.", c.Key)
-	}
 	return fmt.Sprintf("The policy file already has the entry marked %s, with other content: %s. "+
 		"Another Terraform configuration sharing this tailnet policy probably manages it, and fragment keys are unique across "+
 		"everyone who shares the file. Choose another key, or, if this configuration should own that entry, import it: "+

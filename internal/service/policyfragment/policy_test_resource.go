@@ -63,12 +63,13 @@ func (m *policyTestModel) entry() (json.RawMessage, bool) {
 	if m.Src.IsNull() {
 		return nil, false
 	}
-	b := newEntryBuilder()
-	b.str("src", m.Src)
-	b.str("proto", m.Proto)
-	b.list("accept", m.Accept)
-	b.list("deny", m.Deny)
-	return b.build()
+	t := policy.PolicyTestEntry{Src: m.Src.ValueString()}
+	proto, protoKnown := optString(m.Proto)
+	t.Proto = proto
+	if m.Src.IsUnknown() || !protoKnown || !stringsOf(&t.Accept, m.Accept) || !stringsOf(&t.Deny, m.Deny) {
+		return nil, false
+	}
+	return entryJSON(t)
 }
 
 func (m *policyTestModel) setEntry(key policy.Key, value json.RawMessage) diag.Diagnostics {
@@ -154,7 +155,11 @@ func (r *policyTestResource) Schema(_ context.Context, _ resource.SchemaRequest,
 func (r *policyTestResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	var cfg policyTestModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &cfg)...)
-	if resp.Diagnostics.HasError() || cfg.Accept.IsUnknown() || cfg.Deny.IsUnknown() {
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	r.expect(&cfg)
+	if cfg.Accept.IsUnknown() || cfg.Deny.IsUnknown() {
 		return
 	}
 	if len(cfg.Accept.Elements()) == 0 && len(cfg.Deny.Elements()) == 0 {

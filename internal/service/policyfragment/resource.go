@@ -82,6 +82,7 @@ func (r *fragmentResource[M, P]) Create(ctx context.Context, req resource.Create
 	if !ok {
 		return
 	}
+	key = drawOwner(plan, key)
 	if err := store.Apply(ctx, policy.Mutation{Key: key, Value: value}); err != nil {
 		fragmentWriteError(&resp.Diagnostics, "add "+key.String()+" to the policy file", err)
 		return
@@ -150,6 +151,16 @@ func (r *fragmentResource[M, P]) Update(ctx context.Context, req resource.Update
 	if !ok {
 		return
 	}
+	if oldKey, _ := state.fragmentKey(); key.Kind == policy.KindAutoApprover && oldKey.Owner == "" {
+		// Approvers written before lists were shared, or imported from a
+		// list: the part of the list no owner marked is this resource's;
+		// its approvers get an owner.
+		if err := store.Apply(ctx, policy.Mutation{Key: oldKey, Delete: true, Overwrite: true}); err != nil {
+			fragmentWriteError(&resp.Diagnostics, "take over "+describeKey(oldKey)+" in the policy file", err)
+			return
+		}
+	}
+	key = drawOwner(plan, key)
 	// A grant or a test whose marker a person removed is found by its
 	// content only: adopt it as it is before changing it, so that the
 	// change does not add a second entry.

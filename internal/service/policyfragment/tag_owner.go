@@ -22,10 +22,11 @@ import (
 )
 
 var (
-	_ resource.Resource                = &tagOwnerResource{}
-	_ resource.ResourceWithConfigure   = &tagOwnerResource{}
-	_ resource.ResourceWithImportState = &tagOwnerResource{}
-	_ resource.ResourceWithModifyPlan  = &tagOwnerResource{}
+	_ resource.Resource                   = &tagOwnerResource{}
+	_ resource.ResourceWithConfigure      = &tagOwnerResource{}
+	_ resource.ResourceWithImportState    = &tagOwnerResource{}
+	_ resource.ResourceWithModifyPlan     = &tagOwnerResource{}
+	_ resource.ResourceWithValidateConfig = &tagOwnerResource{}
 )
 
 // NewTagOwnerResource returns the qtail_tag_owner resource.
@@ -105,6 +106,15 @@ func (r *tagOwnerResource) Schema(_ context.Context, _ resource.SchemaRequest, r
 					"without its marker: the next apply puts the marker back.",
 			},
 		},
+	}
+}
+
+// ValidateConfig has nothing to check that the schema does not: it tells
+// the plan-time checks that this tag owner is on its way.
+func (r *tagOwnerResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	var cfg tagOwnerModel
+	if resp.Diagnostics.Append(req.Config.Get(ctx, &cfg)...); !resp.Diagnostics.HasError() {
+		r.expect(&cfg)
 	}
 }
 

@@ -84,8 +84,9 @@ func (d *egressStatusDataSource) Schema(_ context.Context, _ datasource.SchemaRe
 				Computed:    true,
 				MarkdownDescription: "Tags of the egress proxy, from which the target must be reachable. Default: the tags of the " +
 					"`ProxyGroup` named by the Service's `tailscale.com/proxy-group` annotation when a Helm service of the same " +
-					"environment renders it (`[\"tag:k8s\"]` when it sets none), otherwise the default proxy tags of the operator " +
-					"of the Service's cluster (`[\"tag:k8s\"]` when qtail finds no operator).",
+					"environment renders it, otherwise the tags of the Service's own proxy (`tags` of the `qtail_egress_service`); " +
+					"either defaults to the default proxy tags of the operator of the Service's cluster (`[\"tag:k8s\"]` when " +
+					"qtail finds no operator), as the operator does.",
 				Validators: []validator.List{
 					listvalidator.SizeAtLeast(1),
 					listvalidator.UniqueValues(),
@@ -242,41 +243,33 @@ func readEgressService(h *qovery.Helm, diags *diag.Diagnostics) (manifest.Egress
 
 // egressProxyTags returns the tags of the egress proxy of es: those of the
 // ProxyGroup it names when a Helm service of its environment renders that
-// ProxyGroup (by default tag:k8s), otherwise the default proxy tags of the
-// operator of its cluster (proxy_default_tags of a qtail_operator; tag:k8s
-// when no operator is found).
+// ProxyGroup, otherwise the tags of its own proxy (its tags annotation);
+// either falls back to the default proxy tags of the operator of its
+// cluster (proxy_default_tags of a qtail_operator; tag:k8s when no
+// operator is found), as the operator does.
 func egressProxyTags(ctx context.Context, q *qovery.Client, h *qovery.Helm, es manifest.EgressService) ([]string, error) {
-	def := []string{cluster.DefaultProxyTag}
-	if es.ProxyGroup == "" {
-		env, err := q.GetEnvironment(ctx, h.Environment.ID)
+	own := es.Tags
+	if es.ProxyGroup != "" {
+		own = nil
+		helms, err := q.ListHelms(ctx, h.Environment.ID)
 		if err != nil {
 			return nil, err
 		}
-		op, err := cluster.FindOperator(ctx, q, env)
-		if err != nil {
-			return nil, err
+		for i := range helms {
+			values, ok := cluster.ManifestsFile(&helms[i])
+			if !ok {
+				continue
+			}
+			if pg, err := manifest.ReadProxyGroup(values); err == nil && pg.Name == es.ProxyGroup {
+				own = pg.Tags
+				break
+			}
 		}
-		return op.ProxyTags, nil
 	}
-	helms, err := q.ListHelms(ctx, h.Environment.ID)
-	if err != nil {
-		return nil, err
+	if len(own) > 0 {
+		return own, nil
 	}
-	for i := range helms {
-		values, ok := cluster.ManifestsFile(&helms[i])
-		if !ok {
-			continue
-		}
-		pg, err := manifest.ReadProxyGroup(values)
-		if err != nil || pg.Name != es.ProxyGroup {
-			continue
-		}
-		if len(pg.Tags) > 0 {
-			return pg.Tags, nil
-		}
-		return def, nil
-	}
-	return def, nil
+	return cluster.EnvironmentProxyTags(ctx, q, h.Environment.ID)
 }
 
 // egressPort is the verdict on one port of an egress Service.

@@ -92,6 +92,7 @@ func TestEgressStatus(t *testing.T) {
 	grouped := esCreateEgress(t, env, manifest.EgressService{Name: "db-pg", TailnetFQDN: fqdn, ProxyGroup: "egress-pg", Ports: esPorts("tcp:5432", "tcp:6379")})
 	byIP := esCreateEgress(t, env, manifest.EgressService{Name: "db-ip", TailnetIP: "100.64.0.9", Ports: esPorts("tcp:5432", "udp:53")})
 	routed := esCreateEgress(t, env, manifest.EgressService{Name: "gateway", TailnetIP: "10.20.0.10", Ports: esPorts("tcp:443")})
+	tagged := esCreateEgress(t, env, manifest.EgressService{Name: "db-tagged", TailnetFQDN: fqdn, Tags: []string{"tag:k8s-egress"}, Ports: esPorts("tcp:5432", "tcp:6379")})
 	gone := esCreateEgress(t, env, manifest.EgressService{Name: "gone", TailnetFQDN: "gone." + env.Seed().MagicDNSSuffix, Ports: esPorts("tcp:22")})
 
 	resource.UnitTest(t, resource.TestCase{
@@ -143,6 +144,14 @@ func TestEgressStatus(t *testing.T) {
 						return fmt.Errorf("API calls: %v", calls)
 					}
 					return nil
+				},
+			},
+			{
+				// Its own proxy, tagged by its tags annotation: those tags.
+				Config: fmt.Sprintf(`data "qtail_egress_status" "db" { egress_service_id = %q }`, tagged),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue("data.qtail_egress_status.db", tfjsonpath.New("source_tags"), rsStrings([]string{"tag:k8s-egress"})),
+					statecheck.ExpectKnownValue("data.qtail_egress_status.db", tfjsonpath.New("allowed"), knownvalue.Bool(true)),
 				},
 			},
 			{
@@ -228,5 +237,51 @@ func TestEgressStatusErrors(t *testing.T) {
 				ExpectError: acctest.ErrorRE("tags must start with 'tag:'"),
 			},
 		},
+	})
+}
+
+// Proxies that name no tags get the operator's proxy tags (PROXY_TAGS):
+// a Connector's devices, those of a ProxyGroup, and an egress proxy.
+func TestStatusUsesTheOperatorsProxyTags(t *testing.T) {
+	t.Parallel()
+	env := acctest.New(t, acctest.WithPolicy(`{
+	"tagOwners": {
+		"tag:k8s-operator": [],
+		"tag:k8s":          ["tag:k8s-operator"],
+		"tag:k8s-lab":      ["tag:k8s-operator"],
+		"tag:db":           ["tag:k8s-operator"],
+	},
+	"grants": [
+		{"src": ["tag:k8s-lab"], "dst": ["tag:db"], "ip": ["tcp:5432"]},
+		{"src": ["group:ops"], "dst": ["10.30.0.0/16"], "ip": ["*"]},
+	],
+	"groups": {"group:ops": ["carol@example.com"]},
+}`))
+	env.InstallOperatorWith(t, acctest.Region, acctest.OperatorOptions{ProxyTags: []string{"tag:k8s-lab"}})
+	env.Tailnet.AddDevice(tailnetapi.DeviceSpec{Hostname: "db", Tags: []string{"tag:db"}, IPv4: "100.64.0.9"})
+	values, err := manifest.RenderProxyGroup(manifest.ProxyGroup{Name: "egress-pg", Type: manifest.ProxyGroupEgress})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env.CreateManifestService(t, "proxy-group-egress-pg", values)
+	grouped := esCreateEgress(t, env, manifest.EgressService{Name: "db-pg", TailnetIP: "100.64.0.9", ProxyGroup: "egress-pg", Ports: esPorts("tcp:5432")})
+	lab := rsCreateConnector(t, env, manifest.Connector{Name: "lab", Hostname: "lab", SubnetRoutes: []string{"10.30.0.0/16"}})
+	dev := env.Tailnet.AddDevice(tailnetapi.DeviceSpec{Hostname: "lab", Tags: []string{"tag:k8s-lab"}, AdvertisedRoutes: []string{"10.30.0.0/16"}})
+	resource.UnitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: env.Factories(),
+		Steps: []resource.TestStep{{
+			Config: fmt.Sprintf(`
+data "qtail_egress_status" "db" { egress_service_id = %q }
+data "qtail_route_status" "lab" { connector_id = %q }
+`, grouped, lab),
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue("data.qtail_egress_status.db", tfjsonpath.New("source_tags"), rsStrings([]string{"tag:k8s-lab"})),
+				statecheck.ExpectKnownValue("data.qtail_egress_status.db", tfjsonpath.New("allowed"), knownvalue.Bool(true)),
+				statecheck.ExpectKnownValue("data.qtail_route_status.lab", tfjsonpath.New("missing"), rsStrings([]string{
+					fmt.Sprintf("10.30.0.0/16 is not approved on lab (%s): set approve_routes = true on the connector, add a "+
+						"qtail_auto_approver for route:10.30.0.0/16 with the connector's tag (tag:k8s-lab), or approve it in the admin console", dev.NodeID),
+				})),
+			},
+		}},
 	})
 }

@@ -98,7 +98,8 @@ func (d *routeStatusDataSource) Schema(_ context.Context, _ datasource.SchemaReq
 			"This data source checks the first three through the Tailscale API. **The fourth is a setting of each client that no " +
 			"API shows: check it on the machines that use the routes.** Each unmet condition is a sentence in `missing` that says " +
 			"what to do; `ok` is true when there is none.\n\n" +
-			"Reading costs one call per API object: the connector's Helm service (with `connector_id`), the devices (one list), " +
+			"Reading costs one call per API object: the connector's Helm service (with `connector_id`; for a connector without " +
+			"tags, the lookup of its cluster's operator too), the devices (one list), " +
 			"and the policy file, read once per provider run and shared with every other qtail policy read.",
 		Attributes: map[string]schema.Attribute{
 			"connector_id": schema.StringAttribute{
@@ -240,8 +241,10 @@ func (d *routeStatusDataSource) ValidateConfig(ctx context.Context, req datasour
 
 // routeSubject is what the routes are checked on.
 type routeSubject struct {
-	// connector is set when connector_id names the subject.
-	connector *manifest.Connector
+	// connector is set when connector_id names the subject; connectorTags
+	// are the tags of its devices.
+	connector     *manifest.Connector
+	connectorTags []string
 	// hostnames are the devices that should carry the routes, in order;
 	// devices holds those found, by hostname.
 	hostnames []string
@@ -360,7 +363,16 @@ func readConnectorSubject(ctx context.Context, q *qovery.Client, t *tailnet.Clie
 				"or use device_id or hostname to check the routes of any device.", h.Name, id, why))
 		return nil
 	}
-	s := &routeSubject{connector: &c, hostnames: c.DeviceHostnames(), routes: c.AdvertisedRoutes(), devices: map[string]*tailnet.Device{}}
+	s := &routeSubject{connector: &c, connectorTags: c.Tags, hostnames: c.DeviceHostnames(), routes: c.AdvertisedRoutes(),
+		devices: map[string]*tailnet.Device{}}
+	if len(c.Tags) == 0 {
+		// The Connector names no tags: the operator gives its devices
+		// its default proxy tags.
+		if s.connectorTags, err = cluster.EnvironmentProxyTags(ctx, q, h.Environment.ID); err != nil {
+			tfx.APIError(diags, "find the operator of the connector's cluster (its default proxy tags)", err)
+			return nil
+		}
+	}
 	switch len(s.hostnames) {
 	case 0:
 	case 1:
@@ -552,12 +564,8 @@ func notApprovedSentence(s *routeSubject, dev *tailnet.Device, route string, exi
 		key = policy.ExitNodeName
 	}
 	if s.connector != nil {
-		tags := s.connector.Tags
-		if len(tags) == 0 {
-			tags = []string{cluster.DefaultProxyTag}
-		}
 		return head + fmt.Sprintf(": set approve_routes = true on the connector, add a qtail_auto_approver for %s with the "+
-			"connector's tag (%s), or approve it in the admin console", key, strings.Join(tags, ", "))
+			"connector's tag (%s), or approve it in the admin console", key, strings.Join(s.connectorTags, ", "))
 	}
 	who := fmt.Sprintf("the device's tag (%s)", strings.Join(dev.Tags, ", "))
 	if len(dev.Tags) == 0 {

@@ -1,0 +1,4 @@
+import {
+  to = qtail_allow_all_removal.this
+  id = "allow_all"
+}

@@ -1,0 +1,4 @@
+import {
+  to = qtail_tag_owner.k8s
+  id = "tag:k8s"
+}
