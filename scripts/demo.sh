@@ -4,7 +4,7 @@
 # change something by hand in the sandbox's consoles and show the plan that
 # repairs it, apply it, and check again that the plan is empty.
 #
-#   scripts/demo.sh [quickstart|homelab|review|multi-region]
+#   scripts/demo.sh [quickstart|homelab|review|multi-region|container]
 #
 # quickstart (make demo): one application exposed, its grant and policy
 # tests; the hand edit detaches its annotations group in Qovery.
@@ -20,13 +20,17 @@
 # URLs, qtail's fragments of the shared policy grouped by region, a second
 # plan of every root, then eu-west-3 retired and the others' plans still
 # empty.
+# container (make demo-container): the quickstart, and the sandbox's seeded
+# container "metrics" (an image-based service) exposed next to billing-api
+# with the operator's default proxy tag; the hand edit detaches the
+# container's annotations group in Qovery.
 set -euo pipefail
 mode=${1:-quickstart}
 case "$mode" in
   quickstart | homelab) example=$mode ;;
-  review) example=quickstart ;;
+  review | container) example=quickstart ;;
   multi-region) example=multi-region ;;
-  *) echo "usage: $0 [quickstart|homelab|review|multi-region]" >&2; exit 2 ;;
+  *) echo "usage: $0 [quickstart|homelab|review|multi-region|container]" >&2; exit 2 ;;
 esac
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
@@ -179,6 +183,30 @@ for svc, urls in json.load(sys.stdin).items():
 fi
 
 cp -R "$root/examples/$example" "$work/$example"
+if [ "$mode" = container ]; then
+  export TF_VAR_container_id="$QTAIL_SANDBOX_CONTAINER_ID_US_EAST_1_METRICS"
+  cat >"$work/$example/metrics.tf" <<'TF'
+variable "container_id" {
+  type        = string
+  description = "ID of the Qovery container to expose (metrics in the sandbox)."
+}
+
+# A container is exposed as an application is, by container_id.
+resource "qtail_exposed_service" "metrics" {
+  container_id = var.container_id
+  hostname     = "metrics-us-east-1"
+  depends_on   = [qtail_operator.us_east_1]
+}
+
+output "metrics_url" {
+  value = "http://${qtail_exposed_service.metrics.tailnet_fqdn}:${qtail_exposed_service.metrics.ports[0].internal_port}/"
+}
+
+output "metrics_group_id" {
+  value = qtail_exposed_service.metrics.annotations_group_id
+}
+TF
+fi
 tf() { terraform -chdir="$work/$example" "$@"; }
 
 empty_plan() {
@@ -201,6 +229,11 @@ if [ "$example" = quickstart ]; then
   say "The service's tailnet URL"
   tf output -raw billing_url
   echo
+  if [ "$mode" = container ]; then
+    say "The container's tailnet URL"
+    tf output -raw metrics_url
+    echo
+  fi
 else
   say "The status of each route of the connector (advertised, approved, granted)"
   tf output routes
@@ -258,7 +291,13 @@ fi
 console() {
   curl -fsS -X POST "$admin/console" -H 'Content-Type: application/json' -d "$1" >/dev/null
 }
-if [ "$example" = quickstart ]; then
+if [ "$mode" = container ]; then
+  say "A console edit: someone detaches the annotations group from the metrics container in Qovery"
+  group=$(tf output -raw metrics_group_id)
+  console "{\"action\":\"qovery.detach_group\",\"id\":\"$TF_VAR_container_id\",\"group_id\":\"$group\"}"
+  console "{\"action\":\"qovery.deploy\",\"id\":\"$TF_VAR_container_id\"}"
+  sleep "${QTAIL_DEMO_DEPLOY_WAIT:-2}"
+elif [ "$example" = quickstart ]; then
   say "A console edit: someone detaches the annotations group from billing-api in Qovery"
   group=$(tf output -raw annotations_group_id)
   console "{\"action\":\"qovery.detach_group\",\"id\":\"$TF_VAR_application_id\",\"group_id\":\"$group\"}"
@@ -282,7 +321,9 @@ tf apply -input=false -compact-warnings "$work/repair.tfplan"
 say "terraform plan after the repair (must be empty)"
 empty_plan
 
-if [ "$example" = quickstart ]; then
+if [ "$mode" = container ]; then
+  say "Done: the metrics container is at $(tf output -raw metrics_url), next to billing-api at $(tf output -raw billing_url)"
+elif [ "$example" = quickstart ]; then
   say "Done: billing-api is at $(tf output -raw billing_url), reachable by group:platform-ops only"
 else
   tf output routes_ok

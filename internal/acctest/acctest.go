@@ -21,6 +21,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
 	"github.com/qtail/terraform-provider-qtail/internal/fake/cluster"
+	"github.com/qtail/terraform-provider-qtail/internal/fake/qoveryapi"
 	"github.com/qtail/terraform-provider-qtail/internal/fake/sandbox"
 	"github.com/qtail/terraform-provider-qtail/internal/provider"
 	"github.com/qtail/terraform-provider-qtail/internal/retry"
@@ -52,9 +53,14 @@ func WithPolicy(p string) Option {
 	return func(o *sandbox.Options) { o.InitialPolicy = []byte(p) }
 }
 
+// WithAfterDelete sets how the Qovery API answers about a deleted object
+// (403 by default).
+func WithAfterDelete(a qoveryapi.DeletedAnswer) Option {
+	return func(o *sandbox.Options) { o.AfterDelete = a }
+}
+
 // WithCompat opts the simulated operator into earlier, simpler behaviours
-// (cluster.Compat); a world runs the real operator's otherwise. The fake
-// Qovery API keeps sandbox.DefaultCompat's behaviours.
+// (cluster.Compat); a world runs the real operator's otherwise.
 func WithCompat(c cluster.Compat) Option {
 	return func(o *sandbox.Options) {
 		compat := sandbox.DefaultCompat

@@ -1,6 +1,7 @@
 package acctest
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -44,4 +45,26 @@ func (e *Env) DevicesNamed(hostname string) []tailnetapi.Device {
 		}
 	}
 	return out
+}
+
+// ContainerID returns the ID of a seeded container ("metrics") of a
+// region.
+func (e *Env) ContainerID(t testing.TB, region, name string) string {
+	t.Helper()
+	id, ok := e.Seed().Regions[region].Containers[name]
+	if !ok {
+		t.Fatalf("no seeded container %q in %s", name, region)
+	}
+	return id
+}
+
+// ContainerExposureConfig is a qtail_exposed_service of a container.
+func ContainerExposureConfig(containerID, hostname, extra string) string {
+	return fmt.Sprintf(`
+resource "qtail_exposed_service" "billing" {
+  container_id = %q
+  hostname     = %q
+  %s
+}
+`, containerID, hostname, extra)
 }

@@ -2,12 +2,16 @@ package acctest
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/qtail/terraform-provider-qtail/internal/fake/qoveryapi"
 	"github.com/qtail/terraform-provider-qtail/internal/manifest"
 	"github.com/qtail/terraform-provider-qtail/internal/qovery"
 )
@@ -53,9 +57,9 @@ resource "qtail_exposed_service" "billing" {
 // NewExposureEnv is a world with a running operator in Region and the tag
 // tag:k8s-billing owned by the operator's tag. It returns the ID of the
 // seeded application billing-api.
-func NewExposureEnv(t *testing.T) (*Env, string) {
+func NewExposureEnv(t *testing.T, opts ...Option) (*Env, string) {
 	t.Helper()
-	env := New(t)
+	env := New(t, opts...)
 	env.InstallOperator(t, Region)
 	env.DeclareTagOwners(t, map[string][]string{"tag:k8s-billing": {"tag:k8s-operator"}})
 	return env, env.ApplicationID(t, Region, "billing-api")
@@ -102,6 +106,51 @@ func (e *Env) CreateManifestService(t testing.TB, name, values string) string {
 		t.Fatalf("creating the Helm service %s: %v", name, err)
 	}
 	return h.ID
+}
+
+// LogsURLPattern is a regular expression that matches the Qovery console
+// page of the logs of a deployment of a service of the seeded region's
+// environment: serviceID is the service's ID, or "" for any.
+func (e *Env) LogsURLPattern(region, serviceID string) string {
+	s := e.Seed()
+	if serviceID == "" {
+		serviceID = `[0-9a-f-]{36}`
+	} else {
+		serviceID = regexp.QuoteMeta(serviceID)
+	}
+	return regexp.QuoteMeta(fmt.Sprintf("%s/organization/%s/project/%s/environment/%s/service/", qovery.ConsoleURL,
+		s.OrganizationID, s.ProjectID, s.Regions[region].EnvironmentID)) + serviceID + `/deployments/logs/\S+`
+}
+
+// ForEachDeletedAnswer runs f in a parallel subtest for each of the real
+// Qovery API's answers about a deleted object (403, and 400 "<kind> does
+// not exist"), with the option that selects it and its status code.
+func ForEachDeletedAnswer(t *testing.T, f func(t *testing.T, answer Option, status int)) {
+	for _, a := range []struct {
+		name   string
+		answer qoveryapi.DeletedAnswer
+		status int
+	}{
+		{"403", qoveryapi.DeletedForbidden, http.StatusForbidden},
+		{"400 does not exist", qoveryapi.DeletedDoesNotExist, http.StatusBadRequest},
+	} {
+		t.Run(a.name, func(t *testing.T) {
+			t.Parallel()
+			f(t, WithAfterDelete(a.answer), a.status)
+		})
+	}
+}
+
+// AnsweredAsDeleted checks that err, from a read of a deleted object, came
+// from the API's answer status about it (as is, or taken by the client for
+// "gone"): the answer a test that finished in spite of it had to handle.
+func AnsweredAsDeleted(err error, status int) error {
+	var ae *qovery.APIError
+	if errors.As(err, &ae) && (ae.Status == status ||
+		ae.Status == http.StatusNotFound && strings.Contains(ae.Detail, fmt.Sprintf("answered %d ", status))) {
+		return nil
+	}
+	return fmt.Errorf("the deleted object's read answered %v, want the status %d", err, status)
 }
 
 // DeployManifestService creates a Helm service of the seeded Region

@@ -74,11 +74,13 @@ type DeleteRequestError struct{ Err error }
 func (e *DeleteRequestError) Error() string { return e.Err.Error() }
 func (e *DeleteRequestError) Unwrap() error { return e.Err }
 
-// DeleteHelm deletes the Helm service and waits until it is gone; one
-// already gone is fine. A failed request is a *DeleteRequestError; a wait
-// cut by the deadline wraps ErrTimedOut.
-func DeleteHelm(ctx context.Context, q *qovery.Client, helmID string, poll time.Duration) error {
-	err := q.DeleteHelm(ctx, helmID)
+// DeleteHelm deletes the Helm service helmID of the environment envID and
+// waits until it is gone; one already gone is fine (the environment's list
+// tells a deleted service from one the token may not read). A failed
+// request is a *DeleteRequestError; a failed deletion a *LoggedFailure; a
+// wait cut by the deadline wraps ErrTimedOut.
+func DeleteHelm(ctx context.Context, q *qovery.Client, helmID, envID string, poll time.Duration) error {
+	err := q.DeleteHelm(ctx, helmID, qovery.InEnvironment(envID))
 	if qovery.IsNotFound(err) {
 		return nil
 	}
@@ -94,7 +96,7 @@ func DeleteHelm(ctx context.Context, q *qovery.Client, helmID string, poll time.
 			}
 			return fmt.Errorf("%w waiting for the Helm service to be deleted (last state seen: %s)", ErrTimedOut, last)
 		}
-		return err
+		return WithLogs(ctx, q, envID, helmID, err)
 	}
 	return nil
 }
@@ -106,12 +108,8 @@ func DeleteHelm(ctx context.Context, q *qovery.Client, helmID string, poll time.
 func Deployed(diags *diag.Diagnostics, noun, helmID string, st *qovery.Status) bool {
 	switch {
 	case strings.HasSuffix(st.State, "_ERROR"):
-		reason := st.Message
-		if reason == "" {
-			reason = "no reason given; see the deployment logs in the Qovery console"
-		}
 		diags.AddWarning(tfx.TitleCase(noun)+" Deployment Failed",
-			fmt.Sprintf("The last deployment of the Helm service %s ended in %s (%s). qtail plans to deploy it again.", helmID, st.State, reason))
+			fmt.Sprintf("%s\n\nqtail plans to deploy it again.", FailureDetail("the Helm service "+helmID, st.Failure())))
 	case st.State == qovery.StateDeployed && st.ServiceDeploymentStatus != qovery.UpToDate:
 		diags.AddWarning(tfx.TitleCase(noun)+" Configuration Not Deployed",
 			fmt.Sprintf("The Helm service %s is %s: its configuration changed since its last deployment. qtail plans to deploy it.", helmID, st.ServiceDeploymentStatus))
@@ -128,6 +126,9 @@ type Deployment struct {
 	Qovery *qovery.Client
 	Poll   time.Duration
 	HelmID string
+	// EnvironmentID is the Helm service's environment, which names the
+	// console page of the deployment logs of a failed deployment.
+	EnvironmentID string
 	// Noun names what the Helm service runs: "operator", "connector".
 	Noun string
 	// Op is the Terraform operation, "create", "update" or "delete",
@@ -144,7 +145,7 @@ type Deployment struct {
 // deployment"), and returns false.
 func (d Deployment) Deploy(ctx context.Context, step string, diags *diag.Diagnostics) bool {
 	if err := DeployHelm(ctx, d.Qovery, d.HelmID, d.Poll); err != nil {
-		d.Failed(diags, step, err)
+		d.Failed(diags, step, WithLogs(ctx, d.Qovery, d.EnvironmentID, d.HelmID, err))
 		return false
 	}
 	return true
@@ -157,7 +158,8 @@ type NoProxyError struct{ Reason string }
 func (e *NoProxyError) Error() string { return e.Reason }
 
 // Failed adds the error of a failed step of the deployment: a deployment
-// that ended in error, a wait cut by the timeout or stopped because what it
+// that ended in error (with the console page of its logs when err went
+// through WithLogs), a wait cut by the timeout or stopped because what it
 // waits for cannot come, or a failed API call.
 func (d Deployment) Failed(diags *diag.Diagnostics, step string, err error) {
 	var de *qovery.DeploymentError
@@ -168,13 +170,13 @@ func (d Deployment) Failed(diags *diag.Diagnostics, step string, err error) {
 			fmt.Sprintf("The Helm service %s is deployed, but no device will appear: %s.\n\nqtail stopped %s instead of waiting for "+
 				"the timeout, and saved what it did in the state; fix the cause and apply again.", d.HelmID, np.Reason, step))
 	case errors.As(err, &de):
-		reason := de.Reason
-		if reason == "" {
-			reason = "Qovery gave no reason; see the deployment logs of the Helm service in the Qovery console"
+		summary := " Deployment Failed"
+		if de.State == qovery.StateDeleteError {
+			summary = " Deletion Failed"
 		}
-		diags.AddError(tfx.TitleCase(d.Noun)+" Deployment Failed",
-			fmt.Sprintf("The deployment of the Helm service %s ended in %s:\n\n%s\n\nqtail saved what it created in the state; fix the "+
-				"cause and apply again.", d.HelmID, de.State, reason))
+		diags.AddError(tfx.TitleCase(d.Noun)+summary,
+			fmt.Sprintf("%s\n\nqtail saved what it did in the state; fix the cause and apply again.",
+				FailureDetail("the Helm service "+d.HelmID, err)))
 	case errors.Is(err, ErrTimedOut):
 		look := "Look at the deployment in the Qovery console"
 		if d.ByOperator {

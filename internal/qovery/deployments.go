@@ -358,6 +358,10 @@ func (e *DeploymentError) Error() string {
 	return msg + "; the API gives no reason: see the deployment logs in the Qovery console"
 }
 
+// Failure returns the failure that s describes, for a status in a final
+// *_ERROR or CANCELED state.
+func (s *Status) Failure() *DeploymentError { return newDeploymentError(s) }
+
 func newDeploymentError(s *Status) *DeploymentError {
 	e := &DeploymentError{ServiceID: s.ID, State: s.State, ExecutionID: s.ExecutionID, Reason: s.Message}
 	if s.DeploymentRequestID != nil {

@@ -117,6 +117,9 @@ type Engine struct {
 	// from their manifests values (see manifests.go).
 	objects map[objectKey]*ownedObject
 	events  []string
+	// broken are the applications whose deployments fail, with the
+	// reason (BreakApplication).
+	broken map[string]string
 }
 
 // New returns an engine that adds and removes devices on tailnet.
@@ -197,8 +200,7 @@ func (e *Engine) Deploy(_ context.Context, svc qoveryapi.ServiceSnapshot) error 
 		}
 		return e.deployManifests(svc)
 	case "APPLICATION", "CONTAINER":
-		e.deployApplication(svc)
-		return nil
+		return e.deployApplication(svc)
 	}
 	return nil
 }

@@ -138,7 +138,8 @@ func (w *world) deploy(helmID string) (*qovery.Status, error) {
 }
 
 // mustFail deploys and expects DEPLOYMENT_ERROR with every want in the
-// reason.
+// reason. The API's status gives no reason (its logs do): the reason is the
+// one the fake records.
 func (w *world) mustFail(helmID string, want ...string) {
 	w.t.Helper()
 	st, err := w.deploy(helmID)
@@ -149,9 +150,16 @@ func (w *world) mustFail(helmID string, want ...string) {
 	if de.State != qovery.StateDeploymentError {
 		w.t.Fatalf("state = %s, want %s", de.State, qovery.StateDeploymentError)
 	}
+	if de.Reason != "" {
+		w.t.Errorf("the status gives the reason %q, which the API's does not", de.Reason)
+	}
+	if step := de.FailedStep; step != "DEPLOYMENT" {
+		w.t.Errorf("failed step = %q, want DEPLOYMENT", step)
+	}
+	recorded, _ := w.env.Qovery.Status(helmID)
 	for _, s := range want {
-		if !strings.Contains(de.Reason, s) {
-			w.t.Errorf("reason %q does not say %q", de.Reason, s)
+		if !strings.Contains(recorded.Message, s) {
+			w.t.Errorf("reason %q does not say %q", recorded.Message, s)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -11,11 +12,36 @@ import (
 
 // deployApplication records the application's Service as deployed and
 // lets the operator reconcile it.
-func (e *Engine) deployApplication(svc qoveryapi.ServiceSnapshot) {
+func (e *Engine) deployApplication(svc qoveryapi.ServiceSnapshot) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if reason, ok := e.broken[svc.ID]; ok {
+		e.logf("application %s: deployment failed: %s", svc.ID, reason)
+		return errors.New(reason)
+	}
 	e.apps[svc.ID] = svc
 	e.reconcileAppLocked(svc)
+	return nil
+}
+
+// BreakApplication makes every deployment of the application or container
+// id fail with reason (its pods do not start), until RepairApplication.
+// The version already running stays.
+func (e *Engine) BreakApplication(id, reason string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.broken == nil {
+		e.broken = map[string]string{}
+	}
+	e.broken[id] = reason
+}
+
+// RepairApplication lets the deployments of the application id succeed
+// again.
+func (e *Engine) RepairApplication(id string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	delete(e.broken, id)
 }
 
 // serviceAnnotations are the annotations Qovery puts on an application's

@@ -44,6 +44,10 @@ type Options struct {
 	// Compat selects behaviours simpler than the real services' (whose
 	// behaviours are the fakes' defaults); nil takes DefaultCompat.
 	Compat *Compat
+	// AfterDelete is how the Qovery API answers about a deleted object:
+	// 403 by default, or 400 "<kind> does not exist", both real answers
+	// (qoveryapi.Options.AfterDelete).
+	AfterDelete qoveryapi.DeletedAnswer
 }
 
 // Compat holds behaviours of the fakes that are simpler than the real
@@ -59,27 +63,12 @@ type Compat struct {
 	// The real API gives no reason: it is in the console's deployment
 	// logs.
 	StatusMessages bool
-	// HelmDoesNotExist makes a deleted Helm service answer 400 "helm
-	// does not exist", which qtail's client takes for "gone" without
-	// knowing the service's environment, instead of the 403 the real API
-	// answers too, which the client takes for "gone" only when told the
-	// environment (qovery.InEnvironment).
-	HelmDoesNotExist bool
 }
 
 // DefaultCompat is the sandbox's compatibility when Options.Compat is nil:
-// the real operator, and the simpler Qovery behaviours that tests of the
-// provider written against them still need, until the provider handles
-// the real ones:
-//
-//   - StatusMessages: tests that read the reason of a failed deployment
-//     from the status;
-//   - HelmDoesNotExist: Reads and Deletes that do not yet tell the client
-//     the Helm service's environment.
-var DefaultCompat = Compat{
-	StatusMessages:   true,
-	HelmDoesNotExist: true,
-}
+// none. Both fakes answer as the real services do: the real operator, no
+// reason in a failed Qovery status, 403 for a deleted object.
+var DefaultCompat = Compat{}
 
 // Seed holds the IDs of what the sandbox created at start.
 type Seed struct {
@@ -195,9 +184,7 @@ func (w *World) build() error {
 		Faults:         w.Faults,
 		Seed:           1,
 		StatusMessages: compat.StatusMessages,
-	}
-	if compat.HelmDoesNotExist {
-		qopts.AfterDeleteOf = map[string]qoveryapi.DeletedAnswer{"helm": qoveryapi.DeletedDoesNotExist}
+		AfterDelete:    w.opts.AfterDelete,
 	}
 	w.Qovery = qoveryapi.New(qopts)
 	if err := w.seedQovery(); err != nil {

@@ -366,10 +366,10 @@ func TestSeededWorkloads(t *testing.T) {
 	}
 }
 
-// TestCompat: the sandbox keeps, by default, the simpler behaviours
-// DefaultCompat lists; Compat{} gives the real API's.
+// TestCompat: by default a failed status gives no reason, as the real
+// API's; Compat.StatusMessages adds one.
 func TestCompat(t *testing.T) {
-	for _, compat := range []*Compat{nil, {}} {
+	for _, compat := range []*Compat{nil, {}, {StatusMessages: true}} {
 		w, err := New(Options{DeployTime: 5 * time.Millisecond, Compat: compat})
 		if err != nil {
 			t.Fatal(err)
@@ -394,7 +394,7 @@ func TestCompat(t *testing.T) {
 			time.Sleep(2 * time.Millisecond)
 		}
 		_, hasMessage := status["message"]
-		if hasMessage != (compat == nil) || status["state"] != "DEPLOYMENT_ERROR" {
+		if hasMessage != (compat != nil && compat.StatusMessages) || status["state"] != "DEPLOYMENT_ERROR" {
 			t.Errorf("compat %v: status %v", compat, status)
 		}
 		srv.Close()

@@ -28,6 +28,7 @@ const (
 type exposedServiceModel struct {
 	ID                   types.String   `tfsdk:"id"`
 	ApplicationID        types.String   `tfsdk:"application_id"`
+	ContainerID          types.String   `tfsdk:"container_id"`
 	Hostname             types.String   `tfsdk:"hostname"`
 	Tags                 types.Set      `tfsdk:"tags"`
 	ProxyGroup           types.String   `tfsdk:"proxy_group"`
@@ -38,6 +39,7 @@ type exposedServiceModel struct {
 	Timeouts             timeouts.Value `tfsdk:"timeouts"`
 
 	OrganizationID     types.String `tfsdk:"organization_id"`
+	EnvironmentID      types.String `tfsdk:"environment_id"`
 	AnnotationsGroupID types.String `tfsdk:"annotations_group_id"`
 	Annotations        types.Map    `tfsdk:"annotations"`
 	Attached           types.Bool   `tfsdk:"attached"`
@@ -61,9 +63,6 @@ var exposedPortType = types.ObjectType{AttrTypes: map[string]attr.Type{
 	"protocol":            types.StringType,
 	"publicly_accessible": types.BoolType,
 }}
-
-// exposureID is the id attribute: APPLICATION_ID/ANNOTATIONS_GROUP_ID.
-func exposureID(appID, groupID string) string { return appID + "/" + groupID }
 
 // planTags returns the tags of a model, sorted, or nil when unset. ok is
 // false while they are unknown.
@@ -215,7 +214,7 @@ func (m *exposedServiceModel) fillDevice(ctx context.Context, d *tailnet.Device)
 // settle replaces the unknown values of m by nulls, for a state saved after
 // a failure.
 func (m *exposedServiceModel) settle() {
-	strs := []*types.String{&m.ID, &m.OrganizationID, &m.AnnotationsGroupID, &m.AnnotationsGroupName, &m.TailnetFQDN, &m.DeviceID}
+	strs := []*types.String{&m.ID, &m.OrganizationID, &m.EnvironmentID, &m.AnnotationsGroupID, &m.AnnotationsGroupName, &m.TailnetFQDN, &m.DeviceID}
 	for _, s := range strs {
 		if s.IsUnknown() {
 			*s = types.StringNull()

@@ -3,6 +3,7 @@ package exposedservice
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -14,6 +15,7 @@ import (
 	"github.com/qtail/terraform-provider-qtail/internal/cluster"
 	"github.com/qtail/terraform-provider-qtail/internal/manifest"
 	"github.com/qtail/terraform-provider-qtail/internal/qovery"
+	"github.com/qtail/terraform-provider-qtail/internal/tfx"
 )
 
 func (r *exposedServiceResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
@@ -55,14 +57,15 @@ func (r *exposedServiceResource) ModifyPlan(ctx context.Context, req resource.Mo
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	replacing := !creating && (!plan.ApplicationID.Equal(state.ApplicationID) || !plan.Tags.Equal(state.Tags))
+	moved := !plan.ApplicationID.Equal(state.ApplicationID) || !plan.ContainerID.Equal(state.ContainerID)
+	replacing := !creating && (moved || !plan.Tags.Equal(state.Tags))
 
 	resp.Diagnostics.Append(plan.planComputed(ctx, &cfg, &state, creating || replacing)...)
 	if replacing {
 		if r.Configured() {
 			r.Clients.Planned().Release(state.AnnotationsGroupID.ValueString(), state.DeviceID.ValueString())
 		}
-		if !plan.Tags.Equal(state.Tags) && plan.ApplicationID.Equal(state.ApplicationID) {
+		if !plan.Tags.Equal(state.Tags) && !moved {
 			resp.Diagnostics.AddAttributeWarning(path.Root("tags"), "Changing Tags Replaces the Exposure",
 				"Tailscale fixes a device's tags when its auth key is created, so the proxy cannot change tags in place. qtail "+
 					"removes this exposure (detach, redeploy, the proxy device leaves the tailnet) and creates it again: a new "+
@@ -111,6 +114,7 @@ func (m *exposedServiceModel) planComputed(ctx context.Context, cfg, state *expo
 	if renewed {
 		m.ID = types.StringUnknown()
 		m.OrganizationID = types.StringUnknown()
+		m.EnvironmentID = types.StringUnknown()
 		m.AnnotationsGroupID = types.StringUnknown()
 		m.DeviceID = types.StringUnknown()
 		m.TailnetFQDN = types.StringUnknown()
@@ -118,6 +122,12 @@ func (m *exposedServiceModel) planComputed(ctx context.Context, cfg, state *expo
 		m.Ports = types.ListUnknown(exposedPortType)
 	} else {
 		m.ID, m.OrganizationID, m.AnnotationsGroupID = state.ID, state.OrganizationID, state.AnnotationsGroupID
+		// A state saved before environment_id existed has none until
+		// its first refresh; the apply fills it.
+		m.EnvironmentID = state.EnvironmentID
+		if m.EnvironmentID.IsNull() {
+			m.EnvironmentID = types.StringUnknown()
+		}
 		m.DeviceID, m.TailnetFQDN, m.TailnetIPs, m.Ports = state.DeviceID, state.TailnetFQDN, state.TailnetIPs, state.Ports
 		moved := !m.Hostname.Equal(state.Hostname) || !m.ProxyGroup.Equal(state.ProxyGroup)
 		missing := state.DeviceID.IsNull() && m.expectDevice()
@@ -136,7 +146,9 @@ type exposureCheck struct {
 	// creating is set for a creation or a replacement.
 	creating bool
 	appID    string
-	app      *qovery.Application
+	app      *qovery.Workload
+	// w is the exposed service, app what Qovery says of it.
+	w workload
 	// ownGroup is the annotations group of the exposure being updated.
 	ownGroup string
 	// leftovers are the groups taken as this exposure's own, left by a
@@ -149,37 +161,39 @@ type exposureCheck struct {
 // checkPlan reads the application and the tailnet to plan the ports and to
 // refuse what cannot work. Checks whose inputs are unknown are skipped.
 func (r *exposedServiceResource) checkPlan(ctx context.Context, plan, state *exposedServiceModel, creating bool, diags *diag.Diagnostics) {
-	if plan.ApplicationID.IsUnknown() {
+	if !plan.workloadKnown() {
 		return
 	}
 	q := r.Clients.QoveryOrNil()
-	appID := plan.ApplicationID.ValueString()
-	app, err := q.GetApplication(ctx, appID)
+	w := plan.workload()
+	appID := w.id
+	app, err := w.get(ctx, q, plan.EnvironmentID.ValueString())
 	if qovery.IsNotFound(err) {
-		diags.AddAttributeError(path.Root("application_id"), "Application Not Found",
-			fmt.Sprintf("Qovery has no application %s visible to this API token. Check application_id, and that the token "+
-				"belongs to the application's organization.", appID))
+		diags.AddAttributeError(w.attr(), tfx.TitleCase(w.kind)+" Not Found",
+			fmt.Sprintf("Qovery has no %s visible to this API token. Check %s_id, and that the token "+
+				"belongs to the %s's organization.", w, w.kind, w.kind))
 		return
 	}
 	if err != nil {
-		diags.AddWarning("Application Not Checked", "qtail could not read application "+appID+" to plan its ports: "+err.Error()+
+		diags.AddWarning(tfx.TitleCase(w.kind)+" Not Checked", "qtail could not read "+w.String()+" to plan its ports: "+err.Error()+
 			". The apply reads it again; look at the ports it records before you grant access to them.")
 		return
 	}
 	if len(app.Ports) == 0 {
-		diags.AddAttributeError(path.Root("application_id"), "Application Declares No Port", exposureNoPortDetail(app))
+		diags.AddAttributeError(w.attr(), exposureNoPortSummary(w), exposureNoPortDetail(w, app))
 		return
 	}
 	ports, d := exposedPorts(ctx, app.Ports)
 	diags.Append(d...)
 	plan.Ports = ports
+	plan.EnvironmentID = types.StringValue(app.Environment.ID)
 	if pg := plan.ProxyGroup; !pg.IsUnknown() && pg.ValueString() != "" {
 		// The operator serves an exposed Service only through an ingress
 		// ProxyGroup, and otherwise only records an event on the Service.
 		cluster.CheckProxyGroupType(ctx, r.Clients, pg.ValueString(), app.Environment.ID, manifest.ProxyGroupIngress, diags)
 	}
 
-	c := &exposureCheck{plan: plan, state: state, creating: creating, appID: appID, app: app, leftovers: map[string]bool{}}
+	c := &exposureCheck{plan: plan, state: state, creating: creating, appID: appID, w: w, app: app, leftovers: map[string]bool{}}
 	if !creating {
 		c.ownGroup = state.AnnotationsGroupID.ValueString()
 	}
@@ -187,9 +201,20 @@ func (r *exposedServiceResource) checkPlan(ctx context.Context, plan, state *exp
 		return
 	}
 	hostname := plan.Hostname.ValueString()
-	if other, conflict := r.Clients.Planned().ClaimHostname(hostname, appID); conflict {
+	// The operator reads one set of annotations per Service: a second
+	// exposure of the same service would wait for a device that cannot
+	// come, and leave a second group attached.
+	if other, conflict := r.Clients.Planned().ClaimObject("exposure of "+w.String(), "hostname "+strconv.Quote(hostname)); conflict {
+		diags.AddAttributeError(w.attr(), tfx.TitleCase(w.kind)+" Exposed Twice",
+			fmt.Sprintf("Another qtail_exposed_service of this configuration exposes %s, at the %s; this one would expose it "+
+				"again at the hostname %q. The operator reads one set of annotations per Kubernetes Service, so the second "+
+				"exposure would never get a device of its own, and both annotations groups would stay attached. Keep one of "+
+				"the two resources.", w, other, hostname))
+		return
+	}
+	if other, conflict := r.Clients.Planned().ClaimHostname(hostname, w.String()); conflict {
 		diags.AddAttributeError(path.Root("hostname"), "Hostname Planned Twice",
-			fmt.Sprintf("Another qtail_exposed_service of this configuration exposes application %s at the hostname %q. "+
+			fmt.Sprintf("Another qtail_exposed_service of this configuration exposes %s at the hostname %q. "+
 				"A hostname names one device on the tailnet: give each exposure its own.", other, hostname))
 		return
 	}
@@ -200,11 +225,14 @@ func (r *exposedServiceResource) checkPlan(ctx context.Context, plan, state *exp
 	// organization objects) and the cluster (its operator).
 	env, err := q.GetEnvironment(ctx, app.Environment.ID)
 	if err != nil {
-		diags.AddWarning("Exposure Not Checked", "qtail could not read the environment of application "+appID+": "+err.Error()+
+		diags.AddWarning("Exposure Not Checked", "qtail could not read the environment of "+w.String()+": "+err.Error()+
 			". The hostname and the tags are not checked at plan time; the apply fails if the proxy device does not appear.")
 		return
 	}
 	c.ops = cluster.NewLookup(q, env)
+	if creating && !r.checkOperatorRuns(ctx, c, diags) {
+		return
+	}
 	r.checkHostname(ctx, c, diags)
 	if diags.HasError() || !creating {
 		return
@@ -219,25 +247,44 @@ func (r *exposedServiceResource) checkPlan(ctx context.Context, plan, state *exp
 	cluster.CheckExposure(ctx, r.Clients, c.ops, plan.ProxyGroup.ValueString(), plan.ProxyClass.ValueString(), diags)
 }
 
+// checkOperatorRuns refuses an exposure on a cluster where no Tailscale
+// operator runs and none is planned: nothing would create the proxy, and
+// the apply would wait for it until the timeout. It returns false after an
+// error.
+func (r *exposedServiceResource) checkOperatorRuns(ctx context.Context, c *exposureCheck, diags *diag.Diagnostics) bool {
+	env := c.ops.Env
+	op, err := c.ops.Operator(ctx)
+	if err != nil || op.HelmID != "" || r.Clients.Planned().OperatorPlannedOn(env.ClusterID) {
+		return true
+	}
+	diags.AddAttributeError(c.w.attr(), "No Tailscale Operator on the Cluster",
+		fmt.Sprintf("qtail found no Helm service of the %s chart on cluster %s, where %s runs, and no qtail_operator of this "+
+			"configuration is planned there. Without an operator nothing creates the proxy: the apply would attach the "+
+			"annotations group, redeploy the %s and wait for a device that cannot come. Install the operator with a "+
+			"qtail_operator in an environment of that cluster, and list it in this resource's depends_on so that Terraform "+
+			"plans it first.", cluster.OperatorChart, env.ClusterID, c.w, c.w.kind))
+	return false
+}
+
 // checkAttachedGroups refuses an application that another annotations
 // group already exposes; a group that a failed creation of this exposure
 // left is taken as its own (c.leftovers). It returns false after an error.
 func (r *exposedServiceResource) checkAttachedGroups(c *exposureCheck, diags *diag.Diagnostics) bool {
-	appID := c.appID
 	for _, g := range c.app.AnnotationsGroups {
 		if g.ID == c.ownGroup || r.Clients.Planned().Released(g.ID) || exposureAnnotationValue(g.Annotations, exposeAnnotation) != "true" {
 			continue
 		}
 		if c.creating && exposureLeftover(&g, c.plan) {
 			c.leftovers[g.ID] = true
-			exposureLeftoverWarning(diags, &g, appID)
+			exposureLeftoverWarning(diags, &g, c.w)
 			continue
 		}
-		diags.AddAttributeError(path.Root("application_id"), "Application Already Exposed",
-			fmt.Sprintf("Application %s (%s) already has the annotations group %q (%s) attached, which exposes it on the tailnet as %q. "+
+		diags.AddAttributeError(c.w.attr(), tfx.TitleCase(c.w.kind)+" Already Exposed",
+			fmt.Sprintf("%s %s (%s) already has the annotations group %q (%s) attached, which exposes it on the tailnet as %q. "+
 				"The operator reads one set of annotations per Service: detach that group, or import it with\n\n"+
-				"  terraform import <address> %s/%s",
-				c.app.Name, appID, g.Name, g.ID, exposureAnnotationValue(g.Annotations, exposeHostnameAnnotation), appID, g.ID))
+				"  terraform import <address> %s",
+				tfx.TitleCase(c.w.kind), c.app.Name, c.w.id, g.Name, g.ID, exposureAnnotationValue(g.Annotations, exposeHostnameAnnotation),
+				exposureID(c.w, g.ID)))
 		return false
 	}
 	return true
@@ -253,12 +300,12 @@ func exposureLeftover(g *qovery.AnnotationsGroup, plan *exposedServiceModel) boo
 		!plan.Hostname.IsUnknown() && strings.EqualFold(exposureAnnotationValue(g.Annotations, exposeHostnameAnnotation), plan.Hostname.ValueString())
 }
 
-func exposureLeftoverWarning(diags *diag.Diagnostics, g *qovery.AnnotationsGroup, appID string) {
+func exposureLeftoverWarning(diags *diag.Diagnostics, g *qovery.AnnotationsGroup, w workload) {
 	diags.AddWarning("Existing Annotations Group Taken Over",
 		fmt.Sprintf("The annotations group %q (%s) already exposes this hostname, with the name this exposure gives its group. "+
 			"It is taken as this exposure's own earlier group (an exposure being replaced after a failed creation) and is not "+
-			"reported as a conflict. If it belongs to something else, import it instead:\n\n  terraform import <address> %s/%s",
-			g.Name, g.ID, appID, g.ID))
+			"reported as a conflict. If it belongs to something else, import it instead:\n\n  terraform import <address> %s",
+			g.Name, g.ID, exposureID(w, g.ID)))
 }
 
 // exposureAnnotationValue returns the value of one annotation.
@@ -275,7 +322,6 @@ func exposureAnnotationValue(list []qovery.Annotation, key string) string {
 // organization, or another device of the tailnet, already uses.
 func (r *exposedServiceResource) checkHostname(ctx context.Context, c *exposureCheck, diags *diag.Diagnostics) {
 	hostname := c.plan.Hostname.ValueString()
-	appID := c.appID
 	world := r.Clients.Planned()
 	orgID := c.ops.Env.Organization.ID
 	groups, err := r.Clients.QoveryOrNil().ListAnnotationsGroups(ctx, orgID)
@@ -289,13 +335,13 @@ func (r *exposedServiceResource) checkHostname(ctx context.Context, c *exposureC
 			continue
 		}
 		if c.creating && exposureLeftover(&g, c.plan) && g.AssociatedItemsCount != nil && *g.AssociatedItemsCount == 0 {
-			exposureLeftoverWarning(diags, &g, appID)
+			exposureLeftoverWarning(diags, &g, c.w)
 			continue
 		}
 		diags.AddAttributeError(path.Root("hostname"), "Hostname Already Used by Another Exposure",
 			fmt.Sprintf("The annotations group %q (%s) of the organization already exposes a Service at the hostname %q. "+
-				"A hostname names one device on the tailnet: choose another one, or, if that group is this application's exposure, "+
-				"import it with\n\n  terraform import <address> %s/%s", g.Name, g.ID, hostname, appID, g.ID))
+				"A hostname names one device on the tailnet: choose another one, or, if that group is this service's exposure, "+
+				"import it with\n\n  terraform import <address> %s", g.Name, g.ID, hostname, exposureID(c.w, g.ID)))
 		return
 	}
 

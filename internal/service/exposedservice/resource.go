@@ -41,10 +41,10 @@ func (r *exposedServiceResource) Metadata(_ context.Context, req resource.Metada
 	resp.TypeName = req.ProviderTypeName + "_exposed_service"
 }
 
-// exposureApplicationContext reads an application and the organization it belongs
-// to (annotations groups are organization objects).
-func exposureApplicationContext(ctx context.Context, q *qovery.Client, appID string) (*qovery.Application, *qovery.Environment, error) {
-	app, err := q.GetApplication(ctx, appID)
+// exposureApplicationContext reads the exposed service and the organization
+// it belongs to (annotations groups are organization objects).
+func exposureApplicationContext(ctx context.Context, q *qovery.Client, w workload) (*qovery.Workload, *qovery.Environment, error) {
+	app, err := w.get(ctx, q, "")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -82,17 +82,18 @@ func (r *exposedServiceResource) Create(ctx context.Context, req resource.Create
 	if resp.Diagnostics.Append(diags...); resp.Diagnostics.HasError() {
 		return
 	}
-	appID := plan.ApplicationID.ValueString()
-	app, env, err := exposureApplicationContext(ctx, q, appID)
+	w := plan.workload()
+	app, env, err := exposureApplicationContext(ctx, q, w)
 	if err != nil {
-		tfx.APIError(&resp.Diagnostics, "read application "+appID, err)
+		tfx.APIError(&resp.Diagnostics, "read "+w.String(), err)
 		return
 	}
 	if len(app.Ports) == 0 {
-		resp.Diagnostics.AddAttributeError(path.Root("application_id"), "Application Declares No Port", exposureNoPortDetail(app))
+		resp.Diagnostics.AddAttributeError(w.attr(), exposureNoPortSummary(w), exposureNoPortDetail(w, app))
 		return
 	}
 	orgID := env.Organization.ID
+	plan.EnvironmentID = types.StringValue(app.Environment.ID)
 	group, err := q.CreateAnnotationsGroup(ctx, orgID, groupReq)
 	if err != nil {
 		tfx.APIError(&resp.Diagnostics, "create the annotations group "+groupReq.Name, err)
@@ -102,7 +103,7 @@ func (r *exposedServiceResource) Create(ctx context.Context, req resource.Create
 	// From here on the group exists: a failure saves what was done, and
 	// Terraform marks the exposure tainted so that the next apply
 	// replaces it.
-	plan.ID = types.StringValue(exposureID(appID, group.ID))
+	plan.ID = types.StringValue(exposureID(w, group.ID))
 	plan.OrganizationID = types.StringValue(orgID)
 	plan.AnnotationsGroupID = types.StringValue(group.ID)
 	plan.Attached = types.BoolValue(false)
@@ -119,14 +120,14 @@ func (r *exposedServiceResource) Create(ctx context.Context, req resource.Create
 				"the next apply removes it and tries again.\n\n%s", group.Name, group.ID, step, err))
 	}
 
-	if _, err := q.SetApplicationAnnotationsGroups(ctx, appID, append(app.AnnotationsGroupIDs(), group.ID)); err != nil {
-		fail("attach it to application "+appID, err)
+	if err := w.setGroups(ctx, q, append(app.AnnotationsGroupIDs(), group.ID)); err != nil {
+		fail("attach it to "+w.String(), err)
 		return
 	}
 	plan.Attached = types.BoolValue(true)
 	if plan.Redeploy.ValueBool() {
-		if err := r.redeploy(ctx, q, appID, timeout, "create"); err != nil {
-			fail("redeploy application "+appID+" so that the annotations reach its Kubernetes Service", err)
+		if err := r.redeploy(ctx, q, w, app.Environment.ID, timeout, "create"); err != nil {
+			fail("redeploy "+w.String()+" so that the annotations reach its Kubernetes Service", err)
 			return
 		}
 	}
@@ -200,23 +201,27 @@ func (r *exposedServiceResource) Read(ctx context.Context, req resource.ReadRequ
 	if resp.Diagnostics.Append(diags...); resp.Diagnostics.HasError() {
 		return
 	}
-	appID, groupID := state.ApplicationID.ValueString(), state.AnnotationsGroupID.ValueString()
-	app, err := q.GetApplication(ctx, appID)
+	w, groupID := state.workload(), state.AnnotationsGroupID.ValueString()
+	appID := w.id
+	// A state saved before environment_id existed, or an import, has no
+	// environment yet: a deleted service then answers 403 as is.
+	app, err := w.get(ctx, q, state.EnvironmentID.ValueString())
 	if qovery.IsNotFound(err) {
-		resp.Diagnostics.AddWarning("Exposed Application Deleted",
-			fmt.Sprintf("Qovery has no application %s any more: the exposure is removed from the state. Remove the resource from "+
-				"the configuration, or set application_id to the application that replaces it.", appID))
+		resp.Diagnostics.AddWarning("Exposed "+tfx.TitleCase(w.kind)+" Deleted",
+			fmt.Sprintf("Qovery has no %s any more: the exposure is removed from the state. Remove the resource from "+
+				"the configuration, or set %s_id to the %s that replaces it.", w, w.kind, w.kind))
 		resp.State.RemoveResource(ctx)
 		return
 	}
 	if err != nil {
-		tfx.APIError(&resp.Diagnostics, "read application "+appID, err)
+		tfx.APIError(&resp.Diagnostics, "read "+w.String(), err)
 		return
 	}
+	state.EnvironmentID = types.StringValue(app.Environment.ID)
 	if state.OrganizationID.ValueString() == "" {
 		env, err := q.GetEnvironment(ctx, app.Environment.ID)
 		if err != nil {
-			tfx.APIError(&resp.Diagnostics, "read the environment of application "+appID, err)
+			tfx.APIError(&resp.Diagnostics, "read the environment of "+w.String(), err)
 			return
 		}
 		state.OrganizationID = types.StringValue(env.Organization.ID)
@@ -224,8 +229,8 @@ func (r *exposedServiceResource) Read(ctx context.Context, req resource.ReadRequ
 	group, err := q.GetAnnotationsGroup(ctx, state.OrganizationID.ValueString(), groupID)
 	if qovery.IsNotFound(err) {
 		resp.Diagnostics.AddWarning("Annotations Group Deleted",
-			fmt.Sprintf("The annotations group %s of the exposure of application %s was deleted outside Terraform: "+
-				"the exposure is planned for creation again.", groupID, appID))
+			fmt.Sprintf("The annotations group %s of the exposure of %s was deleted outside Terraform: "+
+				"the exposure is planned for creation again.", groupID, w))
 		resp.State.RemoveResource(ctx)
 		return
 	}
@@ -234,14 +239,14 @@ func (r *exposedServiceResource) Read(ctx context.Context, req resource.ReadRequ
 		return
 	}
 	resp.Diagnostics.Append(state.fillGroup(group)...)
-	state.ID = types.StringValue(exposureID(appID, groupID))
+	state.ID = types.StringValue(exposureID(w, groupID))
 	attached := slices.Contains(app.AnnotationsGroupIDs(), groupID)
 	state.Attached = types.BoolValue(attached)
 	if !attached {
 		resp.Diagnostics.AddWarning("Annotations Group Detached",
-			fmt.Sprintf("The annotations group %s (%s) is no longer attached to application %s (%s): the Service is not exposed "+
-				"after the application's next deployment. The next apply attaches it again and redeploys the application.",
-				group.Name, groupID, app.Name, appID))
+			fmt.Sprintf("The annotations group %s (%s) is no longer attached to %s %s (%s): the Service is not exposed "+
+				"after its next deployment. The next apply attaches it again and redeploys it.",
+				group.Name, groupID, w.kind, app.Name, appID))
 	}
 	if state.Redeploy.IsNull() {
 		state.Redeploy = types.BoolValue(true)
@@ -280,9 +285,9 @@ func (r *exposedServiceResource) readProxy(ctx context.Context, t *tailnet.Clien
 	if dev == nil {
 		if m.expectDevice() && attached {
 			diags.AddWarning("Proxy Device Missing",
-				fmt.Sprintf("The tailnet has no device %q tagged as the exposure of application %s expects: it was removed, "+
-					"or the proxy lost its registration. The next apply redeploys the application so that the operator creates it again.",
-					m.Hostname.ValueString(), m.ApplicationID.ValueString()))
+				fmt.Sprintf("The tailnet has no device %q tagged as the exposure of %s expects: it was removed, "+
+					"or the proxy lost its registration. The next apply redeploys it so that the operator creates the device again.",
+					m.Hostname.ValueString(), m.workload()))
 		} else if !m.expectDevice() {
 			m.TailnetFQDN = fqdn
 		}
@@ -338,7 +343,7 @@ func (r *exposedServiceResource) Update(ctx context.Context, req resource.Update
 	if resp.Diagnostics.Append(diags...); resp.Diagnostics.HasError() {
 		return
 	}
-	appID, groupID, orgID := state.ApplicationID.ValueString(), state.AnnotationsGroupID.ValueString(), state.OrganizationID.ValueString()
+	w, groupID, orgID := state.workload(), state.AnnotationsGroupID.ValueString(), state.OrganizationID.ValueString()
 
 	annotationsChanged := !plan.Annotations.Equal(state.Annotations)
 	if annotationsChanged || !plan.AnnotationsGroupName.Equal(state.AnnotationsGroupName) {
@@ -347,15 +352,16 @@ func (r *exposedServiceResource) Update(ctx context.Context, req resource.Update
 			return
 		}
 	}
-	app, err := q.GetApplication(ctx, appID)
+	app, err := w.get(ctx, q, state.EnvironmentID.ValueString())
 	if err != nil {
-		tfx.APIError(&resp.Diagnostics, "read application "+appID, err)
+		tfx.APIError(&resp.Diagnostics, "read "+w.String(), err)
 		return
 	}
+	plan.EnvironmentID = types.StringValue(app.Environment.ID)
 	reattached := false
 	if !slices.Contains(app.AnnotationsGroupIDs(), groupID) {
-		if _, err := q.SetApplicationAnnotationsGroups(ctx, appID, append(app.AnnotationsGroupIDs(), groupID)); err != nil {
-			tfx.APIError(&resp.Diagnostics, "attach annotations group "+groupID+" to application "+appID, err)
+		if err := w.setGroups(ctx, q, append(app.AnnotationsGroupIDs(), groupID)); err != nil {
+			tfx.APIError(&resp.Diagnostics, "attach annotations group "+groupID+" to "+w.String(), err)
 			return
 		}
 		reattached = true
@@ -370,11 +376,11 @@ func (r *exposedServiceResource) Update(ctx context.Context, req resource.Update
 	portsChanged := !plan.Ports.Equal(state.Ports)
 	redeployed := false
 	if plan.Redeploy.ValueBool() && (annotationsChanged || reattached || portsChanged || deviceUnknown) {
-		if err := r.redeploy(ctx, q, appID, timeout, "update"); err != nil {
+		if err := r.redeploy(ctx, q, w, app.Environment.ID, timeout, "update"); err != nil {
 			resp.Diagnostics.AddError("Unable to Update the Exposure",
-				fmt.Sprintf("qtail updated the annotations group %s but the redeployment of application %s failed: the change "+
-					"reaches the Service at the next successful deployment. Fix the deployment (see its logs in the Qovery console), "+
-					"then apply again.\n\n%s", groupID, appID, err))
+				fmt.Sprintf("qtail updated the annotations group %s but the redeployment of %s failed: the change "+
+					"reaches the Service at the next successful deployment. Fix the deployment, then apply again."+
+					"\n\n%s", groupID, w, err))
 			return
 		}
 		redeployed = true
@@ -382,7 +388,7 @@ func (r *exposedServiceResource) Update(ctx context.Context, req resource.Update
 	if deviceUnknown || plan.TailnetFQDN.IsUnknown() || plan.TailnetIPs.IsUnknown() {
 		dev, err := r.settleDevice(ctx, t, &plan, plan.expectDevice() && redeployed, timeout, "update", &resp.Diagnostics)
 		if err != nil {
-			resp.Diagnostics.AddError("Unable to Update the Exposure", fmt.Sprintf("qtail redeployed application %s but %s.", appID, err))
+			resp.Diagnostics.AddError("Unable to Update the Exposure", fmt.Sprintf("qtail redeployed %s but %s.", w, err))
 			return
 		}
 		resp.Diagnostics.Append(plan.fillDevice(ctx, dev)...)
@@ -408,30 +414,30 @@ func (r *exposedServiceResource) Delete(ctx context.Context, req resource.Delete
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	appID, groupID, orgID := state.ApplicationID.ValueString(), state.AnnotationsGroupID.ValueString(), state.OrganizationID.ValueString()
+	w, groupID, orgID := state.workload(), state.AnnotationsGroupID.ValueString(), state.OrganizationID.ValueString()
 	redeploy := state.Redeploy.IsNull() || state.Redeploy.ValueBool()
 
-	app, err := q.GetApplication(ctx, appID)
+	app, err := w.get(ctx, q, state.EnvironmentID.ValueString())
 	switch {
 	case qovery.IsNotFound(err):
-		// The application is gone, and its Service and proxy with it.
+		// The service is gone, and its Kubernetes Service and proxy with it.
 		redeploy = false
 	case err != nil:
-		tfx.APIError(&resp.Diagnostics, "read application "+appID, err)
+		tfx.APIError(&resp.Diagnostics, "read "+w.String(), err)
 		return
 	default:
 		if ids := app.AnnotationsGroupIDs(); slices.Contains(ids, groupID) {
 			rest := slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return id == groupID })
-			if _, err := q.SetApplicationAnnotationsGroups(ctx, appID, rest); err != nil {
-				tfx.APIError(&resp.Diagnostics, "detach annotations group "+groupID+" from application "+appID, err)
+			if err := w.setGroups(ctx, q, rest); err != nil {
+				tfx.APIError(&resp.Diagnostics, "detach annotations group "+groupID+" from "+w.String(), err)
 				return
 			}
 		}
 		if redeploy {
-			if err := r.redeploy(ctx, q, appID, timeout, "delete"); err != nil {
+			if err := r.redeploy(ctx, q, w, app.Environment.ID, timeout, "delete"); err != nil {
 				resp.Diagnostics.AddError("Unable to Remove the Exposure",
-					fmt.Sprintf("qtail detached the annotations group %s from application %s, but the redeployment that removes "+
-						"the proxy failed. Fix the deployment (see its logs in the Qovery console), then run the destroy again.\n\n%s", groupID, appID, err))
+					fmt.Sprintf("qtail detached the annotations group %s from %s, but the redeployment that removes "+
+						"the proxy failed. Fix the deployment, then run the destroy again.\n\n%s", groupID, w, err))
 				return
 			}
 		}
@@ -443,8 +449,8 @@ func (r *exposedServiceResource) Delete(ctx context.Context, req resource.Delete
 	if !redeploy {
 		if app != nil && state.DeviceID.ValueString() != "" {
 			resp.Diagnostics.AddWarning("Proxy Device Left in Place",
-				fmt.Sprintf("redeploy is false, so application %s was not redeployed: its proxy device %s stays on the tailnet "+
-					"until the application's next deployment.", appID, state.Hostname.ValueString()))
+				fmt.Sprintf("redeploy is false, so %s was not redeployed: its proxy device %s stays on the tailnet "+
+					"until its next deployment.", w, state.Hostname.ValueString()))
 		}
 		return
 	}
@@ -456,19 +462,26 @@ func (r *exposedServiceResource) Delete(ctx context.Context, req resource.Delete
 }
 
 func (r *exposedServiceResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	parts, diags := tfx.SplitImportID(req.ID, 2, "APPLICATION_ID/ANNOTATIONS_GROUP_ID")
+	id, attr := req.ID, "application_id"
+	if rest, ok := strings.CutPrefix(id, kindContainer+"/"); ok {
+		id, attr = rest, "container_id"
+	}
+	parts, diags := tfx.SplitImportID(id, 2, "APPLICATION_ID/ANNOTATIONS_GROUP_ID or container/CONTAINER_ID/ANNOTATIONS_GROUP_ID")
 	if resp.Diagnostics.Append(diags...); resp.Diagnostics.HasError() {
 		return
 	}
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("application_id"), parts[0])...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root(attr), parts[0])...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("annotations_group_id"), parts[1])...)
 }
 
-// exposureNoPortDetail explains why an application without a port cannot
-// be exposed.
-func exposureNoPortDetail(app *qovery.Application) string {
-	return fmt.Sprintf("Application %s (%s) declares no port. Qovery creates a Kubernetes Service only for an application with at "+
-		"least one port, so the Tailscale operator would have nothing to expose. Declare the port the application listens on "+
-		"in Qovery (every declared port becomes reachable from the tailnet), or use an egress or a subnet router instead.", app.Name, app.ID)
+// exposureNoPortSummary and exposureNoPortDetail explain why a service
+// without a port cannot be exposed.
+func exposureNoPortSummary(w workload) string { return tfx.TitleCase(w.kind) + " Declares No Port" }
+
+func exposureNoPortDetail(w workload, app *qovery.Workload) string {
+	return fmt.Sprintf("%s %s (%s) declares no port. Qovery creates a Kubernetes Service only for a service with at "+
+		"least one port, so the Tailscale operator would have nothing to expose. Declare the port the %s listens on "+
+		"in Qovery (every declared port becomes reachable from the tailnet), or use an egress or a subnet router instead.",
+		tfx.TitleCase(w.kind), app.Name, app.ID, w.kind)
 }

@@ -3,6 +3,7 @@ package exposedservice_test
 import (
 	"fmt"
 	"reflect"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -733,9 +734,11 @@ func TestExposedService_failedCreateIsTainted(t *testing.T) {
 
 func TestExposedService_deviceTimeout(t *testing.T) {
 	t.Parallel()
-	// No operator runs in eu-west-3: the proxy never appears.
+	// The cluster of eu-west-3 has an operator's Helm service that was
+	// never deployed: the plan sees an operator, the proxy never appears.
 	env := acctest.New(t)
 	appID := env.ApplicationID(t, "eu-west-3", "billing-api")
+	idle := env.CreateIdleOperator(t, "eu-west-3")
 	resource.UnitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: env.Factories(),
 		Steps: []resource.TestStep{
@@ -745,8 +748,21 @@ func TestExposedService_deviceTimeout(t *testing.T) {
 			},
 			{
 				// Once the operator runs, the tainted exposure is replaced.
-				PreConfig: func() { env.InstallOperator(t, "eu-west-3") },
-				Config:    acctest.ExposedServiceConfig(appID, "billing-api-eu-west-3", ""),
+				PreConfig: func() {
+					if err := env.Qovery.DeleteService(idle); err != nil {
+						t.Fatal(err)
+					}
+					for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+						if _, ok := env.Qovery.Helm(idle); !ok {
+							break
+						}
+						if time.Now().After(deadline) {
+							t.Fatal("the idle operator was not deleted")
+						}
+					}
+					env.InstallOperator(t, "eu-west-3")
+				},
+				Config: acctest.ExposedServiceConfig(appID, "billing-api-eu-west-3", ""),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(acctest.ExposedServiceAddr, plancheck.ResourceActionDestroyBeforeCreate),
 				}},
@@ -754,6 +770,50 @@ func TestExposedService_deviceTimeout(t *testing.T) {
 			},
 		},
 	})
+}
+
+// No operator runs on the application's cluster and none is planned: the
+// plan refuses the exposure on application_id, before anything is created.
+func TestExposedService_noOperatorRefusedAtPlan(t *testing.T) {
+	t.Parallel()
+	env := acctest.New(t)
+	appID := env.ApplicationID(t, "eu-west-3", "billing-api")
+	resource.UnitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: env.Factories(),
+		Steps: []resource.TestStep{{
+			Config:      acctest.ExposedServiceConfig(appID, "billing-api-eu-west-3", ""),
+			ExpectError: regexp.MustCompile(`(?s)No Tailscale Operator on the Cluster.*application_id = .*qtail found no Helm service of the`),
+		}},
+	})
+	if n := len(env.Qovery.AnnotationsGroups()); n != 0 {
+		t.Errorf("%d annotations groups created", n)
+	}
+	if n := env.Calls(acctest.RouteRedeployApplication); n != 0 {
+		t.Errorf("%d redeployments", n)
+	}
+}
+
+// One application exposed by two resources of a configuration: refused at
+// plan on application_id, naming the other exposure's hostname.
+func TestExposedService_sameApplicationTwiceRefusedAtPlan(t *testing.T) {
+	t.Parallel()
+	env, appID := acctest.NewExposureEnv(t)
+	resource.UnitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: env.Factories(),
+		Steps: []resource.TestStep{{
+			Config: acctest.ExposedServiceConfig(appID, "billing-a", "") + fmt.Sprintf(`
+resource "qtail_exposed_service" "again" {
+  application_id = %q
+  hostname       = "billing-b"
+}
+`, appID),
+			ExpectError: regexp.MustCompile(`(?s)Application Exposed Twice.*application_id = .*exposes\s+application\s+` + appID +
+				`,\s+at\s+the\s+hostname\s+"billing-[ab]";\s+this\s+one\s+would\s+expose\s+it\s+again\s+at\s+the\s+hostname\s+"billing-[ab]"`),
+		}},
+	})
+	if n := len(env.Qovery.AnnotationsGroups()); n != 0 {
+		t.Errorf("%d annotations groups created", n)
+	}
 }
 
 func TestDeviceDataSource(t *testing.T) {
@@ -820,4 +880,203 @@ func TestExposedService_proxyGroup(t *testing.T) {
 			},
 		}},
 	})
+}
+
+// An application deleted in Qovery answers 403 (or 400 "application does
+// not exist"): the refresh proves it gone with its environment's list
+// (environment_id) and drops the exposure, and the configuration without
+// it applies.
+func TestExposedService_applicationDeletedInQovery(t *testing.T) {
+	t.Parallel()
+	acctest.ForEachDeletedAnswer(t, func(t *testing.T, answer acctest.Option, status int) {
+		env, appID := acctest.NewExposureEnv(t, answer)
+		envID := env.Seed().Regions[acctest.Region].EnvironmentID
+		config := acctest.ExposedServiceConfig(appID, "billing-api-us-east-1", "")
+		resource.UnitTest(t, resource.TestCase{
+			ProtoV6ProviderFactories: env.Factories(),
+			CheckDestroy: func(*terraform.State) error {
+				_, err := env.QoveryClient(t).GetApplication(acctest.Background(t), appID)
+				return acctest.AnsweredAsDeleted(err, status)
+			},
+			Steps: []resource.TestStep{
+				{
+					Config: config,
+					ConfigStateChecks: []statecheck.StateCheck{
+						statecheck.ExpectKnownValue(acctest.ExposedServiceAddr, tfjsonpath.New("environment_id"), knownvalue.StringExact(envID)),
+					},
+				},
+				{
+					PreConfig: func() {
+						if err := env.Qovery.DeleteService(appID); err != nil {
+							t.Fatal(err)
+						}
+						for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+							if _, ok := env.Qovery.Application(appID); !ok {
+								break
+							}
+							if time.Now().After(deadline) {
+								t.Fatal("the application was not deleted")
+							}
+						}
+					},
+					Config: `provider "qtail" {}`,
+					Check: func(s *terraform.State) error {
+						if _, ok := s.RootModule().Resources[acctest.ExposedServiceAddr]; ok {
+							return fmt.Errorf("the exposure of the deleted application is still in the state")
+						}
+						return nil
+					},
+				},
+			},
+		})
+	})
+}
+
+// Qovery's status says that the redeployment failed and at which step,
+// never why: the error names the step and the console page of the
+// application's deployment logs, where the reason is.
+func TestExposedService_failedRedeploymentSaysWhereTheLogsAre(t *testing.T) {
+	t.Parallel()
+	env, appID := acctest.NewExposureEnv(t)
+	env.Cluster.BreakApplication(appID, "back-off pulling image billing-api:v2")
+	config := acctest.ExposedServiceConfig(appID, "billing-api-us-east-1", "")
+	resource.UnitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: env.Factories(),
+		Steps: []resource.TestStep{
+			{
+				Config: config,
+				ExpectError: regexp.MustCompile(`(?s)Unable to Expose the Application.*could\s+not\s+redeploy\s+application.*` +
+					`The\s+deployment\s+of\s+application\s+` + appID + `\s+ended\s+in\s+DEPLOYMENT_ERROR\s+at\s+the\s+step\s+DEPLOYMENT.*` +
+					`Qovery's\s+status\s+gives\s+no\s+reason.*` + env.LogsURLPattern(acctest.Region, appID)),
+			},
+			{
+				// The reason is in the logs (the fake's own record). Once
+				// the application deploys again, the tainted exposure is
+				// replaced.
+				PreConfig: func() {
+					if st, _ := env.Qovery.Status(appID); !strings.Contains(st.Message, "back-off pulling image") {
+						t.Fatalf("the deployment failed for another reason: %q", st.Message)
+					}
+					env.Cluster.RepairApplication(appID)
+				},
+				Config: config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(acctest.ExposedServiceAddr, plancheck.ResourceActionDestroyBeforeCreate),
+				}},
+				Check: exposureCheckDevice(env, "billing-api-us-east-1", "tag:k8s"),
+			},
+		},
+	})
+}
+
+// A container is exposed as an application is: the group attached to the
+// container, the container redeployed, its ports planned; imported as
+// container/CONTAINER_ID/GROUP_ID; a group detached in the console is
+// attached again.
+func TestExposedService_container(t *testing.T) {
+	t.Parallel()
+	env, _ := acctest.NewExposureEnv(t)
+	ctrID := env.ContainerID(t, acctest.Region, "metrics")
+	hostname := "metrics-us-east-1"
+	config := acctest.ContainerExposureConfig(ctrID, hostname, `tags = ["tag:k8s-billing"]`)
+	var groupID string
+	attached := func(*terraform.State) error {
+		c, _ := env.Qovery.Container(ctrID)
+		if !slices.Contains(c.AnnotationsGroupIDs, groupID) {
+			return fmt.Errorf("group %s not attached to the container: %v", groupID, c.AnnotationsGroupIDs)
+		}
+		return nil
+	}
+	resource.UnitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: env.Factories(),
+		CheckDestroy: func(*terraform.State) error {
+			if c, _ := env.Qovery.Container(ctrID); len(c.AnnotationsGroupIDs) != 0 {
+				return fmt.Errorf("groups still attached to the container after destroy: %v", c.AnnotationsGroupIDs)
+			}
+			if devs := env.DevicesNamed(hostname); len(devs) != 0 {
+				return fmt.Errorf("proxy device still on the tailnet after destroy: %+v", devs)
+			}
+			return nil
+		},
+		Steps: []resource.TestStep{
+			{
+				Config: config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectKnownValue(acctest.ExposedServiceAddr, tfjsonpath.New("ports"), knownvalue.ListExact([]knownvalue.Check{
+						knownvalue.ObjectExact(map[string]knownvalue.Check{
+							"name": knownvalue.StringExact("metrics"), "internal_port": knownvalue.Int64Exact(9102),
+							"protocol": knownvalue.StringExact("HTTP"), "publicly_accessible": knownvalue.Bool(false),
+						}),
+					})),
+				}},
+				Check: resource.ComposeTestCheckFunc(
+					acctest.Capture(acctest.ExposedServiceAddr, "annotations_group_id", &groupID),
+					resource.TestCheckResourceAttrWith(acctest.ExposedServiceAddr, "id", func(v string) error {
+						if v != "container/"+ctrID+"/"+groupID {
+							return fmt.Errorf("id = %q, want container/%s/%s", v, ctrID, groupID)
+						}
+						return nil
+					}),
+					resource.TestCheckNoResourceAttr(acctest.ExposedServiceAddr, "application_id"),
+					attached,
+					func(*terraform.State) error {
+						if n := env.Calls("POST /qovery/container/{containerId}/redeploy"); n != 1 {
+							return fmt.Errorf("want one redeployment of the container, got %d", n)
+						}
+						return nil
+					},
+					exposureCheckDevice(env, hostname, "tag:k8s-billing"),
+				),
+			},
+			{
+				ResourceName:      acctest.ExposedServiceAddr,
+				ImportState:       true,
+				ImportStateVerify: true,
+				ImportStateIdFunc: func(*terraform.State) (string, error) { return "container/" + ctrID + "/" + groupID, nil },
+			},
+			{
+				PreConfig: func() {
+					if err := env.Qovery.DetachAnnotationsGroup(ctrID, groupID); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(acctest.ExposedServiceAddr, plancheck.ResourceActionUpdate),
+					plancheck.ExpectKnownValue(acctest.ExposedServiceAddr, tfjsonpath.New("attached"), knownvalue.Bool(true)),
+				}},
+				Check: attached,
+			},
+		},
+	})
+}
+
+// Exactly one of application_id and container_id, refused at plan on the
+// attribute.
+func TestExposedService_applicationOrContainer(t *testing.T) {
+	t.Parallel()
+	env, appID := acctest.NewExposureEnv(t)
+	ctrID := env.ContainerID(t, acctest.Region, "metrics")
+	resource.UnitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: env.Factories(),
+		Steps: []resource.TestStep{
+			{
+				Config:   acctest.ExposedServiceConfig(appID, "both", fmt.Sprintf("container_id = %q", ctrID)),
+				PlanOnly: true,
+				ExpectError: regexp.MustCompile(`(?s)Invalid Attribute Combination.*application_id = .*2 attributes specified when one \(and only one\) of\s+` +
+					`\[application_id,container_id\] is required.*container_id = `),
+			},
+			{
+				Config: `
+resource "qtail_exposed_service" "billing" {
+  hostname = "neither"
+}`,
+				PlanOnly:    true,
+				ExpectError: regexp.MustCompile(`(?s)Invalid Attribute Combination.*one \(and only one\) of\s+\[application_id,container_id\] is required`),
+			},
+		},
+	})
+	if n := len(env.Qovery.AnnotationsGroups()); n != 0 {
+		t.Errorf("%d annotations groups created", n)
+	}
 }

@@ -6,6 +6,8 @@ import (
 	"regexp"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/setvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
@@ -37,7 +39,7 @@ func exposureKubernetesNameValidator(kind string) validator.String {
 
 func (r *exposedServiceResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	resp.Schema = schema.Schema{
-		MarkdownDescription: "Puts one Qovery application on the tailnet at `HOSTNAME.TAILNET.ts.net` through the Tailscale Kubernetes operator. " +
+		MarkdownDescription: "Puts one Qovery application or container on the tailnet at `HOSTNAME.TAILNET.ts.net` through the Tailscale Kubernetes operator. " +
 			"qtail creates a Qovery annotations group (scope `SERVICES`) that annotates the application's Kubernetes Service with " +
 			"`tailscale.com/expose = \"true\"` and `tailscale.com/hostname`, attaches it to the application, redeploys the application, " +
 			"and waits for the proxy device to join the tailnet with its tags.\n\n" +
@@ -49,15 +51,26 @@ func (r *exposedServiceResource) Schema(ctx context.Context, _ resource.SchemaRe
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
 				Computed:            true,
-				MarkdownDescription: "`APPLICATION_ID/ANNOTATIONS_GROUP_ID`.",
+				MarkdownDescription: "`APPLICATION_ID/ANNOTATIONS_GROUP_ID`, or `container/CONTAINER_ID/ANNOTATIONS_GROUP_ID` for a container.",
 				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 			},
 			"application_id": schema.StringAttribute{
-				Required: true,
-				MarkdownDescription: "ID of the Qovery application to expose. It must declare at least one port: without one Qovery creates " +
-					"no Kubernetes Service and the operator has nothing to expose. Changing it replaces the exposure.",
+				Optional: true,
+				MarkdownDescription: "ID of the Qovery application to expose (exactly one of `application_id` and `container_id`). It must " +
+					"declare at least one port: without one Qovery creates no Kubernetes Service and the operator has nothing to expose. " +
+					"Changing it replaces the exposure.",
 				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
-				Validators:    []validator.String{tfx.QoveryID()},
+				Validators: []validator.String{tfx.QoveryID(),
+					stringvalidator.ExactlyOneOf(path.MatchRoot("application_id"), path.MatchRoot("container_id"))},
+			},
+			"container_id": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "ID of the Qovery container (a service run from a registry's image) to expose, instead of an " +
+					"application: qtail attaches the annotations group to the container and redeploys it. It must declare at least one " +
+					"port. Changing it replaces the exposure.",
+				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
+				Validators: []validator.String{tfx.QoveryID(),
+					stringvalidator.ExactlyOneOf(path.MatchRoot("application_id"), path.MatchRoot("container_id"))},
 			},
 			"hostname": schema.StringAttribute{
 				Required: true,
@@ -124,6 +137,11 @@ func (r *exposedServiceResource) Schema(ctx context.Context, _ resource.SchemaRe
 				Computed:            true,
 				MarkdownDescription: "ID of the Qovery organization that owns the annotations group (the application's).",
 				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"environment_id": schema.StringAttribute{
+				Computed: true,
+				MarkdownDescription: "ID of the Qovery environment of the application. qtail reads the environment's services to tell " +
+					"an application deleted in Qovery (which the API then answers with 403) from one the API token may not read.",
 			},
 			"annotations_group_id": schema.StringAttribute{
 				Computed:            true,

@@ -13,12 +13,14 @@ import (
 	"github.com/qtail/terraform-provider-qtail/internal/tfx"
 )
 
-// redeploy redeploys an application with its current configuration (which
-// is how annotations reach its Kubernetes Service) and waits for the
-// deployment to end. A deployment already running is waited for first: the
-// API refuses a second one while it runs.
-func (r *exposedServiceResource) redeploy(ctx context.Context, q *qovery.Client, appID string, timeout time.Duration, op string) error {
-	get := func(ctx context.Context) (*qovery.Status, error) { return q.GetApplicationStatus(ctx, appID) }
+// redeploy redeploys the application appID of the environment envID with
+// its current configuration (which is how annotations reach its Kubernetes
+// Service) and waits for the deployment to end. A deployment already
+// running is waited for first: the API refuses a second one while it runs.
+// A failed deployment says where its logs are.
+func (r *exposedServiceResource) redeploy(ctx context.Context, q *qovery.Client, w workload, envID string, timeout time.Duration, op string) error {
+	appID := w.id
+	get := func(ctx context.Context) (*qovery.Status, error) { return w.status(ctx, q) }
 	opts := qovery.WaitOptions{PollInterval: r.Clients.PollInterval()}
 	timedOut := func(what string, err error) error {
 		if errors.Is(err, context.DeadlineExceeded) {
@@ -28,7 +30,7 @@ func (r *exposedServiceResource) redeploy(ctx context.Context, q *qovery.Client,
 	}
 	before, err := get(ctx)
 	if err != nil {
-		return fmt.Errorf("reading the deployment status of application %s: %w", appID, err)
+		return fmt.Errorf("reading the deployment status of %s: %w", w, err)
 	}
 	for attempt := 0; ; attempt++ {
 		if !qovery.IsFinalState(before.State) {
@@ -36,27 +38,30 @@ func (r *exposedServiceResource) redeploy(ctx context.Context, q *qovery.Client,
 			prev, err := qovery.WaitForDeployment(ctx, get, opts)
 			var failed *qovery.DeploymentError
 			if err != nil && !errors.As(err, &failed) {
-				return timedOut("the deployment of application "+appID+" that was already running", err)
+				return timedOut("the deployment of "+w.String()+" that was already running", err)
 			}
 			if prev != nil {
 				before = prev
 			}
 		}
-		_, err = q.RedeployApplication(ctx, appID)
+		err = w.redeploy(ctx, q)
 		if err == nil {
 			break
 		}
 		if !qovery.IsConflict(err) || attempt >= 2 {
-			return fmt.Errorf("redeploying application %s: %w", appID, err)
+			return fmt.Errorf("redeploying %s: %w", w, err)
 		}
 		// Someone started a deployment in between: wait for it.
 		if before, err = get(ctx); err != nil {
-			return fmt.Errorf("reading the deployment status of application %s: %w", appID, err)
+			return fmt.Errorf("reading the deployment status of %s: %w", w, err)
 		}
 	}
 	opts.Since = before
 	if _, err := qovery.WaitForDeployment(ctx, get, opts); err != nil {
-		return timedOut("the redeployment of application "+appID, err)
+		if detail := cluster.FailureDetail(w.String(), cluster.WithLogs(ctx, q, envID, appID, err)); detail != "" {
+			return errors.New(detail)
+		}
+		return timedOut("the redeployment of "+w.String(), err)
 	}
 	return nil
 }

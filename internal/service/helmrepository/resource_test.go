@@ -266,3 +266,29 @@ func TestHelmRepository_missingQoveryToken(t *testing.T) {
 		}},
 	})
 }
+
+// Qovery answers 403, or 400 "helm repository does not exist", about a
+// deleted Helm repository: destroy takes either for "gone" (the
+// organization's list proves it) and finishes.
+func TestHelmRepository_destroyFinishesWhatQoveryAnswersAboutTheDeleted(t *testing.T) {
+	t.Parallel()
+	acctest.ForEachDeletedAnswer(t, func(t *testing.T, answer acctest.Option, status int) {
+		env := acctest.New(t, answer)
+		org := env.Seed().OrganizationID
+		var id string
+		resource.UnitTest(t, resource.TestCase{
+			ProtoV6ProviderFactories: env.Factories(),
+			CheckDestroy: func(*terraform.State) error {
+				if n := len(env.Qovery.HelmRepositories()); n != 0 {
+					return fmt.Errorf("%d Helm repositories left after destroy", n)
+				}
+				_, err := env.QoveryClient(t).GetHelmRepository(acctest.Background(t), org, id)
+				return acctest.AnsweredAsDeleted(err, status)
+			},
+			Steps: []resource.TestStep{{
+				Config: acctest.HelmRepositoryConfig(org, "tailscale", ""),
+				Check:  acctest.Capture(helmRepoAddr, "id", &id),
+			}},
+		})
+	})
+}

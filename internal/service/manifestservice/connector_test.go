@@ -3,6 +3,7 @@ package manifestservice_test
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -327,10 +328,29 @@ func TestConnector_operatorNotRunningFailsTheDeployment(t *testing.T) {
 	env.CreateIdleOperator(t, acctest.Region)
 	resource.UnitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: env.Factories(),
-		Steps: []resource.TestStep{{
-			Config:      connectorConfig(envID, homeLabBody("")),
-			ExpectError: acctest.ErrorRE("ensure CRDs are installed first"),
-		}},
+		Steps: []resource.TestStep{
+			{
+				Config: connectorConfig(envID, homeLabBody("")),
+				ExpectError: regexp.MustCompile(`(?s)Connector Deployment Failed.*ended\s+in\s+DEPLOYMENT_ERROR\s+at\s+the\s+step\s+DEPLOYMENT.*` +
+					env.LogsURLPattern(acctest.Region, "")),
+			},
+			{
+				// The reason is in the deployment's logs: the fake's own
+				// record. The failed connector is then destroyed.
+				PreConfig: func() {
+					var failed []string
+					for _, h := range env.Qovery.Helms() {
+						if st, _ := env.Qovery.Status(h.ID); st.State == "DEPLOYMENT_ERROR" {
+							failed = append(failed, st.Message)
+						}
+					}
+					if len(failed) != 1 || !strings.Contains(failed[0], "ensure CRDs are installed first") {
+						t.Fatalf("want one deployment failed for want of the operator's CRDs, got %q", failed)
+					}
+				},
+				Config: `provider "qtail" {}`,
+			},
+		},
 	})
 }
 
@@ -690,5 +710,34 @@ func TestConnector_nameTakenOnTheClusterIsRefusedAtPlan(t *testing.T) {
 			Config:      first + second,
 			ExpectError: acctest.ErrorRE("Connector Name Taken on the Cluster"),
 		}},
+	})
+}
+
+// Qovery answers 403, or 400 "helm does not exist", about a deleted Helm
+// service: destroy takes either for "gone" (the environment's list proves
+// it) and finishes.
+func TestConnector_destroyFinishesWhatQoveryAnswersAboutTheDeleted(t *testing.T) {
+	t.Parallel()
+	acctest.ForEachDeletedAnswer(t, func(t *testing.T, answer acctest.Option, status int) {
+		env := acctest.New(t, answer)
+		op := env.InstallOperator(t, acctest.Region)
+		var helmID string
+		resource.UnitTest(t, resource.TestCase{
+			ProtoV6ProviderFactories: env.Factories(),
+			CheckDestroy: func(*terraform.State) error {
+				if _, ok := env.Qovery.Helm(helmID); ok {
+					return fmt.Errorf("the connector's Helm service %s is left after destroy", helmID)
+				}
+				if _, ok := env.DeviceByHostname("homelab"); ok {
+					return fmt.Errorf("the connector's device is left after destroy")
+				}
+				_, err := env.QoveryClient(t).GetHelm(acctest.Background(t), helmID)
+				return acctest.AnsweredAsDeleted(err, status)
+			},
+			Steps: []resource.TestStep{{
+				Config: connectorConfig(op.EnvironmentID, homeLabBody("")),
+				Check:  acctest.Capture(connectorAddr, "id", &helmID),
+			}},
+		})
 	})
 }

@@ -77,8 +77,8 @@ type manifestResource[T any, P manifestModel[T]] struct {
 
 // deployment is the deploy-and-wait of the Helm service helmID in the
 // Terraform operation op.
-func (r *manifestResource[T, P]) deployment(q *qovery.Client, helmID, op string, timeout time.Duration) cluster.Deployment {
-	return cluster.Deployment{Qovery: q, Poll: r.Clients.PollInterval(), HelmID: helmID, Noun: r.kind.noun, Op: op,
+func (r *manifestResource[T, P]) deployment(q *qovery.Client, helmID, envID, op string, timeout time.Duration) cluster.Deployment {
+	return cluster.Deployment{Qovery: q, Poll: r.Clients.PollInterval(), HelmID: helmID, EnvironmentID: envID, Noun: r.kind.noun, Op: op,
 		Timeout: timeout, ByOperator: true}
 }
 
@@ -142,7 +142,7 @@ func (r *manifestResource[T, P]) Create(ctx context.Context, req resource.Create
 		tfx.APIError(&resp.Diagnostics, "create "+r.kind.possessive()+" Helm service", err)
 		return
 	}
-	r.deploy(ctx, &plan, svc, w.tn, r.deployment(w.q, svc.ID, "create", timeout), &resp.Diagnostics)
+	r.deploy(ctx, &plan, svc, w.tn, r.deployment(w.q, svc.ID, svc.Environment.ID, "create", timeout), &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 }
 
@@ -177,7 +177,7 @@ func (r *manifestResource[T, P]) Update(ctx context.Context, req resource.Update
 		resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 		return
 	}
-	r.deploy(ctx, &plan, svc, w.tn, r.deployment(w.q, svc.ID, "update", timeout), &resp.Diagnostics)
+	r.deploy(ctx, &plan, svc, w.tn, r.deployment(w.q, svc.ID, svc.Environment.ID, "update", timeout), &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 }
 
@@ -216,7 +216,7 @@ func (r *manifestResource[T, P]) Read(ctx context.Context, req resource.ReadRequ
 		return
 	}
 	imported := base.Values.IsNull()
-	obs, err := observeManifestService(ctx, q, base.ID.ValueString())
+	obs, err := observeManifestService(ctx, q, base.ID.ValueString(), base.EnvironmentID.ValueString())
 	if qovery.IsNotFound(err) {
 		resp.State.RemoveResource(ctx)
 		return
@@ -267,8 +267,9 @@ func (r *manifestResource[T, P]) Delete(ctx context.Context, req resource.Delete
 		return
 	}
 	helmID := base.ID.ValueString()
-	if err := cluster.DeleteHelm(ctx, q, helmID, r.Clients.PollInterval()); err != nil {
-		r.deployment(q, helmID, "delete", timeout).Failed(&resp.Diagnostics, "waiting for "+r.kind.possessive()+" deletion", err)
+	envID := base.EnvironmentID.ValueString()
+	if err := cluster.DeleteHelm(ctx, q, helmID, envID, r.Clients.PollInterval()); err != nil {
+		r.deployment(q, helmID, envID, "delete", timeout).Failed(&resp.Diagnostics, "waiting for "+r.kind.possessive()+" deletion", err)
 		return
 	}
 	tn := r.Clients.TailnetOrNil()

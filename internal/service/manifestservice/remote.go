@@ -47,10 +47,11 @@ type manifestObservation struct {
 	status *qovery.Status
 }
 
-// observeManifestService reads a manifest service. A service that does not
-// exist is an error for which qovery.IsNotFound is true.
-func observeManifestService(ctx context.Context, q *qovery.Client, helmID string) (*manifestObservation, error) {
-	h, err := q.GetHelm(ctx, helmID)
+// observeManifestService reads a manifest service of the environment envID
+// ("" after an import). A service that does not exist is an error for which
+// qovery.IsNotFound is true.
+func observeManifestService(ctx context.Context, q *qovery.Client, helmID, envID string) (*manifestObservation, error) {
+	h, err := q.GetHelm(ctx, helmID, qovery.InEnvironment(envID))
 	if err != nil {
 		return nil, err
 	}
@@ -143,7 +144,7 @@ func writeManifestService(ctx context.Context, q *qovery.Client, k manifestKind,
 		manifestRequest(&req, k, name, c, values)
 		return q.CreateHelm(ctx, envID, &req)
 	}
-	h, err := q.GetHelm(ctx, helmID)
+	h, err := q.GetHelm(ctx, helmID, qovery.InEnvironment(envID))
 	if err != nil {
 		return nil, err
 	}

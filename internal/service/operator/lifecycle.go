@@ -90,7 +90,8 @@ func (w *operatorWrite) dropNewClient(ctx context.Context, diags *diag.Diagnosti
 
 // deployment is the deploy-and-wait of the operator's Helm service.
 func (w *operatorWrite) deployment(helmID string) cluster.Deployment {
-	return cluster.Deployment{Qovery: w.q, Poll: w.r.Clients.PollInterval(), HelmID: helmID, Noun: "operator", Op: w.op, Timeout: w.timeout}
+	return cluster.Deployment{Qovery: w.q, Poll: w.r.Clients.PollInterval(), HelmID: helmID, EnvironmentID: w.plan.EnvironmentID.ValueString(),
+		Noun: "operator", Op: w.op, Timeout: w.timeout}
 }
 
 // rollout deploys the Helm service, which holds the configuration and the
@@ -318,7 +319,7 @@ func (w *operatorWrite) settleCredentials(ctx context.Context, cp credentialPlan
 // writeService writes the planned configuration into the existing Helm
 // service helmID and its OAuth variables, and returns the variables' IDs.
 func (w *operatorWrite) writeService(ctx context.Context, helmID string, diags *diag.Diagnostics) (idVarID, secretVarID string, ok bool) {
-	h, err := w.q.GetHelm(ctx, helmID)
+	h, err := w.q.GetHelm(ctx, helmID, qovery.InEnvironment(w.plan.EnvironmentID.ValueString()))
 	if err != nil {
 		tfx.APIError(diags, "read the operator's Helm service", err)
 		w.dropNewClient(ctx, diags)
@@ -383,7 +384,7 @@ func (r *operatorResource) Delete(ctx context.Context, req resource.DeleteReques
 
 	helmID := state.ID.ValueString()
 	var request *cluster.DeleteRequestError
-	switch err := cluster.DeleteHelm(ctx, q, helmID, r.Clients.PollInterval()); {
+	switch err := cluster.DeleteHelm(ctx, q, helmID, state.EnvironmentID.ValueString(), r.Clients.PollInterval()); {
 	case errors.As(err, &request):
 		tfx.APIError(&resp.Diagnostics, "delete the operator's Helm service", request.Err)
 		return

@@ -84,10 +84,11 @@ func (o *operatorObservation) reportedValues() string {
 	return b.String()
 }
 
-// observeOperator reads the Helm service and its own variables. A service
-// that does not exist is an error for which qovery.IsNotFound is true.
-func observeOperator(ctx context.Context, q *qovery.Client, helmID string) (*operatorObservation, error) {
-	h, err := q.GetHelm(ctx, helmID)
+// observeOperator reads the Helm service of the environment envID ("" after
+// an import) and its own variables. A service that does not exist is an
+// error for which qovery.IsNotFound is true.
+func observeOperator(ctx context.Context, q *qovery.Client, helmID, envID string) (*operatorObservation, error) {
+	h, err := q.GetHelm(ctx, helmID, qovery.InEnvironment(envID))
 	if err != nil {
 		return nil, err
 	}
@@ -125,13 +126,14 @@ func observeOperator(ctx context.Context, q *qovery.Client, helmID string) (*ope
 	return obs, nil
 }
 
-// ownHelmVariables keeps the variables defined on the Helm service itself (the
-// list also holds inherited and built-in ones), by key.
+// ownHelmVariables keeps the variables defined on the Helm service itself,
+// its overrides of the environment's or the project's included (the list
+// also holds inherited and built-in ones), by key.
 func ownHelmVariables(vars []qovery.Variable) map[string]*qovery.Variable {
 	out := map[string]*qovery.Variable{}
 	for i := range vars {
 		v := &vars[i]
-		if v.Scope == qovery.VariableScopeHelm && v.VariableType == qovery.VariableTypeValue {
+		if v.IsOwn(qovery.VariableScopeHelm) {
 			out[v.Key] = v
 		}
 	}
@@ -181,7 +183,7 @@ func putOperatorVariable(ctx context.Context, q *qovery.Client, helmID string, e
 		return v.ID, nil
 	}
 	if existing != nil {
-		if err := q.DeleteVariable(ctx, existing.ID); err != nil && !qovery.IsNotFound(err) {
+		if err := q.DeleteVariable(ctx, existing.ID, qovery.VariableParent(qovery.VariableScopeHelm, helmID)); err != nil && !qovery.IsNotFound(err) {
 			return "", fmt.Errorf("deleting the variable %s to recreate it as a %s: %w", key, operatorVariableKind(secret), err)
 		}
 	}

@@ -81,7 +81,7 @@ func (r *operatorResource) Read(ctx context.Context, req resource.ReadRequest, r
 	if resp.Diagnostics.Append(diags...); resp.Diagnostics.HasError() {
 		return
 	}
-	obs, err := observeOperator(ctx, q, state.ID.ValueString())
+	obs, err := observeOperator(ctx, q, state.ID.ValueString(), state.EnvironmentID.ValueString())
 	if qovery.IsNotFound(err) {
 		r.readGone(ctx, &state, resp)
 		return
