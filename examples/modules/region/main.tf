@@ -55,10 +55,10 @@ resource "qtail_operator" "this" {
 resource "qtail_exposed_service" "this" {
   for_each       = var.services
   application_id = each.value.application_id
-  # container_id: each.value.container_id (qtail_exposed_service's container_id, once it has one)
-  hostname   = coalesce(each.value.hostname, "${each.key}-${var.region}")
-  tags       = length(each.value.tags) > 0 ? each.value.tags : null
-  depends_on = [qtail_operator.this]
+  container_id   = each.value.container_id
+  hostname       = coalesce(each.value.hostname, "${each.key}-${var.region}")
+  tags           = length(each.value.tags) > 0 ? each.value.tags : null
+  depends_on     = [qtail_operator.this]
 }
 
 resource "qtail_grant" "access" {

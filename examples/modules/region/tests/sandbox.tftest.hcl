@@ -30,6 +30,10 @@ run "two_regions" {
     error_message = "Every proxy must be on the tailnet."
   }
   assert {
+    condition     = output.regions["us-east-1"].devices["metrics"].device_id != null && output.regions["eu-west-3"].devices["metrics"].device_id != null
+    error_message = "The metrics container of each region must be on the tailnet: ${jsonencode(output.regions["us-east-1"].devices)}"
+  }
+  assert {
     condition     = jsonencode(output.regions["us-east-1"].grant_names) == jsonencode(["us-east-1-billing-api-platform-ops", "us-east-1-billing-api-proxies", "us-east-1-connector-routes", "us-east-1-web-members"])
     error_message = "The region's grants: ${jsonencode(output.regions["us-east-1"].grant_names)}"
   }

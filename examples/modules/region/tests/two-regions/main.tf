@@ -19,6 +19,7 @@ variable "sandbox" {
     regions = map(object({
       environment_id = string
       applications   = map(string)
+      containers     = map(string)
     }))
   })
   description = "The sandbox's seeded IDs (GET /_sandbox/seed)."
@@ -53,6 +54,10 @@ module "region" {
         proxies      = { src = ["tag:k8s"], ports = [443] }
       }
       denied = ["carol@example.com"]
+    }
+    # A container is exposed the same way as an application.
+    metrics = {
+      container_id = each.value.containers["metrics"]
     }
     web = {
       application_id = each.value.applications["web"]
