@@ -39,6 +39,10 @@ const (
 
 // resourceType is the Terraform resource type that manages fragments of
 // the kind.
+// ResourceType is the Terraform resource type of the fragments of kind k,
+// such as qtail_grant.
+func (k Kind) ResourceType() string { return k.resourceType() }
+
 func (k Kind) resourceType() string {
 	if k == KindAllowAll {
 		return "qtail_allow_all_removal"

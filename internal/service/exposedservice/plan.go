@@ -281,10 +281,9 @@ func (r *exposedServiceResource) checkAttachedGroups(c *exposureCheck, diags *di
 		}
 		diags.AddAttributeError(c.w.attr(), tfx.TitleCase(c.w.kind)+" Already Exposed",
 			fmt.Sprintf("%s %s (%s) already has the annotations group %q (%s) attached, which exposes it on the tailnet as %q. "+
-				"The operator reads one set of annotations per Service: detach that group, or import it with\n\n"+
-				"  terraform import <address> %s",
+				"The operator reads one set of annotations per Service: detach that group, or import it with %s",
 				tfx.TitleCase(c.w.kind), c.app.Name, c.w.id, g.Name, g.ID, exposureAnnotationValue(g.Annotations, exposeHostnameAnnotation),
-				exposureID(c.w, g.ID)))
+				tfx.ImportHint("qtail_exposed_service", exposureID(c.w, g.ID))))
 		return false
 	}
 	return true
@@ -304,8 +303,8 @@ func exposureLeftoverWarning(diags *diag.Diagnostics, g *qovery.AnnotationsGroup
 	diags.AddWarning("Existing Annotations Group Taken Over",
 		fmt.Sprintf("The annotations group %q (%s) already exposes this hostname, with the name this exposure gives its group. "+
 			"It is taken as this exposure's own earlier group (an exposure being replaced after a failed creation) and is not "+
-			"reported as a conflict. If it belongs to something else, import it instead:\n\n  terraform import <address> %s",
-			g.Name, g.ID, exposureID(w, g.ID)))
+			"reported as a conflict. If it belongs to something else, import it instead with %s",
+			g.Name, g.ID, tfx.ImportHint("qtail_exposed_service", exposureID(w, g.ID))))
 }
 
 // exposureAnnotationValue returns the value of one annotation.
@@ -341,7 +340,7 @@ func (r *exposedServiceResource) checkHostname(ctx context.Context, c *exposureC
 		diags.AddAttributeError(path.Root("hostname"), "Hostname Already Used by Another Exposure",
 			fmt.Sprintf("The annotations group %q (%s) of the organization already exposes a Service at the hostname %q. "+
 				"A hostname names one device on the tailnet: choose another one, or, if that group is this service's exposure, "+
-				"import it with\n\n  terraform import <address> %s", g.Name, g.ID, hostname, exposureID(c.w, g.ID)))
+				"import it with %s", g.Name, g.ID, hostname, tfx.ImportHint("qtail_exposed_service", exposureID(c.w, g.ID))))
 		return
 	}
 

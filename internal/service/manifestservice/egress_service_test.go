@@ -490,7 +490,7 @@ func TestEgressService_helmServiceNameTakenIsRefusedAtPlan(t *testing.T) {
 		Steps: []resource.TestStep{{
 			Config: egressConfig(envID, `tailnet_fqdn = "db.tail4f2a.ts.net"
   ports = ["tcp:5432"]`),
-			ExpectError: regexp.MustCompile(`Helm Service Name Taken[\s\S]*terraform import ADDRESS ` + taken),
+			ExpectError: regexp.MustCompile(`Helm Service Name Taken[\s\S]*terraform import qtail_egress_service.NAME ` + taken),
 		}},
 	})
 	if n := env.Calls("POST /qovery/environment/{environmentId}/helm") - before; n != 0 {

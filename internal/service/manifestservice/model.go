@@ -115,6 +115,8 @@ var (
 type manifestKind struct {
 	// noun names the object in messages: "connector".
 	noun string
+	// resourceType is the Terraform resource type: "qtail_connector".
+	resourceType string
 	// object is the Kubernetes kind: "Connector".
 	object string
 	// clusterScoped objects need cluster-wide resources allowed.
@@ -131,11 +133,11 @@ type manifestKind struct {
 }
 
 var (
-	connectorKind = manifestKind{noun: "connector", object: manifest.KindConnector, clusterScoped: true,
+	connectorKind = manifestKind{noun: "connector", resourceType: "qtail_connector", object: manifest.KindConnector, clusterScoped: true,
 		servicePrefix: "tailscale-connector-", renameHint: "choose another hostname or hostname_prefix"}
-	proxyGroupKind = manifestKind{noun: "ProxyGroup", object: manifest.KindProxyGroup, clusterScoped: true,
+	proxyGroupKind = manifestKind{noun: "ProxyGroup", resourceType: "qtail_proxy_group", object: manifest.KindProxyGroup, clusterScoped: true,
 		servicePrefix: "tailscale-proxygroup-", renameHint: "give each ProxyGroup its own hostname_prefix", operatorDefaultClass: true}
-	egressKind = manifestKind{noun: "egress Service", object: manifest.KindService, clusterScoped: false, servicePrefix: "tailscale-egress-",
+	egressKind = manifestKind{noun: "egress Service", resourceType: "qtail_egress_service", object: manifest.KindService, clusterScoped: false, servicePrefix: "tailscale-egress-",
 		renameHint: "set hostname to another name", operatorDefaultClass: true}
 )
 

@@ -93,7 +93,7 @@ func (b *serviceBase) checkServiceNameFree(ctx context.Context, k manifestKind, 
 		}
 		diags.AddAttributeError(path.Root("name"), "Helm Service Name Taken",
 			fmt.Sprintf("The environment %s already has a Helm service named %s (%s), and Qovery requires unique names. "+
-				"Choose another name, or import that service: terraform import ADDRESS %s", ops.Env.ID, want, h.ID, h.ID))
+				"Choose another name, or import that service with %s", ops.Env.ID, want, h.ID, tfx.ImportHint(k.resourceType, h.ID)))
 		return
 	}
 }
@@ -124,8 +124,8 @@ func (b *serviceBase) checkObjectNameFree(ctx context.Context, k manifestKind, n
 		}
 		diags.AddAttributeError(path.Root("name"), tfx.TitleCase(k.noun)+" Name Taken on the Cluster",
 			fmt.Sprintf("The Helm service %q (%s) already deploys the %s %s on cluster %s; a cluster has one %s of a name, and Helm "+
-				"refuses to take over another release's object. Choose another name, or import that Helm service: "+
-				"terraform import ADDRESS %s", h.Name, h.ID, k.object, name, ops.Env.ClusterID, k.object, h.ID))
+				"refuses to take over another release's object. Choose another name, or import that Helm service with %s",
+				h.Name, h.ID, k.object, name, ops.Env.ClusterID, k.object, tfx.ImportHint(k.resourceType, h.ID)))
 		return
 	}
 }

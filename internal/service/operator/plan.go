@@ -283,13 +283,13 @@ func (r *operatorResource) checkQovery(ctx context.Context, q *qovery.Client, c 
 			if strings.EqualFold(h.Name, plan.Hostname.ValueString()) {
 				diags.AddAttributeError(path.Root("hostname"), "Helm Service Name Already Taken",
 					fmt.Sprintf("The environment %s already has a Helm service named %q (ID %s), and the operator's Helm service is named after "+
-						"its hostname. Choose another hostname, or adopt that service with:\n\n  terraform import <address> %s", env.Name, h.Name, h.ID, h.ID))
+						"its hostname. Choose another hostname, or adopt that service with %s", env.Name, h.Name, h.ID, tfx.ImportHint("qtail_operator", h.ID)))
 				return
 			}
 			if c.creating && h.Source.Repository != nil && h.Source.Repository.ChartName == cluster.OperatorChart {
 				diags.AddAttributeError(path.Root("environment_id"), "Operator Already Installed",
 					fmt.Sprintf("The environment %s already runs the Tailscale operator: Helm service %q (ID %s). A cluster runs one operator; "+
-						"adopt that one with:\n\n  terraform import <address> %s", env.Name, h.Name, h.ID, h.ID))
+						"adopt that one with %s", env.Name, h.Name, h.ID, tfx.ImportHint("qtail_operator", h.ID)))
 				return
 			}
 		}

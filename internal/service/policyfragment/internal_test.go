@@ -170,7 +170,7 @@ func TestOwnedElsewhereMessage(t *testing.T) {
 	t.Parallel()
 	key := policy.Key{Kind: policy.KindTagOwner, Name: "tag:db"}
 	msg := ownedElsewhereMessage(&policy.OwnershipConflict{Key: key, Existing: json.RawMessage(`["tag:a"]`)})
-	for _, want := range []string{"marked // qtail:tag_owner:tag:db", `["tag:a"]`, "terraform import <address> tag:db"} {
+	for _, want := range []string{"marked // qtail:tag_owner:tag:db", `["tag:a"]`, "terraform import qtail_tag_owner.NAME tag:db"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("a conflict with another configuration: %q lacks %q", msg, want)
 		}

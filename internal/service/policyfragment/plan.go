@@ -245,6 +245,6 @@ func rejectionHint(err error) string {
 func ownedElsewhereMessage(c *policy.OwnershipConflict) string {
 	return fmt.Sprintf("The policy file already has the entry marked %s, with other content: %s. "+
 		"Another Terraform configuration sharing this tailnet policy probably manages it, and fragment keys are unique across "+
-		"everyone who shares the file. Choose another key, or, if this configuration should own that entry, import it: "+
-		"terraform import <address> %s", c.Key.Marker(), c.Existing, tfx.ShellWord(c.Key.ImportID()))
+		"everyone who shares the file. Choose another key, or, if this configuration should own that entry, import it with %s",
+		c.Key.Marker(), c.Existing, tfx.ImportHint(c.Key.Kind.ResourceType(), c.Key.ImportID()))
 }
