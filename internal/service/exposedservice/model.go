@@ -2,6 +2,7 @@ package exposedservice
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sort"
 	"strings"
@@ -34,6 +35,7 @@ type exposedServiceModel struct {
 	ProxyGroup           types.String   `tfsdk:"proxy_group"`
 	ProxyClass           types.String   `tfsdk:"proxy_class"`
 	AnnotationsGroupName types.String   `tfsdk:"annotations_group_name"`
+	Attach               types.Bool     `tfsdk:"attach"`
 	Redeploy             types.Bool     `tfsdk:"redeploy"`
 	WaitForDevice        types.Bool     `tfsdk:"wait_for_device"`
 	Timeouts             timeouts.Value `tfsdk:"timeouts"`
@@ -131,7 +133,27 @@ func (m *exposedServiceModel) groupRequest(ctx context.Context) (*qovery.Annotat
 // expectDevice reports whether a proxy device of its own is expected: qtail
 // redeploys and waits for it.
 func (m *exposedServiceModel) expectDevice() bool {
-	return m.WaitForDevice.ValueBool() && m.Redeploy.ValueBool() && m.ProxyGroup.ValueString() == ""
+	return m.WaitForDevice.ValueBool() && m.Redeploy.ValueBool() && m.ProxyGroup.ValueString() == "" &&
+		(m.attaches() || m.Attached.ValueBool())
+}
+
+// attaches reports whether qtail attaches the annotations group itself
+// (attach, true unless set to false). With false another tool (the Qovery
+// provider's annotations_group_ids) attaches it, and qtail expects a
+// device only once the group is attached.
+func (m *exposedServiceModel) attaches() bool {
+	return m.Attach.IsNull() || m.Attach.IsUnknown() || m.Attach.ValueBool()
+}
+
+// attachHint is the HCL that attaches the group with the Qovery provider.
+func attachHint(w workload) string {
+	res := "qovery_application"
+	if w.kind == "container" {
+		res = "qovery_container"
+	}
+	return fmt.Sprintf("In the %s resource of %s, list the group:\n\n  annotations_group_ids = [qtail_exposed_service.NAME.annotations_group_id]\n\n"+
+		"Its next apply attaches the group and deploys the %s; the operator then creates the proxy device, and the next refresh "+
+		"records it.", res, w, w.kind)
 }
 
 // fillGroup sets the attributes that an annotations group holds, as Read

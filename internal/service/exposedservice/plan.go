@@ -3,6 +3,7 @@ package exposedservice
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -109,7 +110,14 @@ func (m *exposedServiceModel) planComputed(ctx context.Context, cfg, state *expo
 	} else {
 		m.Annotations = types.MapUnknown(types.StringType)
 	}
-	m.Attached = types.BoolValue(true)
+	switch {
+	case m.attaches():
+		m.Attached = types.BoolValue(true)
+	case renewed:
+		m.Attached = types.BoolValue(false)
+	default:
+		m.Attached = state.Attached
+	}
 
 	if renewed {
 		m.ID = types.StringUnknown()
@@ -193,6 +201,11 @@ func (r *exposedServiceResource) checkPlan(ctx context.Context, plan, state *exp
 		cluster.CheckProxyGroupType(ctx, r.Clients, pg.ValueString(), app.Environment.ID, manifest.ProxyGroupIngress, diags)
 	}
 
+	if !plan.attaches() && !creating && !slices.Contains(app.AnnotationsGroupIDs(), state.AnnotationsGroupID.ValueString()) {
+		diags.AddAttributeWarning(path.Root("attach"), "Annotations Group Not Attached",
+			fmt.Sprintf("The annotations group %s is not attached to %s, and attach is false: nothing exposes the Service until "+
+				"it is. %s", state.AnnotationsGroupID.ValueString(), w, attachHint(w)))
+	}
 	c := &exposureCheck{plan: plan, state: state, creating: creating, appID: appID, w: w, app: app, leftovers: map[string]bool{}}
 	if !creating {
 		c.ownGroup = state.AnnotationsGroupID.ValueString()

@@ -120,6 +120,20 @@ func (r *exposedServiceResource) Create(ctx context.Context, req resource.Create
 				"the next apply removes it and tries again.\n\n%s", group.Name, group.ID, step, err))
 	}
 
+	if !plan.attaches() {
+		// Another tool attaches the group, after this apply has made it.
+		resp.Diagnostics.AddAttributeWarning(path.Root("attach"), "Annotations Group Not Attached Yet",
+			fmt.Sprintf("qtail created the annotations group %s (%s) and, with attach = false, leaves attaching it to another tool. %s",
+				group.Name, group.ID, attachHint(w)))
+		dev, _ := r.settleDevice(ctx, t, &plan, false, timeout, "create", &resp.Diagnostics)
+		plan.settle()
+		resp.Diagnostics.Append(plan.fillDevice(ctx, dev)...)
+		if dev == nil && plan.TailnetFQDN.IsNull() {
+			plan.TailnetFQDN = r.guessFQDN(ctx, t, plan.Hostname.ValueString())
+		}
+		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+		return
+	}
 	if err := w.setGroups(ctx, q, append(app.AnnotationsGroupIDs(), group.ID)); err != nil {
 		fail("attach it to "+w.String(), err)
 		return
@@ -242,7 +256,10 @@ func (r *exposedServiceResource) Read(ctx context.Context, req resource.ReadRequ
 	state.ID = types.StringValue(exposureID(w, groupID))
 	attached := slices.Contains(app.AnnotationsGroupIDs(), groupID)
 	state.Attached = types.BoolValue(attached)
-	if !attached {
+	if state.Attach.IsNull() {
+		state.Attach = types.BoolValue(true)
+	}
+	if !attached && state.attaches() {
 		resp.Diagnostics.AddWarning("Annotations Group Detached",
 			fmt.Sprintf("The annotations group %s (%s) is no longer attached to %s %s (%s): the Service is not exposed "+
 				"after its next deployment. The next apply attaches it again and redeploys it.",
@@ -359,14 +376,17 @@ func (r *exposedServiceResource) Update(ctx context.Context, req resource.Update
 	}
 	plan.EnvironmentID = types.StringValue(app.Environment.ID)
 	reattached := false
-	if !slices.Contains(app.AnnotationsGroupIDs(), groupID) {
+	attached := slices.Contains(app.AnnotationsGroupIDs(), groupID)
+	if !attached && plan.attaches() {
 		if err := w.setGroups(ctx, q, append(app.AnnotationsGroupIDs(), groupID)); err != nil {
 			tfx.APIError(&resp.Diagnostics, "attach annotations group "+groupID+" to "+w.String(), err)
 			return
 		}
-		reattached = true
+		reattached, attached = true, true
 	}
-	plan.Attached = types.BoolValue(true)
+	if plan.attaches() || plan.Attached.IsUnknown() {
+		plan.Attached = types.BoolValue(attached)
+	}
 	if plan.Ports.IsUnknown() {
 		ports, d := exposedPorts(ctx, app.Ports)
 		resp.Diagnostics.Append(d...)
@@ -375,7 +395,7 @@ func (r *exposedServiceResource) Update(ctx context.Context, req resource.Update
 	deviceUnknown := plan.DeviceID.IsUnknown()
 	portsChanged := !plan.Ports.Equal(state.Ports)
 	redeployed := false
-	if plan.Redeploy.ValueBool() && (annotationsChanged || reattached || portsChanged || deviceUnknown) {
+	if plan.Redeploy.ValueBool() && attached && (annotationsChanged || reattached || portsChanged || deviceUnknown) {
 		if err := r.redeploy(ctx, q, w, app.Environment.ID, timeout, "update"); err != nil {
 			resp.Diagnostics.AddError("Unable to Update the Exposure",
 				fmt.Sprintf("qtail updated the annotations group %s but the redeployment of %s failed: the change "+

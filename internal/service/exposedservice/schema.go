@@ -113,6 +113,15 @@ func (r *exposedServiceResource) Schema(ctx context.Context, _ resource.SchemaRe
 				MarkdownDescription: "Name of the Qovery annotations group. Defaults to `tailscale-HOSTNAME`.",
 				Validators:          []validator.String{tfx.NonBlank()},
 			},
+			"attach": schema.BoolAttribute{
+				Optional: true,
+				Computed: true,
+				Default:  booldefault.StaticBool(true),
+				MarkdownDescription: "Attach the annotations group to the application or container. Set `false` when the Qovery " +
+					"provider manages the service (`qovery_application` or `qovery_container`): its `annotations_group_ids` owns the list " +
+					"of attached groups, so put `annotations_group_id` there instead. qtail then creates and updates the group, does not " +
+					"attach it, waits for no device until the group is attached, and warns at plan while it is not. Default `true`.",
+			},
 			"redeploy": schema.BoolAttribute{
 				Optional: true,
 				Computed: true,
@@ -157,7 +166,8 @@ func (r *exposedServiceResource) Schema(ctx context.Context, _ resource.SchemaRe
 			"attached": schema.BoolAttribute{
 				Computed: true,
 				MarkdownDescription: "Whether the annotations group is attached to the application. A group detached in the Qovery " +
-					"console shows as a change to `true`: qtail attaches it again and redeploys.",
+					"console shows as a change to `true`: qtail attaches it again and redeploys. With `attach = false` it reports " +
+					"whether another tool attached it.",
 			},
 			"tailnet_fqdn": schema.StringAttribute{
 				Computed:            true,
