@@ -2,6 +2,7 @@ package acctest
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 	"testing"
 
@@ -67,4 +68,19 @@ resource "qtail_exposed_service" "billing" {
   %s
 }
 `, containerID, hostname, extra)
+}
+
+// MutatingRoutes lists the routes of calls (as Faults.Calls counts them)
+// that change something in Qovery or the tailnet: every method but GET,
+// without the policy validations and the OAuth token exchanges, which
+// change nothing.
+func MutatingRoutes(calls map[string]int) []string {
+	var out []string
+	for route, n := range calls {
+		if n > 0 && !strings.HasPrefix(route, "GET ") && !strings.Contains(route, "/acl/validate") && !strings.Contains(route, "/oauth/token") {
+			out = append(out, route)
+		}
+	}
+	sort.Strings(out)
+	return out
 }

@@ -3,7 +3,6 @@ package exposedservice_test
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -29,12 +28,7 @@ func exposureMutations(t *testing.T) []string {
 			Check: func(*terraform.State) error { calls = env.Faults.Calls(); return nil },
 		}},
 	})
-	var out []string
-	for route, n := range calls {
-		if n > 0 && !strings.HasPrefix(route, "GET ") && !strings.Contains(route, "/acl/validate") && !strings.Contains(route, "/oauth/token") {
-			out = append(out, route)
-		}
-	}
+	out := acctest.MutatingRoutes(calls)
 	if len(out) < 3 {
 		t.Fatalf("the exposure's creation made %d mutating calls (%v): the test would prove nothing", len(out), out)
 	}

@@ -28,12 +28,7 @@ func operatorMutations(t *testing.T, creds func(*operatorEnv) string) []string {
 			Check:  func(*terraform.State) error { calls = e.Faults.Calls(); return nil },
 		}},
 	})
-	var out []string
-	for route, n := range calls {
-		if n > 0 && !strings.HasPrefix(route, "GET ") && !strings.Contains(route, "/acl/validate") && !strings.Contains(route, "/oauth/token") {
-			out = append(out, route)
-		}
-	}
+	out := acctest.MutatingRoutes(calls)
 	if len(out) < 3 {
 		t.Fatalf("the operator's creation made %d mutating calls (%v): the test would prove nothing", len(out), out)
 	}
