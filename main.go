@@ -13,7 +13,8 @@ import (
 	"log"
 	"os"
 
-	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6/tf6server"
 
 	"github.com/qtail/terraform-provider-qtail/internal/provider"
 	"github.com/qtail/terraform-provider-qtail/internal/review"
@@ -42,10 +43,14 @@ func main() {
 		return
 	}
 
-	err := providerserver.Serve(context.Background(), provider.New(version), providerserver.ServeOpts{
-		Address: "registry.terraform.io/qtail/qtail",
-		Debug:   debug,
-	})
+	var opts []tf6server.ServeOpt
+	if debug {
+		opts = append(opts, tf6server.WithManagedDebug())
+	}
+	server, err := provider.Server(provider.New(version))()
+	if err == nil {
+		err = tf6server.Serve("registry.terraform.io/qtail/qtail", func() tfprotov6.ProviderServer { return server }, opts...)
+	}
 	stopProfile()
 	if err != nil {
 		log.Fatal(err)

@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
@@ -153,7 +152,7 @@ func (e *Env) ProviderOptions() provider.Options {
 // Factories returns the provider factories for resource.TestCase.
 func (e *Env) Factories() map[string]func() (tfprotov6.ProviderServer, error) {
 	return map[string]func() (tfprotov6.ProviderServer, error){
-		"qtail": providerserver.NewProtocol6WithError(provider.NewWithOptions("test", e.ProviderOptions())()),
+		"qtail": provider.Server(provider.NewWithOptions("test", e.ProviderOptions())),
 	}
 }
 

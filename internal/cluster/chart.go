@@ -116,10 +116,11 @@ func versionLess(a, b [3]int) bool {
 }
 
 // ChartCheck names a chart version to look for in an organization's Helm
-// repository, and the attributes that hold the repository and the version.
+// repository, and the attributes that hold the repository, the chart's
+// name (ChartAt, empty when qtail names the chart) and the version.
 type ChartCheck struct {
 	OrgID, RepoID, Chart, Version string
-	RepoAt, VersionAt             path.Path
+	RepoAt, ChartAt, VersionAt    path.Path
 }
 
 // servedBy completes "Point the repository ID at a repository that serves
@@ -165,9 +166,12 @@ func CheckChartPublished(ctx context.Context, q *qovery.Client, c ChartCheck, di
 		for _, ch := range all {
 			names = append(names, ch.ChartName)
 		}
-		diags.AddAttributeError(c.RepoAt, "Chart Not in the Repository",
-			fmt.Sprintf("The Helm repository %s has no chart %s; it publishes: %s. Point the repository ID at a repository that "+
-				"serves the chart, %s.", c.RepoID, c.Chart, strings.Join(names, ", "), c.servedBy()))
+		at, fix := c.RepoAt, "Point the repository ID at a repository that serves the chart, "+c.servedBy()+"."
+		if !c.ChartAt.Equal(path.Empty()) {
+			at, fix = c.ChartAt, "Name one of them in chart_name, or point the repository ID at a repository that serves the chart, "+c.servedBy()+"."
+		}
+		diags.AddAttributeError(at, "Chart Not in the Repository",
+			fmt.Sprintf("The Helm repository %s has no chart %s; it publishes: %s. %s", c.RepoID, c.Chart, strings.Join(names, ", "), fix))
 		return
 	}
 	if slices.Contains(versions, c.Version) {

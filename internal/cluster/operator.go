@@ -3,6 +3,8 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/qtail/terraform-provider-qtail/internal/manifest"
 	"github.com/qtail/terraform-provider-qtail/internal/planned"
@@ -42,6 +44,9 @@ type Operator struct {
 	// HelmID and Name are empty when no operator was found (or, for an
 	// operator this plan creates, not created yet).
 	HelmID, Name string
+	// Hostname is the name of the operator's own device
+	// (operatorConfig.hostname), when its values file sets it.
+	Hostname string
 	// Tags are the tags of the operator's own device.
 	Tags []string
 	// ProxyTags are the tags of the proxies it creates by default.
@@ -173,6 +178,24 @@ func operatorAmong(helms []qovery.Helm) Operator {
 	return op
 }
 
+// IsOperatorDevice reports whether a device with this hostname and these
+// tags is the operator's own device, or an operator's of another cluster:
+// it carries the operator's tags and none of its proxies' tags.
+func (o Operator) IsOperatorDevice(hostname string, tags []string) bool {
+	if o.Hostname != "" && strings.EqualFold(o.Hostname, hostname) {
+		return true
+	}
+	if len(tags) == 0 {
+		return false
+	}
+	for _, t := range tags {
+		if !slices.Contains(o.Tags, t) || slices.Contains(o.ProxyTags, t) {
+			return false
+		}
+	}
+	return true
+}
+
 // isOperator reports whether a Helm service installs the operator chart.
 func isOperator(h *qovery.Helm) bool {
 	return h.Source.Repository != nil && h.Source.Repository.ChartName == OperatorChart
@@ -185,6 +208,7 @@ func readOperatorValues(op *Operator, file string) bool {
 	if err != nil {
 		return false
 	}
+	op.Hostname = vals.Hostname
 	if len(vals.DefaultTags) > 0 {
 		op.Tags = vals.DefaultTags
 	}

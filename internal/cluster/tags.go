@@ -37,6 +37,11 @@ func CheckOperatorOwnsTags(ctx context.Context, c *conn.Clients, ops *Lookup, ch
 	}
 	env := ops.UsePlan(c.Planned()).Env
 	op, err := ops.Operator(ctx)
+	if err == nil && op.HelmID == "" && !op.Planned {
+		// No operator: the plan says so on its own, and there are no
+		// tags of an operator to check against.
+		return
+	}
 	if err != nil {
 		diags.AddWarning("Operator Lookup Failed", "qtail could not look for the Tailscale operator of cluster "+env.ClusterID+
 			", and checks the tags against the default operator tag "+DefaultOperatorTag+": "+err.Error())

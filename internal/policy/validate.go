@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -90,6 +91,9 @@ func ValidIPPort(s string) error {
 	if s == "" {
 		return errors.New("ip entries must not be empty")
 	}
+	if err := OneListElement(s); err != nil {
+		return err
+	}
 	proto, ports := "*", s
 	if i := strings.LastIndexByte(s, ':'); i >= 0 {
 		proto, ports = s[:i], s[i+1:]
@@ -169,6 +173,15 @@ var autogroups = map[string]bool{
 func ValidSelector(s string, use SelectorUse) error {
 	if s == "" {
 		return errors.New("selectors must not be empty")
+	}
+	if err := OneListElement(s); err != nil {
+		return err
+	}
+	switch {
+	case strings.Contains(s, ","):
+		return fmt.Errorf("%q holds several values separated by commas: give each value as its own list element", s)
+	case strings.ContainsAny(s, " \t\r\n"):
+		return fmt.Errorf("%q contains spaces: selectors have none; give each value as its own list element", s)
 	}
 	target := s
 	if use == TestDst {
@@ -307,4 +320,22 @@ func validHostName(s string) bool {
 		}
 	}
 	return true
+}
+
+// OneListElement refuses a list element that holds an encoding of values
+// rather than one value: a JSON list or object (jsonencode of the whole
+// list), or quotes. Each value of a policy list is one element of the
+// attribute.
+func OneListElement(s string) error {
+	trimmed := strings.TrimSpace(s)
+	if strings.HasPrefix(trimmed, "[") || strings.HasPrefix(trimmed, "{") {
+		if json.Valid([]byte(trimmed)) {
+			return fmt.Errorf("%q is JSON text, not one value: give each value as its own list element, "+
+				"as in [\"tag:a\", \"tag:b\"], without jsonencode", s)
+		}
+	}
+	if strings.ContainsAny(s, "\"'") {
+		return fmt.Errorf("%q contains quotes: they would be part of the value; write the value without them", s)
+	}
+	return nil
 }

@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -46,23 +47,32 @@ func TestEverySchemaAttributeIsDescribed(t *testing.T) {
 	for name, a := range ps.Schema.Attributes {
 		check("provider."+name, a.GetMarkdownDescription())
 	}
-	for _, f := range p.Resources(ctx) {
-		r := f()
+	eachSchema(t, p, func(name, desc string, attrs map[string]describedAttribute) {
+		check(name, desc)
+		walk(name, attrs)
+	})
+}
+
+// eachSchema calls f with the name ("qtail_grant", "data.qtail_device"),
+// the description and the attributes of each resource and data source of
+// p.
+func eachSchema(t *testing.T, p provider.Provider, f func(name, desc string, attrs map[string]describedAttribute)) {
+	ctx := context.Background()
+	for _, newResource := range p.Resources(ctx) {
+		r := newResource()
 		var md resource.MetadataResponse
 		r.Metadata(ctx, resource.MetadataRequest{ProviderTypeName: "qtail"}, &md)
 		var s resource.SchemaResponse
 		r.Schema(ctx, resource.SchemaRequest{}, &s)
-		check(md.TypeName, s.Schema.MarkdownDescription)
-		walk(md.TypeName, described(t, s.Schema.Attributes))
+		f(md.TypeName, s.Schema.MarkdownDescription, described(t, s.Schema.Attributes))
 	}
-	for _, f := range p.DataSources(ctx) {
-		d := f()
+	for _, newDataSource := range p.DataSources(ctx) {
+		d := newDataSource()
 		var md datasource.MetadataResponse
 		d.Metadata(ctx, datasource.MetadataRequest{ProviderTypeName: "qtail"}, &md)
 		var s datasource.SchemaResponse
 		d.Schema(ctx, datasource.SchemaRequest{}, &s)
-		check("data."+md.TypeName, s.Schema.MarkdownDescription)
-		walk("data."+md.TypeName, described(t, s.Schema.Attributes))
+		f("data."+md.TypeName, s.Schema.MarkdownDescription, described(t, s.Schema.Attributes))
 	}
 }
 
@@ -90,4 +100,63 @@ func nestedAttributes(t *testing.T, a any) map[string]describedAttribute {
 		return nil
 	}
 	return described(t, m.Call(nil)[0].MethodByName("GetAttributes").Call(nil)[0].Interface())
+}
+
+// limitRE finds the bounds that a validator's description states, such as
+// "value must be between 0 and 10" or "string length must be at most 63".
+var limitRE = regexp.MustCompile(`(?:between|at least|at most|equal to) (\d+)(?: and (\d+))?`)
+
+// Every limit a validator enforces on an attribute is in the attribute's
+// description, so that the documentation states it.
+func TestEveryLimitIsDocumented(t *testing.T) {
+	ctx := context.Background()
+	p := New("test")()
+	words := map[string]string{"1": "one", "2": "two", "3": "three", "4": "four", "5": "five", "10": "ten"}
+	checked := 0
+	var walk func(prefix string, attrs map[string]describedAttribute)
+	walk = func(prefix string, attrs map[string]describedAttribute) {
+		for name, a := range attrs {
+			desc := a.GetMarkdownDescription()
+			for _, rule := range validatorDescriptions(ctx, a) {
+				for _, m := range limitRE.FindAllStringSubmatch(rule, -1) {
+					for _, n := range m[1:] {
+						if n == "" || n == "1" && strings.Contains(rule, "at least 1") {
+							continue // "at least one element": the description says what one is
+						}
+						checked++
+						if !regexp.MustCompile(`\b`+n+`\b`).MatchString(desc) && (words[n] == "" || !strings.Contains(strings.ToLower(desc), words[n])) {
+							t.Errorf("%s.%s: a validator enforces %q, but the description does not give %s: %q", prefix, name, rule, n, desc)
+						}
+					}
+				}
+			}
+			walk(prefix+"."+name, nestedAttributes(t, a))
+		}
+	}
+	eachSchema(t, p, func(name, _ string, attrs map[string]describedAttribute) { walk(name, attrs) })
+	if checked == 0 {
+		t.Fatal("no validator with a numeric limit was found: the walk over the schemas is broken")
+	}
+}
+
+// validatorDescriptions returns the descriptions of the validators of a
+// schema attribute, whatever its type.
+func validatorDescriptions(ctx context.Context, a any) []string {
+	var out []string
+	v := reflect.ValueOf(a)
+	for _, method := range []string{"StringValidators", "Int64Validators", "Float64Validators", "ListValidators", "SetValidators", "MapValidators"} {
+		m := v.MethodByName(method)
+		if !m.IsValid() {
+			continue
+		}
+		list := m.Call(nil)[0]
+		for i := 0; i < list.Len(); i++ {
+			if d, ok := list.Index(i).Interface().(interface {
+				Description(context.Context) string
+			}); ok {
+				out = append(out, d.Description(ctx))
+			}
+		}
+	}
+	return out
 }

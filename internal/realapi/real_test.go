@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
@@ -45,7 +44,7 @@ func TestReal_quickstart(t *testing.T) {
 		t.Fatal(err)
 	}
 	factories := map[string]func() (tfprotov6.ProviderServer, error){
-		"qtail": providerserver.NewProtocol6WithError(provider.New("acc")()),
+		"qtail": provider.Server(provider.New("acc")),
 	}
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: factories,

@@ -79,15 +79,16 @@ func NonBlank() validator.String {
 	}}
 }
 
-// HTTPSURL accepts an https:// URL with a host.
-func HTTPSURL() validator.String {
+// HTTPSURL accepts an https:// URL with a host; its error names the kind
+// of repository and gives an example.
+func HTTPSURL(kind, example string) validator.String {
 	return StringCheck{Rule: "must be an https:// URL", Check: func(s string) error {
 		u, err := url.Parse(s)
 		if err != nil {
 			return fmt.Errorf("not a URL: %v", err)
 		}
 		if u.Scheme != "https" || u.Host == "" {
-			return fmt.Errorf("a repository of kind HTTPS needs an https:// URL with a host")
+			return fmt.Errorf("qtail and Qovery reach %s over HTTPS only: give an https:// URL with a host, such as %s", kind, example)
 		}
 		return nil
 	}}

@@ -370,6 +370,15 @@ func (r *exposedServiceResource) checkHostname(ctx context.Context, c *exposureC
 	if dev == nil || cluster.DeviceID(dev) == c.state.DeviceID.ValueString() || world.Released(cluster.DeviceID(dev)) {
 		return
 	}
+	// The operator's own device is never a proxy: a proxy with its name
+	// would join as NAME-1, and the wait for NAME would never end.
+	if op, err := c.ops.Operator(ctx); err == nil && op.IsOperatorDevice(dev.Hostname, dev.Tags) {
+		diags.AddAttributeError(path.Root("hostname"), "Hostname of an Operator's Device",
+			fmt.Sprintf("The tailnet device %q (%s, tagged %s) is a Tailscale operator's own device, not a proxy: "+
+				"the proxy of this application would join the tailnet as %s-1 and never answer at %s. Choose another hostname.",
+				dev.Hostname, cluster.DeviceID(dev), strings.Join(dev.Tags, ", "), hostname, hostname))
+		return
+	}
 	// A device that this application's operator could have created (each
 	// of its tags owned by an operator tag) is taken as the application's
 	// own proxy, left over from an exposure whose group was deleted

@@ -208,8 +208,8 @@ func TestHelmRepository_planTimeValidation(t *testing.T) {
 		want   string
 	}{
 		{"unstable channel", acctest.HelmRepositoryConfig(org, "ts", `url = "https://pkgs.tailscale.com/unstable/helmcharts"`), `is Tailscale's unstable chart channel`},
-		{"plain http", acctest.HelmRepositoryConfig(org, "ts", `url = "http://pkgs.tailscale.com/helmcharts"`), `needs an https:// URL`},
-		{"oci url", acctest.HelmRepositoryConfig(org, "ts", `url = "oci://registry.example.com/charts"`), `needs an https:// URL`},
+		{"plain http", acctest.HelmRepositoryConfig(org, "ts", `url = "http://pkgs.tailscale.com/helmcharts"`), `reach Helm chart repositories over HTTPS only`},
+		{"oci url", acctest.HelmRepositoryConfig(org, "ts", `url = "oci://registry.example.com/charts"`), `reach Helm chart repositories over HTTPS only`},
 		{"bad organization id", acctest.HelmRepositoryConfig("acme", "ts", ""), `must be a Qovery ID`},
 		{"blank name", acctest.HelmRepositoryConfig(org, "  ", ""), `must not be empty or blank`},
 		{"unknown organization", acctest.HelmRepositoryConfig("00000000-0000-4000-8000-000000000000", "ts", ""), `Organization Not Found`},

@@ -43,7 +43,7 @@ func (r *helmRepositoryResource) Schema(_ context.Context, _ resource.SchemaRequ
 				Default:  stringdefault.StaticString(cluster.StableChartsURL),
 				MarkdownDescription: "HTTPS URL of the chart repository. Defaults to Tailscale's stable channel, `" + cluster.StableChartsURL +
 					"`. The unstable channel, `" + cluster.UnstableChartsURL + "`, needs `allow_unstable = true`.",
-				Validators: []validator.String{tfx.HTTPSURL()},
+				Validators: []validator.String{tfx.HTTPSURL("Helm chart repositories", cluster.StableChartsURL)},
 			},
 			"allow_unstable": schema.BoolAttribute{
 				Optional:            true,

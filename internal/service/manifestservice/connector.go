@@ -88,7 +88,7 @@ func (r *connectorResource) Schema(ctx context.Context, _ resource.SchemaRequest
 		Computed: true,
 		Default:  int64default.StaticInt64(1),
 		MarkdownDescription: "Number of replicas, each a device advertising the same routes, for high availability. " +
-			"`hostname` only with 1; above 1, set `hostname_prefix`. Default `1`.",
+			"From 0 (no device) to 10. `hostname` only with 1; above 1, set `hostname_prefix`. Default `1`.",
 		Validators: []validator.Int64{int64validator.Between(0, 10)},
 	}
 	attrs["subnet_routes"] = schema.ListAttribute{

@@ -57,7 +57,7 @@ func (b *serviceBase) planChecks(ctx context.Context, k manifestKind, m *manifes
 		at := path.Root("chart").AtName("helm_repository")
 		cluster.CheckChartPublished(ctx, q, cluster.ChartCheck{OrgID: env.Organization.ID, RepoID: h.RepositoryID.ValueString(),
 			Chart: h.ChartName.ValueString(), Version: h.ChartVersion.ValueString(),
-			RepoAt: at.AtName("repository_id"), VersionAt: at.AtName("chart_version")}, diags)
+			RepoAt: at.AtName("repository_id"), ChartAt: at.AtName("chart_name"), VersionAt: at.AtName("chart_version")}, diags)
 	}
 	ops := cluster.NewLookup(q, env).UsePlan(b.world())
 	if !m.ID.IsUnknown() {

@@ -84,7 +84,7 @@ func manifestAttributes(ctx context.Context, k manifestKind, waits string) map[s
 						"url": schema.StringAttribute{
 							Required:            true,
 							MarkdownDescription: "HTTPS URL of the Git repository, such as `https://github.com/acme/platform.git`.",
-							Validators:          []validator.String{tfx.HTTPSURL()},
+							Validators:          []validator.String{tfx.HTTPSURL("Git repositories", "https://github.com/acme/platform.git")},
 						},
 						"branch": schema.StringAttribute{
 							Optional: true,

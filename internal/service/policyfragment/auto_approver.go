@@ -33,6 +33,7 @@ var (
 // NewAutoApproverResource returns the qtail_auto_approver resource.
 func NewAutoApproverResource() resource.Resource {
 	return &autoApproverResource{fragmentResource[autoApproverModel, *autoApproverModel]{
+		listAttr:   "approvers",
 		what:       "auto approver",
 		importHint: "Declare it in autoApprovers first, or create it with a qtail_auto_approver resource.",
 	}}

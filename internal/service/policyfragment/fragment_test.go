@@ -9,7 +9,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
@@ -425,7 +424,7 @@ func regionFactories(env *acctest.Env) map[string]func() (tfprotov6.ProviderServ
 	opts := env.ProviderOptions()
 	opts.Retry.MaxAttempts = 10
 	return map[string]func() (tfprotov6.ProviderServer, error){
-		"qtail": providerserver.NewProtocol6WithError(provider.NewWithOptions("test", opts)()),
+		"qtail": provider.Server(provider.NewWithOptions("test", opts)),
 	}
 }
 

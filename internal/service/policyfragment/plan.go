@@ -111,7 +111,7 @@ func (r *fragmentResource[M, P]) ModifyPlan(ctx context.Context, req resource.Mo
 		// owned goes, the approvers of the new owner come.
 		muts = append([]policy.Mutation{{Key: oldKey, Delete: true, Overwrite: true}}, muts...)
 	}
-	reportCheck(&resp.Diagnostics, key, planner.Check(ctx, muts))
+	r.reportCheck(&resp.Diagnostics, key, value, planner.Check(ctx, muts))
 }
 
 // plannedOwner stands for the owner of new approvers in the plan-time
@@ -184,7 +184,7 @@ func keyAttribute(key policy.Key) string {
 
 // reportCheck adds what the plan-time check of the change of key found
 // (see policy.Planner.Check).
-func reportCheck(diags *diag.Diagnostics, key policy.Key, err error) {
+func (r *fragmentResource[M, P]) reportCheck(diags *diag.Diagnostics, key policy.Key, value json.RawMessage, err error) {
 	var conflict *policy.UnmanagedConflictError
 	var unchecked *policy.ValidateCallError
 	var tooLarge *policy.TooLargeError
@@ -199,9 +199,13 @@ func reportCheck(diags *diag.Diagnostics, key policy.Key, err error) {
 	case errors.As(err, &tooLarge):
 		diags.AddError("Policy File Too Large", fmt.Sprintf("qtail refuses to add %s: %v.", key, tooLarge))
 	case policy.IsRejected(err):
-		diags.AddError("Tailscale Rejects the Policy Change",
-			fmt.Sprintf("Tailscale refuses the policy file as it would be with %s:\n\n%v\n\nChange the configuration so that the entry is valid.%s",
-				key, err, rejectionHint(err)))
+		detail := fmt.Sprintf("Tailscale refuses the policy file as it would be with %s:\n\n%v\n\nChange the configuration so that the entry is valid.%s",
+			key, err, rejectionHint(err))
+		if at, ok := blamedPath(value, r.listAttr, err.Error()); ok {
+			diags.AddAttributeError(at, "Tailscale Rejects the Policy Change", detail)
+			return
+		}
+		diags.AddError("Tailscale Rejects the Policy Change", detail)
 	default:
 		diags.AddError("Invalid Policy Change", fmt.Sprintf("qtail cannot apply %s to the policy file: %v. "+
 			"Fix the policy file or the configuration, then plan again.", key, err))

@@ -43,6 +43,9 @@ type fragmentResource[M any, P fragmentPtr[M]] struct {
 	// members are the lower-cased member names of an entry that the model
 	// reads (grants and tests are objects); other members are reported.
 	members []string
+	// listAttr is the attribute that holds the entry when the entry is a
+	// list (the approvers of a route, the owners of a tag).
+	listAttr string
 }
 
 func (r *fragmentResource[M, P]) policyStore(diags *diag.Diagnostics) *policy.Store {

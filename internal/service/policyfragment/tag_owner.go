@@ -32,6 +32,7 @@ var (
 // NewTagOwnerResource returns the qtail_tag_owner resource.
 func NewTagOwnerResource() resource.Resource {
 	return &tagOwnerResource{fragmentResource[tagOwnerModel, *tagOwnerModel]{
+		listAttr:   "owners",
 		what:       "tag owner",
 		importHint: "Declare the tag in tagOwners first, or create it with a qtail_tag_owner resource.",
 	}}
@@ -130,6 +131,9 @@ func (r *tagOwnerResource) ImportState(ctx context.Context, req resource.ImportS
 // checkOwner checks a tag owner or an auto approver: a user email, a
 // group, an autogroup or a tag.
 func checkOwner(s string) error {
+	if err := policy.OneListElement(s); err != nil {
+		return err
+	}
 	switch {
 	case strings.HasPrefix(s, "tag:"):
 		return policy.ValidTag(s)

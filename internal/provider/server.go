@@ -1,0 +1,128 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/provider"
+	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+)
+
+// Server returns the protocol 6 server of p, whose diagnostics name the
+// nested attribute they are about. Terraform shows the line of a
+// top-level attribute that an error is about, but for an attribute nested
+// in another (chart.git_repository.url, timeouts.create) it shows only
+// the resource block: the detail then says which attribute it is.
+func Server(p func() provider.Provider) func() (tfprotov6.ProviderServer, error) {
+	inner := providerserver.NewProtocol6WithError(p())
+	return func() (tfprotov6.ProviderServer, error) {
+		s, err := inner()
+		if err != nil {
+			return nil, err
+		}
+		return attributeNamingServer{s}, nil
+	}
+}
+
+// attributeNamingServer adds the path of a nested attribute to the
+// diagnostics about it.
+type attributeNamingServer struct {
+	tfprotov6.ProviderServer
+}
+
+func (s attributeNamingServer) ValidateProviderConfig(ctx context.Context, req *tfprotov6.ValidateProviderConfigRequest) (*tfprotov6.ValidateProviderConfigResponse, error) {
+	resp, err := s.ProviderServer.ValidateProviderConfig(ctx, req)
+	if resp != nil {
+		nameAttributes(resp.Diagnostics)
+	}
+	return resp, err
+}
+
+func (s attributeNamingServer) ConfigureProvider(ctx context.Context, req *tfprotov6.ConfigureProviderRequest) (*tfprotov6.ConfigureProviderResponse, error) {
+	resp, err := s.ProviderServer.ConfigureProvider(ctx, req)
+	if resp != nil {
+		nameAttributes(resp.Diagnostics)
+	}
+	return resp, err
+}
+
+func (s attributeNamingServer) ValidateResourceConfig(ctx context.Context, req *tfprotov6.ValidateResourceConfigRequest) (*tfprotov6.ValidateResourceConfigResponse, error) {
+	resp, err := s.ProviderServer.ValidateResourceConfig(ctx, req)
+	if resp != nil {
+		nameAttributes(resp.Diagnostics)
+	}
+	return resp, err
+}
+
+func (s attributeNamingServer) PlanResourceChange(ctx context.Context, req *tfprotov6.PlanResourceChangeRequest) (*tfprotov6.PlanResourceChangeResponse, error) {
+	resp, err := s.ProviderServer.PlanResourceChange(ctx, req)
+	if resp != nil {
+		nameAttributes(resp.Diagnostics)
+	}
+	return resp, err
+}
+
+func (s attributeNamingServer) ApplyResourceChange(ctx context.Context, req *tfprotov6.ApplyResourceChangeRequest) (*tfprotov6.ApplyResourceChangeResponse, error) {
+	resp, err := s.ProviderServer.ApplyResourceChange(ctx, req)
+	if resp != nil {
+		nameAttributes(resp.Diagnostics)
+	}
+	return resp, err
+}
+
+func (s attributeNamingServer) ValidateDataResourceConfig(ctx context.Context, req *tfprotov6.ValidateDataResourceConfigRequest) (*tfprotov6.ValidateDataResourceConfigResponse, error) {
+	resp, err := s.ProviderServer.ValidateDataResourceConfig(ctx, req)
+	if resp != nil {
+		nameAttributes(resp.Diagnostics)
+	}
+	return resp, err
+}
+
+func (s attributeNamingServer) ReadDataSource(ctx context.Context, req *tfprotov6.ReadDataSourceRequest) (*tfprotov6.ReadDataSourceResponse, error) {
+	resp, err := s.ProviderServer.ReadDataSource(ctx, req)
+	if resp != nil {
+		nameAttributes(resp.Diagnostics)
+	}
+	return resp, err
+}
+
+// nameAttributes ends the detail of each diagnostic about a nested
+// attribute with the attribute's path.
+func nameAttributes(diags []*tfprotov6.Diagnostic) {
+	for _, d := range diags {
+		if d == nil || d.Attribute == nil {
+			continue
+		}
+		if p, nested := attributePath(d.Attribute); nested {
+			d.Detail = strings.TrimRight(d.Detail, "\n") + "\n\nAttribute: " + p
+		}
+	}
+}
+
+// attributePath writes a path as the configuration would refer to it
+// (chart.git_repository.url, ports[0].name), and reports whether it goes
+// through a nested attribute, which Terraform cannot point at.
+func attributePath(p *tftypes.AttributePath) (string, bool) {
+	var b strings.Builder
+	names := 0
+	for _, step := range p.Steps() {
+		switch s := step.(type) {
+		case tftypes.AttributeName:
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(string(s))
+			names++
+		case tftypes.ElementKeyInt:
+			fmt.Fprintf(&b, "[%d]", int64(s))
+		case tftypes.ElementKeyString:
+			fmt.Fprintf(&b, "[%q]", string(s))
+		case tftypes.ElementKeyValue:
+			b.WriteString("[...]")
+		}
+	}
+	return b.String(), names > 1
+}
