@@ -262,6 +262,21 @@ resource "qtail_auto_approver" "b" {
   hostname       = "billing-b"
 }`, operator: true},
 
+		{block: "qtail_exposed_service", what: "a ProxyGroup no Helm service renders", attr: "proxy_group", want: "ProxyGroup Not on the Cluster",
+			config: exposure(`application_id = "{{.App}}"
+  hostname = "billing"
+  proxy_group = "ingress"
+  wait_for_device = false`), operator: true},
+		{block: "qtail_egress_service", what: "a ProxyGroup no Helm service renders", attr: "proxy_group", want: "ProxyGroup Not on the Cluster",
+			config: `resource "qtail_egress_service" "e" {
+  environment_id = "{{.Env}}"
+  name = "db"
+  tailnet_fqdn = "db.tail1234.ts.net"
+  ports = ["tcp:5432"]
+  proxy_group = "egress"
+  ` + gitChart + `
+}`, operator: true},
+
 		{block: "qtail_connector", what: "Git chart over http://", attr: "chart.git_repository.url", want: "reach Git repositories over HTTPS only",
 			config: connector(`chart = {
     git_repository = {

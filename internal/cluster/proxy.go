@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 
 	"github.com/qtail/terraform-provider-qtail/internal/conn"
+	"github.com/qtail/terraform-provider-qtail/internal/manifest"
 	"github.com/qtail/terraform-provider-qtail/internal/policy"
 	"github.com/qtail/terraform-provider-qtail/internal/tailnet"
 	"github.com/qtail/terraform-provider-qtail/internal/tfx"
@@ -141,11 +142,20 @@ func applicationLookup(ctx context.Context, c *conn.Clients, appID string) (*Loo
 }
 
 // AwaitExposureService waits, after an exposure of the application appID
-// through an ingress ProxyGroup, until the operator has created the
-// Tailscale Service svc:HOSTNAME that the ProxyGroup's replicas serve. It
-// stops at once when the operator's OAuth client lacks the services scope.
-func AwaitExposureService(ctx context.Context, c *conn.Clients, tn *tailnet.Client, appID, hostname string) (*tailnet.Service, error) {
+// through the ingress ProxyGroup proxyGroup, until the operator has
+// created the Tailscale Service svc:HOSTNAME that the ProxyGroup's
+// replicas serve. It stops at once when the operator's OAuth client lacks
+// the services scope, and as soon as the cluster's Helm services show that
+// the ProxyGroup is missing or not of type ingress.
+func AwaitExposureService(ctx context.Context, c *conn.Clients, tn *tailnet.Client, appID, proxyGroup, hostname string) (*tailnet.Service, error) {
 	name := tailnet.ServiceName(hostname)
+	blocked := Blocked(func(ctx context.Context) string {
+		ops, err := applicationLookup(ctx, c, appID)
+		if err != nil {
+			return ""
+		}
+		return ProxyGroupProblem(ctx, ops, proxyGroup, manifest.ProxyGroupIngress)
+	})
 	if ops, err := applicationLookup(ctx, c, appID); err == nil {
 		if client := ops.OAuthClient(ctx, tn); client.Known && !ScopeGranted(client.Scopes, servicesScope) {
 			return nil, fmt.Errorf("the operator creates the Tailscale Service %s with its OAuth client %s, which lacks the %s scope "+
@@ -160,6 +170,10 @@ func AwaitExposureService(ctx context.Context, c *conn.Clients, tn *tailnet.Clie
 		}
 		if s != nil {
 			return s, nil
+		}
+		if why := blocked(ctx); why != "" {
+			return nil, fmt.Errorf("the operator cannot create the Tailscale Service %s: %s. Declare the ProxyGroup with a "+
+				"qtail_proxy_group of type %q and refer to it in proxy_group", name, why, manifest.ProxyGroupIngress)
 		}
 		if tfx.Sleep(ctx, c.PollInterval()) != nil {
 			return nil, fmt.Errorf("%w waiting for the operator to create the Tailscale Service %s: check that the ProxyGroup is of "+

@@ -42,7 +42,20 @@ type renderedProxyClass struct {
 // cannot read: their values come from Git or --set flags, or their chart is
 // not one that applies a `manifests` list (such as tailnet-manifests).
 func clusterProxyClasses(helms []qovery.Helm) (map[string]renderedProxyClass, []*qovery.Helm) {
-	found := map[string]renderedProxyClass{}
+	return clusterRendered(helms, func(h *qovery.Helm, files []string) map[string]renderedProxyClass {
+		out := map[string]renderedProxyClass{}
+		for _, pc := range manifest.RenderedProxyClasses(files...) {
+			out[pc.Name] = renderedProxyClass{ProxyClass: pc, helm: h}
+		}
+		return out
+	})
+}
+
+// clusterRendered returns what extract finds, by name, in the values files
+// of each Helm service of a cluster that qtail can read (the first service
+// that renders a name wins), and the Helm services it cannot read.
+func clusterRendered[T any](helms []qovery.Helm, extract func(h *qovery.Helm, files []string) map[string]T) (map[string]T, []*qovery.Helm) {
+	found := map[string]T{}
 	var opaque []*qovery.Helm
 	for i := range helms {
 		h := &helms[i]
@@ -54,9 +67,9 @@ func clusterProxyClasses(helms []qovery.Helm) (map[string]renderedProxyClass, []
 			opaque = append(opaque, h)
 			continue
 		}
-		for _, pc := range manifest.RenderedProxyClasses(files...) {
-			if _, seen := found[pc.Name]; !seen {
-				found[pc.Name] = renderedProxyClass{ProxyClass: pc, helm: h}
+		for name, v := range extract(h, files) {
+			if _, seen := found[name]; !seen {
+				found[name] = v
 			}
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/qtail/terraform-provider-qtail/internal/conn"
 	"github.com/qtail/terraform-provider-qtail/internal/manifest"
+	"github.com/qtail/terraform-provider-qtail/internal/qovery"
 	"github.com/qtail/terraform-provider-qtail/internal/tfx"
 )
 
@@ -33,6 +34,7 @@ func CheckProxyGroupType(ctx context.Context, c *conn.Clients, name, envID, want
 	world := c.Planned()
 	planned := world.ProxyGroupsNamed(name)
 	if len(planned) == 0 {
+		checkProxyGroupRendered(ctx, c, name, envID, want, diags)
 		return
 	}
 	read := func(ctx context.Context, envID string) (string, error) {
@@ -59,5 +61,63 @@ func CheckProxyGroupType(ctx context.Context, c *conn.Clients, name, envID, want
 			fmt.Sprintf("A qtail_proxy_group of this configuration declares the ProxyGroup %q on cluster %s (environment %s) with "+
 				"type %q. %s", name, cluster, pg.EnvironmentID, pg.Type, proxyGroupUses[want]))
 		return
+	}
+}
+
+// clusterProxyGroups returns the type of each ProxyGroup that the Helm
+// services of a cluster render, by name, and the Helm services whose
+// rendering qtail cannot read.
+func clusterProxyGroups(helms []qovery.Helm) (map[string]string, []*qovery.Helm) {
+	return clusterRendered(helms, func(_ *qovery.Helm, files []string) map[string]string {
+		return manifest.RenderedProxyGroups(files...)
+	})
+}
+
+// ProxyGroupProblem returns why the ProxyGroup name cannot serve a Service
+// that needs its type want, when the cluster's Helm services show it for
+// sure: none of them renders it (and qtail can read them all), or it is of
+// another type. It returns "" otherwise.
+func ProxyGroupProblem(ctx context.Context, ops *Lookup, name, want string) string {
+	helms, err := ops.Helms(ctx)
+	if err != nil {
+		return ""
+	}
+	found, opaque := clusterProxyGroups(helms)
+	typ, ok := found[name]
+	switch {
+	case ok && typ != want:
+		return fmt.Sprintf("the ProxyGroup %s on cluster %s is of type %q, not %q", name, ops.Env.ClusterID, typ, want)
+	case !ok && len(opaque) == 0:
+		return fmt.Sprintf("no Helm service of cluster %s renders the ProxyGroup %s (qtail read the values of all %d of them), "+
+			"so the operator has no ProxyGroup to serve it with", ops.Env.ClusterID, name, len(helms))
+	}
+	return ""
+}
+
+// checkProxyGroupRendered refuses, at plan, a ProxyGroup that no resource
+// of the plan declares and that the Helm services of the cluster of envID
+// show missing or of another type; it warns when qtail cannot tell.
+func checkProxyGroupRendered(ctx context.Context, c *conn.Clients, name, envID, want string, diags *diag.Diagnostics) {
+	ops, err := environmentLookup(ctx, c, envID)
+	if err != nil {
+		return
+	}
+	at := path.Root("proxy_group")
+	if why := ProxyGroupProblem(ctx, ops, name, want); why != "" {
+		diags.AddAttributeError(at, "ProxyGroup Not on the Cluster",
+			fmt.Sprintf("In this plan, %s. Declare it with a qtail_proxy_group of type %q on that cluster and refer to it "+
+				"(proxy_group = qtail_proxy_group.NAME.name) so that Terraform plans it first, or name a ProxyGroup that exists. %s",
+				why, want, proxyGroupUses[want]))
+		return
+	}
+	helms, err := ops.Helms(ctx)
+	if err != nil {
+		return
+	}
+	if found, opaque := clusterProxyGroups(helms); found[name] == "" && len(opaque) > 0 {
+		diags.AddAttributeWarning(at, "ProxyGroup Not Checked",
+			fmt.Sprintf("No Helm service of cluster %s that qtail can read renders the ProxyGroup %s, and qtail cannot tell what "+
+				"%s render. Until a ProxyGroup of that name and of type %q runs on the cluster, the operator does nothing with this Service.",
+				ops.Env.ClusterID, name, helmNames(opaque), want))
 	}
 }

@@ -37,6 +37,39 @@ func (p ProxyClass) Problem() string {
 // ProxyClass in tailscale.com/v1alpha1. Files that are not YAML maps are
 // skipped, as the deployment would fail on them anyway.
 func RenderedProxyClasses(valuesFiles ...string) []ProxyClass {
+	var out []ProxyClass
+	for _, obj := range renderedObjects(KindProxyClass, valuesFiles) {
+		meta, _ := obj["metadata"].(map[string]any)
+		name, _ := meta["name"].(string)
+		pc := ProxyClass{Name: name}
+		spec, _ := obj["spec"].(map[string]any)
+		metrics, _ := spec["metrics"].(map[string]any)
+		pc.MetricsEnabled, _ = metrics["enable"].(bool)
+		sm, _ := metrics["serviceMonitor"].(map[string]any)
+		pc.ServiceMonitor, _ = sm["enable"].(bool)
+		out = append(out, pc)
+	}
+	return out
+}
+
+// RenderedProxyGroups returns the type of each ProxyGroup, by name, that
+// the manifests list of a Helm service's values files renders.
+func RenderedProxyGroups(valuesFiles ...string) map[string]string {
+	out := map[string]string{}
+	for _, obj := range renderedObjects(KindProxyGroup, valuesFiles) {
+		meta, _ := obj["metadata"].(map[string]any)
+		name, _ := meta["name"].(string)
+		spec, _ := obj["spec"].(map[string]any)
+		typ, _ := spec["type"].(string)
+		out[name] = typ
+	}
+	return out
+}
+
+// renderedObjects returns the Tailscale objects of one kind in the
+// manifests list of values files (the last file that has the list wins,
+// as Helm merges them).
+func renderedObjects(kind string, valuesFiles []string) []map[string]any {
 	var list []any
 	for _, f := range valuesFiles {
 		var doc map[string]any
@@ -47,21 +80,12 @@ func RenderedProxyClasses(valuesFiles ...string) []ProxyClass {
 			list, _ = v.([]any)
 		}
 	}
-	var out []ProxyClass
+	var out []map[string]any
 	for _, e := range list {
 		obj, ok := e.(map[string]any)
-		if !ok || obj["apiVersion"] != TailscaleAPIVersion || obj["kind"] != KindProxyClass {
-			continue
+		if ok && obj["apiVersion"] == TailscaleAPIVersion && obj["kind"] == kind {
+			out = append(out, obj)
 		}
-		meta, _ := obj["metadata"].(map[string]any)
-		name, _ := meta["name"].(string)
-		pc := ProxyClass{Name: name}
-		spec, _ := obj["spec"].(map[string]any)
-		metrics, _ := spec["metrics"].(map[string]any)
-		pc.MetricsEnabled, _ = metrics["enable"].(bool)
-		sm, _ := metrics["serviceMonitor"].(map[string]any)
-		pc.ServiceMonitor, _ = sm["enable"].(bool)
-		out = append(out, pc)
 	}
 	return out
 }

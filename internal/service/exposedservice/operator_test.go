@@ -55,11 +55,23 @@ func TestExposedService_throughAnIngressGroupWithoutTheServicesScopeFails(t *tes
 	})
 }
 
+// ingressProxyGroupValues renders the ingress ProxyGroup "ingress", as a
+// Helm service installed by hand does.
+const ingressProxyGroupValues = `manifests:
+  - apiVersion: tailscale.com/v1alpha1
+    kind: ProxyGroup
+    metadata:
+      name: ingress
+    spec:
+      type: ingress
+`
+
 // With a client qtail can read, the plan refuses the exposure up front.
 func TestExposedService_throughAnIngressGroupNeedsTheServicesScope(t *testing.T) {
 	t.Parallel()
 	env := acctest.New(t)
 	op := env.InstallOperatorWith(t, acctest.Region, acctest.OperatorOptions{Scopes: []string{"devices:core", "auth_keys"}, PlainClientID: true})
+	env.CreateManifestService(t, "tailscale-proxygroup-ingress", ingressProxyGroupValues)
 	appID := env.ApplicationID(t, acctest.Region, "billing-api")
 	resource.UnitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: env.Factories(),

@@ -173,7 +173,7 @@ func (r *exposedServiceResource) settleDevice(ctx context.Context, t *tailnet.Cl
 	}
 	if m.ProxyGroup.ValueString() != "" {
 		if m.Redeploy.ValueBool() {
-			_, err := cluster.AwaitExposureService(ctx, r.Clients, t, m.ApplicationID.ValueString(), hostname)
+			_, err := cluster.AwaitExposureService(ctx, r.Clients, t, m.ApplicationID.ValueString(), m.ProxyGroup.ValueString(), hostname)
 			return nil, err
 		}
 		return nil, nil
