@@ -8,7 +8,10 @@
 //   - whole file (with -whole-file-provider): the same N grants in one
 //     tailscale_acl of the official Tailscale provider, built outside this
 //     repository, against a sandbox of its own;
-//   - Terraform alone: N terraform_data, which call no API.
+//   - Terraform alone: N terraform_data, which call no API;
+//   - a provider alone: N noop_grant of tools/benchpolicy/noop, a
+//     terraform-plugin-framework provider that calls no API: the cost of
+//     any design with one resource per grant.
 //
 // Around each command it reads the sandbox's call counters and prints the
 // policy reads, writes and validations and the wall time, next to the
@@ -225,7 +228,13 @@ func (b *bench) setup(ctx context.Context, root string) error {
 	if err := build.Run(); err != nil {
 		return fmt.Errorf("building the provider: %w", err)
 	}
-	overrides := fmt.Sprintf("    \"qtail/qtail\" = %q\n", bin)
+	noop := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(bin, "terraform-provider-noop"), "./tools/benchpolicy/noop")
+	noop.Dir = root
+	noop.Stdout, noop.Stderr = os.Stdout, os.Stderr
+	if err := noop.Run(); err != nil {
+		return fmt.Errorf("building the no-op provider: %w", err)
+	}
+	overrides := fmt.Sprintf("    \"qtail/qtail\" = %q\n    \"qtail/noop\" = %q\n", bin, bin)
 	if b.o.wholeFile != "" {
 		abs, err := filepath.Abs(b.o.wholeFile)
 		if err != nil {
@@ -248,6 +257,9 @@ type report struct {
 	planAdd, apply, planNop result
 	whole                   *[3]result // plan adding, apply, plan with no change
 	alone                   [3]result
+	// plugin is N noop_grant: a resource of a framework provider that
+	// calls no API.
+	plugin [3]result
 }
 
 // commands are the three Terraform commands of each configuration.
@@ -262,6 +274,10 @@ func (b *bench) one(ctx context.Context, n int) (*report, error) {
 		return nil, err
 	}
 	r.alone = alone
+	fmt.Printf("N=%d: a provider that calls no API ...\n", n)
+	if r.plugin, err = b.sequence(ctx, n, "plugin", pluginConfig(n), false, false); err != nil {
+		return nil, err
+	}
 	fmt.Printf("N=%d: qtail ...\n", n)
 	q, err := b.sequence(ctx, n, "qtail", grantsConfig(n), true, false)
 	if err != nil {
@@ -457,6 +473,7 @@ func (r *report) print(w io.Writer) bool {
 		if r.whole != nil {
 			row("", "tailscale_acl (whole file)", r.whole[i])
 		}
+		fmt.Fprintf(tw, "\tnoop_grant (framework provider, no API)\t-\t-\t-\t%.2fs\t\n", r.plugin[i].wall.Seconds())
 		fmt.Fprintf(tw, "\tterraform_data (no API)\t-\t-\t-\t%.2fs\t\n", r.alone[i].wall.Seconds())
 	}
 	_ = tw.Flush()
@@ -467,6 +484,18 @@ func (r *report) print(w io.Writer) bool {
 		"plan with no change = Terraform alone + 1 read = %.2fs\n",
 		waves, waves, floor(0, 1+waves).Seconds(), waves, floor(1, 1+waves).Seconds(), waves, (floor(1, 1+waves) + time.Duration(1+waves)*lat).Seconds(),
 		floor(2, 1).Seconds())
+
+	// The same floor above a provider of the same framework that calls
+	// no API: what any resource-per-grant design costs.
+	pfloor := [3]time.Duration{
+		r.plugin[0].wall + time.Duration(1+waves)*lat,
+		r.plugin[1].wall + time.Duration(2+2*waves)*lat,
+		r.plugin[2].wall + lat,
+	}
+	fmt.Fprintf(w, "floor above noop_grant (same calls, a framework provider's own cost): plan adding N %.2fs, apply %.2fs, "+
+		"plan with no change %.2fs; qtail is at %.2fx, %.2fx and %.2fx of it\n",
+		pfloor[0].Seconds(), pfloor[1].Seconds(), pfloor[2].Seconds(),
+		r.planAdd.wall.Seconds()/pfloor[0].Seconds(), r.apply.wall.Seconds()/pfloor[1].Seconds(), r.planNop.wall.Seconds()/pfloor[2].Seconds())
 
 	ok := true
 	check := func(what string, good bool) {
@@ -581,6 +610,19 @@ func grantsConfig(n int) string {
 	for i := range n {
 		g := grant(i)
 		fmt.Fprintf(&b, "\nresource \"qtail_grant\" \"g%d\" {\n  name = \"bench-%d\"\n  src  = [%q]\n  dst  = [%q]\n  ip   = [%q]\n}\n",
+			i, i, g.Src[0], g.Dst[0], g.IP[0])
+	}
+	return b.String()
+}
+
+// pluginConfig is a configuration of n noop_grant, with the grants'
+// attributes.
+func pluginConfig(n int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, header, "    noop = {\n      source = \"qtail/noop\"\n    }\n")
+	for i := range n {
+		g := grant(i)
+		fmt.Fprintf(&b, "\nresource \"noop_grant\" \"g%d\" {\n  name = \"bench-%d\"\n  src  = [%q]\n  dst  = [%q]\n  ip   = [%q]\n}\n",
 			i, i, g.Src[0], g.Dst[0], g.IP[0])
 	}
 	return b.String()
