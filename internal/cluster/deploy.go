@@ -43,7 +43,9 @@ func DeployHelm(ctx context.Context, q *qovery.Client, helmID string, poll time.
 		if err != nil {
 			return deadline(ctx, fmt.Errorf("starting the deployment: %w", err), before.State)
 		}
-		last, err := qovery.WaitForDeployment(ctx, get, qovery.WaitOptions{PollInterval: poll, Since: before})
+		wait := tfx.StartWait(ctx, "the deployment of the Helm service "+helmID)
+		last, err := qovery.WaitForDeployment(ctx, get, qovery.WaitOptions{PollInterval: poll, Since: before,
+			Progress: func(state string) { wait.Progress(ctx, "deployment state "+state) }})
 		if err != nil {
 			state := ""
 			if last != nil {

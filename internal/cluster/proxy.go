@@ -163,6 +163,7 @@ func AwaitExposureService(ctx context.Context, c *conn.Clients, tn *tailnet.Clie
 				tfx.HCLList(client.Scopes), tfx.HCLList(OperatorOAuthScopes))
 		}
 	}
+	wait := tfx.StartWait(ctx, "the Tailscale Service "+name)
 	for {
 		s, err := tn.FindService(ctx, name)
 		if err != nil && ctx.Err() == nil {
@@ -175,7 +176,7 @@ func AwaitExposureService(ctx context.Context, c *conn.Clients, tn *tailnet.Clie
 			return nil, fmt.Errorf("the operator cannot create the Tailscale Service %s: %s. Declare the ProxyGroup with a "+
 				"qtail_proxy_group of type %q and refer to it in proxy_group", name, why, manifest.ProxyGroupIngress)
 		}
-		if tfx.Sleep(ctx, c.PollInterval()) != nil {
+		if wait.Sleep(ctx, c.PollInterval(), "no Tailscale Service "+name+" yet") != nil {
 			return nil, fmt.Errorf("%w waiting for the operator to create the Tailscale Service %s: check that the ProxyGroup is of "+
 				"type ingress and has a replica online, that no other exposure through a ProxyGroup uses the hostname %s, and the "+
 				"Service's events and the operator's logs in the cluster", ErrTimedOut, name, hostname)

@@ -268,6 +268,9 @@ type WaitOptions struct {
 	// MaxStale bounds how long a final state that looks like Since's is
 	// treated as the previous outcome, DefaultMaxStale when zero.
 	MaxStale time.Duration
+	// Progress, when set, is told the state read at each poll that does
+	// not end the wait.
+	Progress func(state string)
 }
 
 func (o WaitOptions) interval() time.Duration {
@@ -395,6 +398,9 @@ func WaitForDeployment(ctx context.Context, get func(context.Context) (*Status, 
 				return s, newDeploymentError(s)
 			}
 			return s, nil
+		}
+		if opts.Progress != nil {
+			opts.Progress(s.State)
 		}
 		if err := sleep(ctx, opts.interval()); err != nil {
 			return last, fmt.Errorf("qovery: waiting for service %s to finish its deployment (last state %s): %w", s.ID, s.State, err)

@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
 )
 
 // DefaultTimeout is how long a resource that waits (for a deployment, a
@@ -103,6 +104,51 @@ func Sleep(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
+}
+
+// progressEvery is how often a long wait says in the log that it goes on.
+var progressEvery = 30 * time.Second
+
+// Wait is one wait for something that takes time (a deployment, a device
+// on the tailnet): it logs its start, and every progressEvery while it
+// goes on, with what it last saw and the time left before its deadline, so
+// that TF_LOG=INFO shows what an apply is waiting for.
+type Wait struct {
+	what       string
+	start      time.Time
+	lastReport time.Time
+}
+
+// StartWait logs the start of a wait for what ("the proxy device X to join
+// the tailnet") and returns it.
+func StartWait(ctx context.Context, what string) *Wait {
+	now := time.Now()
+	fields := map[string]any{"waiting_for": what}
+	if deadline, ok := ctx.Deadline(); ok {
+		fields["timeout_left"] = time.Until(deadline).Round(time.Second).String()
+	}
+	tflog.Info(ctx, "waiting for "+what, fields)
+	return &Wait{what: what, start: now, lastReport: now}
+}
+
+// Progress logs, at most every progressEvery, that the wait goes on and
+// what it last saw (state).
+func (w *Wait) Progress(ctx context.Context, state string) {
+	if time.Since(w.lastReport) < progressEvery {
+		return
+	}
+	w.lastReport = time.Now()
+	fields := map[string]any{"waiting_for": w.what, "elapsed": time.Since(w.start).Round(time.Second).String(), "last_seen": state}
+	if deadline, ok := ctx.Deadline(); ok {
+		fields["timeout_left"] = time.Until(deadline).Round(time.Second).String()
+	}
+	tflog.Info(ctx, "still waiting for "+w.what, fields)
+}
+
+// Sleep reports progress (see Progress) and sleeps d, or until ctx ends.
+func (w *Wait) Sleep(ctx context.Context, d time.Duration, state string) error {
+	w.Progress(ctx, state)
+	return Sleep(ctx, d)
 }
 
 // minTimeout is the shortest timeout qtail accepts: no API call, let alone

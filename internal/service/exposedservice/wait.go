@@ -57,6 +57,8 @@ func (r *exposedServiceResource) redeploy(ctx context.Context, q *qovery.Client,
 		}
 	}
 	opts.Since = before
+	wait := tfx.StartWait(ctx, "the redeployment of "+w.String())
+	opts.Progress = func(state string) { wait.Progress(ctx, "deployment state "+state) }
 	if _, err := qovery.WaitForDeployment(ctx, get, opts); err != nil {
 		if detail := cluster.FailureDetail(w.String(), cluster.WithLogs(ctx, q, envID, appID, err)); detail != "" {
 			return errors.New(detail)
@@ -71,6 +73,7 @@ func (r *exposedServiceResource) redeploy(ctx context.Context, q *qovery.Client,
 // tailnet.
 func (r *exposedServiceResource) waitForDevice(ctx context.Context, t *tailnet.Client, hostname string, tags []string, timeout time.Duration, op string) (*tailnet.Device, error) {
 	var last *tailnet.Device
+	wait := tfx.StartWait(ctx, "the proxy device "+hostname+" to join the tailnet")
 	for {
 		d, err := t.FindDeviceByHostname(ctx, hostname)
 		if err != nil && ctx.Err() == nil {
@@ -82,7 +85,11 @@ func (r *exposedServiceResource) waitForDevice(ctx context.Context, t *tailnet.C
 			}
 			last = d
 		}
-		if err := tfx.Sleep(ctx, r.Clients.PollInterval()); err != nil {
+		seen := "no device of that name"
+		if last != nil {
+			seen = "a device tagged " + strings.Join(last.Tags, ", ")
+		}
+		if err := wait.Sleep(ctx, r.Clients.PollInterval(), seen); err != nil {
 			want := "tagged (the operator's default proxy tags)"
 			if len(tags) > 0 {
 				want = "tagged " + strings.Join(tags, ", ")
@@ -109,6 +116,7 @@ func (r *exposedServiceResource) waitForDeviceGone(ctx context.Context, t *tailn
 	}
 	hostname, id := m.Hostname.ValueString(), m.DeviceID.ValueString()
 	tags, _, _ := m.planTags(ctx)
+	wait := tfx.StartWait(ctx, "the proxy device "+hostname+" to leave the tailnet")
 	for {
 		gone, err := func() (bool, error) {
 			if id != "" {
@@ -127,7 +135,7 @@ func (r *exposedServiceResource) waitForDeviceGone(ctx context.Context, t *tailn
 		if err != nil && ctx.Err() == nil {
 			return fmt.Errorf("looking up the proxy device %s: %w", hostname, err)
 		}
-		if err := tfx.Sleep(ctx, r.Clients.PollInterval()); err != nil {
+		if err := wait.Sleep(ctx, r.Clients.PollInterval(), "the device is still there"); err != nil {
 			return fmt.Errorf("the proxy device %s (%s) was still on the tailnet at the end of the %s timeout (timeouts.delete), "+
 				"although the application was redeployed without the annotations group. The operator removes it with the proxy; "+
 				"check the operator's logs, or remove the device from the tailnet by hand", hostname, id, timeout)

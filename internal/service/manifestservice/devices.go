@@ -116,6 +116,7 @@ func describeMismatch(d *tailnet.Device, w deviceWant) string {
 // stops the wait with a *cluster.NoProxyError.
 func waitForDevices(ctx context.Context, tn *tailnet.Client, w deviceWant, poll time.Duration, blocked func(context.Context) string) ([]tailnet.Device, error) {
 	last := "nothing yet"
+	wait := tfx.StartWait(ctx, "the devices "+strings.Join(w.hostnames, ", ")+" to join the tailnet")
 	for {
 		found, missing, err := findDevices(ctx, tn, w)
 		if err != nil && ctx.Err() == nil {
@@ -132,7 +133,7 @@ func waitForDevices(ctx context.Context, tn *tailnet.Client, w deviceWant, poll 
 				}
 			}
 		}
-		if tfx.Sleep(ctx, poll) != nil {
+		if wait.Sleep(ctx, poll, last) != nil {
 			return nil, fmt.Errorf("%w waiting for the devices %s to join the tailnet (last seen: %s)",
 				cluster.ErrTimedOut, strings.Join(w.hostnames, ", "), last)
 		}

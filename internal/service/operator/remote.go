@@ -269,6 +269,7 @@ func (e *retagError) Unwrap() error { return e.err }
 // back online).
 func awaitOperatorDevice(ctx context.Context, tn *tailnet.Client, id, hostname string, tags []string, poll time.Duration) (*tailnet.Device, error) {
 	last := "nothing yet"
+	wait := tfx.StartWait(ctx, "the operator device "+hostname+" to be online on the tailnet")
 	for {
 		d, err := lookupOperatorDevice(ctx, tn, id, hostname)
 		switch {
@@ -290,7 +291,7 @@ func awaitOperatorDevice(ctx context.Context, tn *tailnet.Client, id, hostname s
 			d.Tags = slices.Clone(tags)
 			return d, nil
 		}
-		if tfx.Sleep(ctx, poll) != nil {
+		if wait.Sleep(ctx, poll, last) != nil {
 			return nil, fmt.Errorf("%w waiting for the operator device %s to be online on the tailnet (last seen: %s)",
 				cluster.ErrTimedOut, hostname, last)
 		}
