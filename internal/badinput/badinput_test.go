@@ -11,7 +11,6 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -365,7 +364,7 @@ func TestBadInputsAreRefusedAtPlanOnTheirAttribute(t *testing.T) {
 				ProtoV6ProviderFactories: env.Factories(),
 				Steps: []resource.TestStep{{
 					Config:      buf.String(),
-					ExpectError: errorOn(c.attr, c.want),
+					ExpectError: acctest.ErrorOn(c.attr, c.want),
 				}},
 			})
 			calls := env.Faults.Calls()
@@ -386,25 +385,6 @@ func TestBadInputsAreRefusedAtPlanOnTheirAttribute(t *testing.T) {
 		})
 	}
 	t.Cleanup(func() { writeTable(t, rows) })
-}
-
-// errorOn matches an error that Terraform shows on the line of attr (on
-// the block when attr is empty) and whose text has want.
-func errorOn(attr, want string) *regexp.Regexp {
-	// Terraform wraps the detail: any space of want matches any spaces.
-	text := strings.Join(strings.Fields(regexp.QuoteMeta(want)), `\s+`)
-	var on string
-	switch {
-	case attr == "":
-		on = `\n\s*\d+:\s*(resource|data|provider) `
-	case strings.Contains(attr, "."):
-		// Terraform shows the block for a nested attribute; the detail
-		// names it.
-		on = `Attribute:\s+` + regexp.QuoteMeta(attr) + `\b`
-	default:
-		on = `\n\s*\d+:\s*` + regexp.QuoteMeta(attr) + `\s*=`
-	}
-	return regexp.MustCompile(`(?s)Error: .*?(` + on + `.*` + text + `|` + text + `.*?` + on + `)`)
 }
 
 func total(calls map[string]int) int {
