@@ -221,10 +221,18 @@ resource "qtail_auto_approver" "b" {
 			config: operator(`chart_version = "1.102.4"
   hostname = "ts-operator"
   default_tags = ["k8s-operator"]`)},
-		{block: "qtail_operator", what: "extra_values replace the OAuth client (oauth.audience)", attr: "extra_values", want: "oauth",
+		{block: "qtail_operator", what: "extra_values set workload identity (oauth.audience)", attr: "extra_values", want: "set oauth_audience",
 			config: operator(`chart_version = "1.102.4"
   hostname = "ts-operator"
   extra_values = "oauth:\n  audience: sts.example.com\n"`)},
+		{block: "qtail_operator", what: "oauth_audience with create_oauth_client", attr: "oauth_audience", want: "cannot be set with create_oauth_client = true",
+			config: operator(`chart_version = "1.102.4"
+  hostname = "ts-operator"
+  oauth_audience = "sts.example.com"`)},
+		{block: "qtail_operator", what: "blank oauth_audience", attr: "oauth_audience", want: "blank",
+			config: operator(`chart_version = "1.102.4"
+  hostname = "ts-operator"
+  oauth_audience = " "`)},
 		{block: "qtail_operator", what: "extra_values is not YAML", attr: "extra_values", want: "YAML",
 			config: operator(`chart_version = "1.102.4"
   hostname = "ts-operator"
