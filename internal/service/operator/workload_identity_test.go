@@ -41,11 +41,11 @@ func (e *operatorEnv) seedOperatorIdentity(t *testing.T) string {
 }
 
 // checkWorkloadIdentity checks that the operator's Helm service uses
-// workload identity with the federated identity *id and audience: the values
+// workload identity with the federated identity id and operatorAudience: the values
 // file sets oauth.audience and no client secret, the Helm service holds the
 // plain client ID variable and no secret variable, and the running
 // operator authenticates as that identity.
-func (e *operatorEnv) checkWorkloadIdentity(helmID *string, id, audience string) resource.TestCheckFunc {
+func (e *operatorEnv) checkWorkloadIdentity(helmID *string, id string) resource.TestCheckFunc {
 	return func(*terraform.State) error {
 		h, ok := e.Qovery.Helm(*helmID)
 		if !ok {
@@ -56,8 +56,8 @@ func (e *operatorEnv) checkWorkloadIdentity(helmID *string, id, audience string)
 		if err != nil {
 			return err
 		}
-		if v.OAuthAudience != audience || strings.Contains(file, "clientSecret") || !manifest.OAuthReferences(file) {
-			return fmt.Errorf("values file does not use workload identity with audience %s:\n%s", audience, file)
+		if v.OAuthAudience != operatorAudience || strings.Contains(file, "clientSecret") || !manifest.OAuthReferences(file) {
+			return fmt.Errorf("values file does not use workload identity with audience %s:\n%s", operatorAudience, file)
 		}
 		vars := e.HelmOwnVariables(*helmID)
 		if idVar := vars[manifest.OAuthClientIDVariable]; idVar.IsSecret || idVar.Value != id {
@@ -111,7 +111,7 @@ func TestOperator_workloadIdentity(t *testing.T) {
 					acctest.Capture(operatorAddr, "id", &helmID),
 					acctest.Capture(operatorAddr, "device_id", &deviceID),
 					acctest.Capture(operatorAddr, "values", &values),
-					e.checkWorkloadIdentity(&helmID, fedID, operatorAudience),
+					e.checkWorkloadIdentity(&helmID, fedID),
 					e.checkDevice(),
 					e.deployedMore(&helmID, &deploys),
 				),
@@ -134,7 +134,7 @@ func TestOperator_workloadIdentity(t *testing.T) {
 					driftOf("oauth_audience", "https://elsewhere.example.com"),
 				}},
 				Check: resource.ComposeTestCheckFunc(
-					e.checkWorkloadIdentity(&helmID, fedID, operatorAudience),
+					e.checkWorkloadIdentity(&helmID, fedID),
 					e.deployedMore(&helmID, &deploys),
 					resource.TestCheckResourceAttrPtr(operatorAddr, "device_id", &deviceID),
 				),
@@ -151,7 +151,7 @@ func TestOperator_workloadIdentity(t *testing.T) {
 				ConfigPlanChecks: expectUpdate(
 					plancheck.ExpectKnownValue(operatorAddr, tfjsonpath.New("oauth_client_secret_variable_id"), knownvalue.Null()),
 				),
-				Check: e.checkWorkloadIdentity(&helmID, fedID, operatorAudience),
+				Check: e.checkWorkloadIdentity(&helmID, fedID),
 			},
 			{
 				ResourceName:            operatorAddr,
@@ -216,7 +216,7 @@ func TestOperator_switchBetweenSecretAndWorkloadIdentity(t *testing.T) {
 					statecheck.ExpectKnownValue(operatorAddr, tfjsonpath.New("oauth_client_secret_wo_version"), knownvalue.Null()),
 				},
 				Check: resource.ComposeTestCheckFunc(
-					e.checkWorkloadIdentity(&helmID, fedID, operatorAudience),
+					e.checkWorkloadIdentity(&helmID, fedID),
 					e.checkDevice(),
 					e.deployedMore(&helmID, &deploys),
 					resource.TestCheckResourceAttrPtr(operatorAddr, "device_id", &deviceID),
