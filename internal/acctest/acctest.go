@@ -189,3 +189,22 @@ func ErrorRE(text string) *regexp.Regexp {
 	}
 	return regexp.MustCompile(`(?s)` + strings.Join(parts, `\s+`))
 }
+
+// ErrorOn matches an error that Terraform shows on the line of attr (on
+// the block when attr is empty) and whose text has want.
+func ErrorOn(attr, want string) *regexp.Regexp {
+	// Terraform wraps the detail: any space of want matches any spaces.
+	text := strings.Join(strings.Fields(regexp.QuoteMeta(want)), `\s+`)
+	var on string
+	switch {
+	case attr == "":
+		on = `\n\s*\d+:\s*(resource|data|provider) `
+	case strings.Contains(attr, "."):
+		// Terraform shows the block for a nested attribute; the detail
+		// names it.
+		on = `Attribute:\s+` + regexp.QuoteMeta(attr) + `\b`
+	default:
+		on = `\n\s*\d+:\s*` + regexp.QuoteMeta(attr) + `\s*=`
+	}
+	return regexp.MustCompile(`(?s)Error: .*?(` + on + `.*` + text + `|` + text + `.*?` + on + `)`)
+}

@@ -3,6 +3,7 @@ package acctest
 import (
 	"testing"
 
+	"github.com/qtail/terraform-provider-qtail/internal/fake/cluster"
 	"github.com/qtail/terraform-provider-qtail/internal/fake/qoveryapi"
 	"github.com/qtail/terraform-provider-qtail/internal/fake/tailnetapi"
 	"github.com/qtail/terraform-provider-qtail/internal/manifest"
@@ -30,6 +31,22 @@ var OperatorScopes = []string{"devices:core", "auth_keys", "services"}
 // tag:k8s-operator) and returns its credentials.
 func (e *Env) SeedOperatorClient() (id, secret string) {
 	return e.Tailnet.SeedOAuthClient("", "", OperatorScopes, []string{"tag:k8s-operator"})
+}
+
+// SeedOperatorFederatedIdentity adds a federated identity fit for an
+// operator on the cluster of region (tagged tag:k8s-operator, with the
+// operator's scopes), trusting the service account tokens of that cluster
+// for the operator chart's service account in any namespace, and returns
+// its ID and audience (audience, or by default the service's
+// api.tailscale.com/<ID>).
+func (e *Env) SeedOperatorFederatedIdentity(region, audience string) (id, aud string) {
+	return e.Tailnet.SeedFederatedIdentity(tailnetapi.FederatedIdentity{
+		Issuer:   e.Cluster.Issuer(e.Seed().Regions[region].ClusterID),
+		Subject:  cluster.ServiceAccountSubject("*", cluster.OperatorServiceAccount),
+		Audience: audience,
+		Scopes:   OperatorScopes,
+		Tags:     []string{"tag:k8s-operator"},
+	})
 }
 
 // CreateOperatorRepository creates an organization Helm repository of

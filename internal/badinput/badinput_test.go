@@ -11,7 +11,6 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -222,10 +221,18 @@ resource "qtail_auto_approver" "b" {
 			config: operator(`chart_version = "1.102.4"
   hostname = "ts-operator"
   default_tags = ["k8s-operator"]`)},
-		{block: "qtail_operator", what: "extra_values replace the OAuth client (oauth.audience)", attr: "extra_values", want: "oauth",
+		{block: "qtail_operator", what: "extra_values set workload identity (oauth.audience)", attr: "extra_values", want: "set oauth_audience",
 			config: operator(`chart_version = "1.102.4"
   hostname = "ts-operator"
   extra_values = "oauth:\n  audience: sts.example.com\n"`)},
+		{block: "qtail_operator", what: "oauth_audience with create_oauth_client", attr: "oauth_audience", want: "cannot be set with create_oauth_client = true",
+			config: operator(`chart_version = "1.102.4"
+  hostname = "ts-operator"
+  oauth_audience = "sts.example.com"`)},
+		{block: "qtail_operator", what: "blank oauth_audience", attr: "oauth_audience", want: "blank",
+			config: operator(`chart_version = "1.102.4"
+  hostname = "ts-operator"
+  oauth_audience = " "`)},
 		{block: "qtail_operator", what: "extra_values is not YAML", attr: "extra_values", want: "YAML",
 			config: operator(`chart_version = "1.102.4"
   hostname = "ts-operator"
@@ -380,7 +387,7 @@ func TestBadInputsAreRefusedAtPlanOnTheirAttribute(t *testing.T) {
 				ProtoV6ProviderFactories: env.Factories(),
 				Steps: []resource.TestStep{{
 					Config:      buf.String(),
-					ExpectError: errorOn(c.attr, c.want),
+					ExpectError: acctest.ErrorOn(c.attr, c.want),
 				}},
 			})
 			calls := env.Faults.Calls()
@@ -401,25 +408,6 @@ func TestBadInputsAreRefusedAtPlanOnTheirAttribute(t *testing.T) {
 		})
 	}
 	t.Cleanup(func() { writeTable(t, rows) })
-}
-
-// errorOn matches an error that Terraform shows on the line of attr (on
-// the block when attr is empty) and whose text has want.
-func errorOn(attr, want string) *regexp.Regexp {
-	// Terraform wraps the detail: any space of want matches any spaces.
-	text := strings.Join(strings.Fields(regexp.QuoteMeta(want)), `\s+`)
-	var on string
-	switch {
-	case attr == "":
-		on = `\n\s*\d+:\s*(resource|data|provider) `
-	case strings.Contains(attr, "."):
-		// Terraform shows the block for a nested attribute; the detail
-		// names it.
-		on = `Attribute:\s+` + regexp.QuoteMeta(attr) + `\b`
-	default:
-		on = `\n\s*\d+:\s*` + regexp.QuoteMeta(attr) + `\s*=`
-	}
-	return regexp.MustCompile(`(?s)Error: .*?(` + on + `.*` + text + `|` + text + `.*?` + on + `)`)
 }
 
 func total(calls map[string]int) int {

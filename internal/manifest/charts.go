@@ -106,6 +106,17 @@ func SupportsWorkloadIdentity(version string) (supported, known bool) {
 	return s.WorkloadIdentity, ok
 }
 
+// WorkloadIdentitySince returns the oldest series of the version table
+// whose chart reads oauth.audience; every later series reads it too.
+func WorkloadIdentitySince() string {
+	for _, s := range operatorChartSeries {
+		if s.WorkloadIdentity {
+			return s.Series
+		}
+	}
+	return ""
+}
+
 // yaml11Float is YAML 1.1's float syntax, as the YAML library behind
 // Kubernetes' manifest decoding resolves plain scalars.
 var yaml11Float = regexp.MustCompile(`^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`)

@@ -53,14 +53,14 @@ const insteadOAuthClient = "qtail manages the operator's OAuth client: set oauth
 	"and oauth_client_secret_wo_version, or create_oauth_client = true"
 
 // ownedPaths are the value keys qtail sets or keeps unset: extra values may
-// not touch them. oauth.audience (workload identity) and oauthSecretVolume
-// (client credentials from another volume) would silently replace the
-// OAuth client qtail manages: with either, the chart no longer mounts the
-// Secret holding qtail's client.
+// not touch them. oauth.audience (workload identity) is qtail's to set from
+// oauth_audience, and oauthSecretVolume (client credentials from another
+// volume) would silently replace the OAuth client qtail manages: the chart
+// then no longer mounts the Secret holding qtail's client.
 var ownedPaths = []OwnedPath{
 	{"oauth.clientId", insteadOAuthClient},
 	{"oauth.clientSecret", insteadOAuthClient},
-	{"oauth.audience", "workload identity would replace the OAuth client qtail manages; " + insteadOAuthClient},
+	{"oauth.audience", "for workload identity, set oauth_audience with oauth_client_id, the ID of a Tailscale federated identity"},
 	{"oauthSecretVolume", "a volume of client credentials would replace the OAuth client qtail manages; " + insteadOAuthClient},
 	{"operatorConfig.hostname", "set hostname"},
 	{"operatorConfig.defaultTags", "set default_tags"},

@@ -202,6 +202,10 @@ func TestOperatorChartVersionsAcceptQtailValues(t *testing.T) {
 	if supported, known := manifest.SupportsWorkloadIdentity("1.102.4"); !supported || !known {
 		t.Errorf("1.102.4: workload identity %v, known %v", supported, known)
 	}
+	// The oldest series that reads oauth.audience, as the table says.
+	if since := manifest.WorkloadIdentitySince(); since != "1.92" {
+		t.Errorf("WorkloadIdentitySince() = %q, want 1.92", since)
+	}
 	for _, v := range []string{"1.76.1", "1.104.0", "latest", "1.102"} {
 		if _, ok := manifest.LookupOperatorChart(v); ok {
 			t.Errorf("LookupOperatorChart(%q) claims a checked series", v)

@@ -81,7 +81,7 @@ func TestOAuthReferencesDetectsHandEdit(t *testing.T) {
 
 func TestOwnedKeysSayWhatToSetInstead(t *testing.T) {
 	for doc, want := range map[string][]string{
-		"oauth:\n  audience: https://oidc.example.com\n":                       {"oauth.audience (workload identity would replace the OAuth client qtail manages", "oauth_client_id", "create_oauth_client"},
+		"oauth:\n  audience: https://oidc.example.com\n":                       {"oauth.audience (for workload identity, set oauth_audience with oauth_client_id"},
 		"oauthSecretVolume:\n  secret:\n    secretName: mine\n":                {"oauthSecretVolume (a volume of client credentials", "oauth_client_id"},
 		"operatorConfig:\n  hostname: x\nproxyConfig:\n  defaultTags: tag:x\n": {"operatorConfig.hostname (set hostname)", "proxyConfig.defaultTags (set proxy_default_tags)"},
 	} {

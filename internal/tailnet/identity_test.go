@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -210,5 +211,26 @@ func TestConfigFromEnv(t *testing.T) {
 	vars = map[string]string{EnvOAuthClientID: "id", EnvIdentityToken: "jwt", EnvAudience: "aud"}
 	if cfg := ConfigFromEnv(func(k string) string { return vars[k] }, nil); cfg.IdentityToken != "jwt" || cfg.IdentityTokenFunc != nil {
 		t.Errorf("an explicit identity token wins over the audience: %+v", cfg)
+	}
+}
+
+// TestGetKeyFederatedIdentity: a federated identity reads back with its
+// type, scopes, tags and trust settings.
+func TestGetKeyFederatedIdentity(t *testing.T) {
+	e := newEnv(t, tailnetapi.Options{})
+	iss := tailnetapi.NewIssuer("https://oidc.cluster.example.com")
+	id, _ := e.srv.SeedFederatedIdentity(tailnetapi.FederatedIdentity{
+		Issuer: iss, Subject: "system:serviceaccount:*:operator", Audience: "https://operator.example.com",
+		CustomClaimRules: map[string]string{"kubernetes.io/namespace": "tailscale"},
+		Scopes:           []string{"devices:core", "auth_keys"}, Tags: []string{"tag:k8s-operator"},
+	})
+	k, err := e.client(Config{}).GetKey(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k.KeyType != "federated" || k.Audience != "https://operator.example.com" || k.Issuer != iss.URL ||
+		k.Subject != "system:serviceaccount:*:operator" || k.CustomClaimRules["kubernetes.io/namespace"] != "tailscale" ||
+		!slices.Equal(k.Tags, []string{"tag:k8s-operator"}) || len(k.Scopes) != 2 {
+		t.Errorf("key %+v", k)
 	}
 }

@@ -19,7 +19,8 @@ import (
 type Key struct {
 	// ID is the key id; for an OAuth client it is the client ID.
 	ID string
-	// KeyType is "auth" or "client".
+	// KeyType is "auth", "client" or "federated" (a federated identity,
+	// whose ID is the client ID workloads exchange their tokens with).
 	KeyType     string
 	Description string
 	Created     time.Time
@@ -41,6 +42,12 @@ type Key struct {
 	Reusable, Ephemeral, Preauthorized bool
 	// Expiry is an auth key's lifetime as requested.
 	Expiry time.Duration
+	// Audience, Issuer, Subject and CustomClaimRules are a federated
+	// identity's trust settings: the identity tokens it exchanges must
+	// come from Issuer, for Audience, with a subject matching Subject and
+	// the claims of CustomClaimRules.
+	Audience, Issuer, Subject string
+	CustomClaimRules          map[string]string
 }
 
 // AuthKeyOptions describes an auth key to create.
@@ -67,6 +74,11 @@ func fromV2Key(k tailscale.Key) Key {
 		Scopes:      k.Scopes,
 		Tags:        k.Tags,
 		UserID:      k.UserID,
+		Audience:    k.Audience,
+		Issuer:      k.Issuer,
+		Subject:     k.Subject,
+
+		CustomClaimRules: k.CustomClaimRules,
 	}
 	create := k.Capabilities.Devices.Create
 	if k.KeyType != keyTypeClient {

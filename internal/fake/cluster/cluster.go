@@ -120,13 +120,54 @@ type Engine struct {
 	// broken are the applications whose deployments fail, with the
 	// reason (BreakApplication).
 	broken map[string]string
+	// issuers are the service account token issuers of the clusters, by
+	// cluster ID. A cluster keeps its issuer across Reset.
+	issuers map[string]*tailnetapi.Issuer
 }
 
 // New returns an engine that adds and removes devices on tailnet.
 func New(tailnet *tailnetapi.Server) *Engine {
-	e := &Engine{tailnet: tailnet}
+	e := &Engine{tailnet: tailnet, issuers: map[string]*tailnetapi.Issuer{}}
 	e.resetLocked()
 	return e
+}
+
+// OperatorServiceAccount is the name of the service account the operator
+// chart runs the operator under.
+const OperatorServiceAccount = "operator"
+
+// ServiceAccountSubject is the sub claim of the service account tokens
+// Kubernetes issues for the service account name of namespace.
+func ServiceAccountSubject(namespace, name string) string {
+	return "system:serviceaccount:" + namespace + ":" + name
+}
+
+// Issuer returns the service account token issuer of the cluster
+// clusterID, as its OIDC discovery document names it: a federated identity
+// of the tailnet trusts it to let the cluster's workloads in with workload
+// identity.
+func (e *Engine) Issuer(clusterID string) *tailnetapi.Issuer {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.issuerLocked(clusterID)
+}
+
+func (e *Engine) issuerLocked(clusterID string) *tailnetapi.Issuer {
+	iss := e.issuers[clusterID]
+	if iss == nil {
+		iss = tailnetapi.NewIssuer("https://oidc.clusters.example.com/" + clusterID)
+		e.issuers[clusterID] = iss
+	}
+	return iss
+}
+
+// workloadCallerLocked is the API client of an operator using workload
+// identity: the chart projects a service account token with the audience
+// into its pod, and the operator exchanges it for an access token of the
+// federated identity clientID.
+func (e *Engine) workloadCallerLocked(clusterID, namespace, clientID, audience string) (*tailnetapi.Caller, error) {
+	jwt := e.issuerLocked(clusterID).Token(ServiceAccountSubject(namespace, OperatorServiceAccount), audience, nil)
+	return e.tailnet.ExchangeCaller(clientID, jwt)
 }
 
 func (e *Engine) resetLocked() {
@@ -293,8 +334,9 @@ func tagList(v any, def string) []string {
 //     new hostname (the same device, renamed) and with the tags it has;
 //   - otherwise the node logs in: the operator exchanges its OAuth client
 //     for an access token (an unknown or revoked client, or a wrong
-//     secret, is refused; a workload identity needs a federated identity
-//     the fake tailnet does not have) and mints an auth key with
+//     secret, is refused), or with workload identity a token of its
+//     service account, issued by the cluster (Issuer) for the audience,
+//     which the federated identity must trust; it then mints an auth key with
 //     OPERATOR_INITIAL_TAGS, which needs the devices:core and auth_keys
 //     scopes and tags declared in tagOwners and owned by the client's
 //     tags.
@@ -379,11 +421,23 @@ func (e *Engine) deployOperator(svc qoveryapi.ServiceSnapshot) error {
 	e.mu.Unlock()
 	loggedIn := !compat.OperatorNewDevice && hasNode && deviceExists(e.tailnet, nodeDevice)
 
-	// The OAuth client, as far as the tailnet knows it; a node that must
-	// log in needs it valid.
-	clientTags, scopes, clientOK := e.tailnet.CheckOAuthClient(vals.OAuth.ClientID, vals.OAuth.ClientSecret)
+	// The OAuth client or federated identity, as far as the tailnet knows
+	// it; a node that must log in needs it valid.
+	var caller *tailnetapi.Caller
+	var loginErr error
+	if workloadIdentity {
+		e.mu.Lock()
+		caller, loginErr = e.workloadCallerLocked(svc.ClusterID, svc.Namespace, vals.OAuth.ClientID, vals.OAuth.Audience)
+		e.mu.Unlock()
+	} else {
+		caller, loginErr = e.tailnet.Caller(vals.OAuth.ClientID, vals.OAuth.ClientSecret)
+	}
+	var clientTags []string
+	if caller != nil {
+		clientTags = caller.Tags()
+	}
 	if !loggedIn {
-		if err := e.checkLogin(vals, workloadIdentity, tags, clientTags, scopes, clientOK); err != nil {
+		if err := e.checkLogin(vals, tags, caller, loginErr); err != nil {
 			return err
 		}
 	}
@@ -433,20 +487,21 @@ func (e *Engine) deployOperator(svc qoveryapi.ServiceSnapshot) error {
 	return nil
 }
 
-// checkLogin is what stops a node that must log in: the credentials,
-// their scopes, and the tags of the operator's auth key.
-func (e *Engine) checkLogin(vals operatorValues, workloadIdentity bool, tags, clientTags, scopes []string, clientOK bool) error {
-	if workloadIdentity {
-		return fmt.Errorf("operator pod failed: creating operator authkey: token exchange failed with status 401: "+
-			"no federated identity %s in the tailnet accepts tokens for audience %q", vals.OAuth.ClientID, vals.OAuth.Audience)
-	}
-	if !clientOK {
+// checkLogin is what stops a node that must log in: the credentials
+// (caller, or loginErr when the tailnet refused them), their scopes, and
+// the tags of the operator's auth key.
+func (e *Engine) checkLogin(vals operatorValues, tags []string, caller *tailnetapi.Caller, loginErr error) error {
+	switch {
+	case loginErr != nil && vals.OAuth.Audience != "":
+		return fmt.Errorf("operator pod failed: creating operator authkey: %v (federated identity %s, audience %q)", loginErr, vals.OAuth.ClientID, vals.OAuth.Audience)
+	case loginErr != nil:
 		return fmt.Errorf("operator pod failed: getting OAuth token: oauth2: \"invalid_client\" \"invalid client credentials\" (client %s)", vals.OAuth.ClientID)
 	}
-	if !hasScope(scopes, "devices:core") || !hasScope(scopes, "auth_keys") {
+	if scopes := caller.Scopes(); !hasScope(scopes, "devices:core") || !hasScope(scopes, "auth_keys") {
 		return fmt.Errorf("operator pod failed: creating operator authkey: calling actor does not have enough permissions to perform this function (OAuth client %s has scopes %v; it needs devices:core and auth_keys)",
 			vals.OAuth.ClientID, scopes)
 	}
+	clientTags := caller.Tags()
 	body, _ := e.tailnet.Policy()
 	pol, perr := aclcheck.Parse(body)
 	if perr != nil {

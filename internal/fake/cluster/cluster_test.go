@@ -12,6 +12,7 @@ import (
 	"github.com/qtail/terraform-provider-qtail/internal/fake/cluster"
 	"github.com/qtail/terraform-provider-qtail/internal/fake/qoveryapi"
 	"github.com/qtail/terraform-provider-qtail/internal/fake/sandbox"
+	"github.com/qtail/terraform-provider-qtail/internal/fake/tailnetapi"
 	"github.com/qtail/terraform-provider-qtail/internal/manifest"
 	"github.com/qtail/terraform-provider-qtail/internal/qovery"
 )
@@ -516,6 +517,47 @@ func TestOperatorWorkloadIdentityAndSecretVolume(t *testing.T) {
 	volume := strings.Replace(audience, "  audience: https://oidc.example.com\n", "", 1) + "oauthSecretVolume:\n  csi:\n    driver: secrets-store.csi.k8s.io\n"
 	w.setRaw(helmID, volume)
 	w.mustFail(helmID, "oauthSecretVolume")
+}
+
+// With workload identity, the operator exchanges a token of its service
+// account, issued by the cluster, for an access token of the federated
+// identity named by oauth.clientId; no secret is involved.
+func TestOperatorWorkloadIdentityLogsIn(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, true)
+	id, aud := w.env.SeedOperatorFederatedIdentity(region, "https://operator.example.com")
+	values := func(hostname, audience string) string {
+		v, err := manifest.RenderOperatorValues(manifest.OperatorValues{Hostname: hostname, DefaultTags: []string{"tag:k8s-operator"},
+			ProxyDefaultTags: []string{"tag:k8s"}, APIServerProxy: "false", OAuthAudience: audience}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	helmID := w.create(operatorSpec{name: "wif", values: values("wif", aud), variables: map[string]string{manifest.OAuthClientIDVariable: id}})
+	w.mustDeploy(helmID)
+	dev, ok := w.env.DeviceByHostname("wif")
+	if !ok {
+		t.Fatalf("no operator device; events %v", w.env.Cluster.Events())
+	}
+
+	// A token for another audience is refused, and so is a token of
+	// another issuer: a new node cannot log in (the node of the first
+	// operator is removed from the tailnet, so that the second one, in
+	// the same namespace, cannot take it back).
+	other := w.create(operatorSpec{name: "wif2", values: values("wif2", "https://elsewhere.example.com"),
+		variables: map[string]string{manifest.OAuthClientIDVariable: id}})
+	w.deleteHelm(helmID)
+	w.env.Tailnet.RemoveDevice(dev.ID)
+	w.mustFail(other, "token exchange failed with status 400", "invalid_grant", "elsewhere.example.com")
+	foreign, _ := w.env.Tailnet.SeedFederatedIdentity(tailnetapi.FederatedIdentity{Issuer: tailnetapi.NewIssuer("https://oidc.other.example.com"),
+		Subject: "*", Audience: aud, Scopes: acctest.OperatorScopes, Tags: []string{"tag:k8s-operator"}})
+	w.setRaw(other, values("wif2", aud))
+	if err := w.env.Qovery.SetVariableValue(w.env.HelmOwnVariables(other)[manifest.OAuthClientIDVariable].ID, foreign); err != nil {
+		t.Fatal(err)
+	}
+	w.mustFail(other, "invalid_grant", "signature")
+	w.noDevice("wif2")
 }
 
 func (w *world) setRaw(helmID, values string) {

@@ -205,7 +205,7 @@ func (e *Engine) mintLocked(op *Operator, tags []string, byOperatorTags bool) er
 // callerLocked is the operator's API client.
 func (e *Engine) callerLocked(op *Operator) (*tailnetapi.Caller, error) {
 	if op.audience != "" {
-		return nil, fmt.Errorf("token exchange failed with status 401: no federated identity %s in the tailnet", op.OAuthClient)
+		return e.workloadCallerLocked(op.ClusterID, op.Namespace, op.OAuthClient, op.audience)
 	}
 	return e.tailnet.Caller(op.OAuthClient, op.secret)
 }

@@ -257,6 +257,10 @@ func (s *Server) Caller(id, secret string) (*Caller, error) {
 // Scopes returns the scopes of the caller's access token.
 func (c *Caller) Scopes() []string { return slices.Clone(c.p.scopes) }
 
+// Tags returns the tags of the OAuth client or federated identity behind
+// the caller's access token.
+func (c *Caller) Tags() []string { return slices.Clone(c.p.tags) }
+
 // CheckAuthKey reports whether POST /keys would mint an auth key with these
 // tags for the caller: nil, 403 without the auth_keys scope, or 400 for
 // tags that are undeclared or neither the client's nor owned by them. No

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"path"
 	"slices"
@@ -97,6 +98,10 @@ func (s *Server) SeedFederatedIdentity(f FederatedIdentity) (clientID, audience 
 		ID: id, KeyType: keyTypeFederated, Description: "seeded",
 		Created: s.now().UTC().Truncate(time.Second), UserID: apiKeyUserID,
 		Scopes: slices.Clone(f.Scopes), Tags: slices.Clone(f.Tags),
+		Audience: f.Audience, Subject: f.Subject, CustomClaimRules: maps.Clone(f.CustomClaimRules),
+	}
+	if f.Issuer != nil {
+		k.Issuer = f.Issuer.URL
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -130,14 +135,9 @@ func (s *Server) handleTokenExchange(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	f := s.federated[id]
-	k, ok := s.keys[id]
-	if f == nil || !ok || k.KeyType != keyTypeFederated || !k.Revoked.IsZero() {
-		oauthError(w, http.StatusUnauthorized, "invalid_client", "unknown client ID, or not a federated identity, or deleted")
-		return
-	}
-	if msg := f.verify(jwt, s.now()); msg != "" {
-		oauthError(w, http.StatusBadRequest, "invalid_grant", msg)
+	k, status, code, msg := s.federatedLocked(id, jwt)
+	if k == nil {
+		oauthError(w, status, code, msg)
 		return
 	}
 	tok := "tskey-oauth-" + randomString(40)
@@ -150,6 +150,35 @@ func (s *Server) handleTokenExchange(w http.ResponseWriter, r *http.Request) {
 		"expires_in":   secs,
 		"scope":        strings.Join(k.Scopes, " "),
 	})
+}
+
+// federatedLocked returns the live federated identity id when it trusts
+// the identity token jwt, or the status, OAuth error code and description
+// the token endpoint answers instead.
+func (s *Server) federatedLocked(id, jwt string) (k *key, status int, code, msg string) {
+	f := s.federated[id]
+	k, ok := s.keys[id]
+	if f == nil || !ok || k.KeyType != keyTypeFederated || !k.Revoked.IsZero() {
+		return nil, http.StatusUnauthorized, "invalid_client", "unknown client ID, or not a federated identity, or deleted"
+	}
+	if msg := f.verify(jwt, s.now()); msg != "" {
+		return nil, http.StatusBadRequest, "invalid_grant", msg
+	}
+	return k, 0, "", ""
+}
+
+// ExchangeCaller exchanges an identity token for an access token of the
+// federated identity id, as a workload using workload identity does before
+// its first call; a refused exchange is the error the workload reports for
+// it.
+func (s *Server) ExchangeCaller(id, jwt string) (*Caller, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k, status, code, msg := s.federatedLocked(id, jwt)
+	if k == nil {
+		return nil, fmt.Errorf("token exchange failed with status %d: %s: %s", status, code, msg)
+	}
+	return &Caller{s: s, p: principal{clientID: k.ID, scopes: slices.Clone(k.Scopes), tags: slices.Clone(k.Tags)}}, nil
 }
 
 // verify checks an identity token against the identity's trust settings

@@ -3,6 +3,7 @@ package tailnetapi
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"regexp"
 	"slices"
@@ -37,6 +38,12 @@ type key struct {
 	Ephemeral  bool
 	Preauth    bool
 	ExpirySecs int64
+	// Audience, Issuer, Subject and CustomClaimRules are the trust
+	// settings of a federated identity.
+	Audience         string
+	Issuer           string
+	Subject          string
+	CustomClaimRules map[string]string
 }
 
 // keyJSON is the wire shape of a key. Times are RFC 3339 or omitted, never
@@ -56,6 +63,11 @@ type keyJSON struct {
 	Tags          []string         `json:"tags,omitempty"`
 	UserID        string           `json:"userId"`
 	ExpirySeconds int64            `json:"expirySeconds,omitempty"`
+	// A federated identity's trust settings.
+	Audience         string            `json:"audience,omitempty"`
+	Issuer           string            `json:"issuer,omitempty"`
+	Subject          string            `json:"subject,omitempty"`
+	CustomClaimRules map[string]string `json:"customClaimRules,omitempty"`
 }
 
 type capabilitiesDTO struct {
@@ -108,7 +120,11 @@ func (k *key) wire(withSecret bool, now time.Time) keyJSON {
 		out.Key = k.Secret
 	}
 	switch k.KeyType {
-	case keyTypeClient, keyTypeFederated:
+	case keyTypeFederated:
+		out.Scopes = slices.Clone(k.Scopes)
+		out.Audience, out.Issuer, out.Subject = k.Audience, k.Issuer, k.Subject
+		out.CustomClaimRules = maps.Clone(k.CustomClaimRules)
+	case keyTypeClient:
 		out.Scopes = slices.Clone(k.Scopes)
 	default:
 		create := createCapDTO{Reusable: k.Reusable, Ephemeral: k.Ephemeral, Preauthorized: k.Preauth, Tags: slices.Clone(k.Tags)}

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/qtail/terraform-provider-qtail/internal/policy"
@@ -84,5 +86,44 @@ func TestPlanCredentialsRevokesOnlyAClientLeftBehind(t *testing.T) {
 	}
 	if cp := planCredentials(explicit("kCreatedCNTRL"), state); !cp.writeSecret || cp.revoke != "" {
 		t.Errorf("the same client: %+v, want the secret written and nothing revoked", cp)
+	}
+}
+
+func TestCheckWorkloadIdentityChart(t *testing.T) {
+	t.Parallel()
+	model := func(version, audience string) *operatorModel {
+		m := &operatorModel{ChartVersion: types.StringValue(version), OAuthAudience: types.StringNull()}
+		if audience != "" {
+			m.OAuthAudience = types.StringValue(audience)
+		}
+		return m
+	}
+	const aud = "https://operator.example.com"
+	for _, tc := range []struct {
+		name          string
+		plan, state   *operatorModel
+		creating      bool
+		errors, warns int
+		want          string
+	}{
+		{"supported chart", model("1.102.4", aud), &operatorModel{}, true, 0, 0, ""},
+		{"chart before workload identity", model("1.90.9", aud), &operatorModel{}, true, 1, 0, "needs chart 1.92 or later"},
+		{"chart outside the table", model("1.104.2", aud), &operatorModel{}, true, 0, 1, "checked charts do from 1.92 on"},
+		{"no audience", model("1.90.9", ""), &operatorModel{}, true, 0, 0, ""},
+		{"unchanged on update", model("1.104.2", aud), model("1.104.2", aud), false, 0, 0, ""},
+		{"upgrade to a chart outside the table", model("1.104.2", aud), model("1.102.4", aud), false, 0, 1, "1.104.2"},
+	} {
+		var diags diag.Diagnostics
+		checkWorkloadIdentityChart(tc.plan, tc.state, tc.creating, &diags)
+		if diags.ErrorsCount() != tc.errors || diags.WarningsCount() != tc.warns {
+			t.Errorf("%s: %d errors, %d warnings: %v", tc.name, diags.ErrorsCount(), diags.WarningsCount(), diags)
+			continue
+		}
+		for _, d := range diags {
+			ad, ok := d.(diag.DiagnosticWithPath)
+			if !ok || !ad.Path().Equal(path.Root("oauth_audience")) || !strings.Contains(d.Detail(), tc.want) {
+				t.Errorf("%s: %s: %s (not on oauth_audience, or without %q)", tc.name, d.Summary(), d.Detail(), tc.want)
+			}
+		}
 	}
 }

@@ -198,11 +198,11 @@ func (w *operatorWrite) createService(ctx context.Context, secret string, diags 
 		tfx.APIError(diags, "read the environment "+envID, err)
 		return nil, false
 	}
-	w.creds = oauthCredentials{clientID: w.plan.OAuthClientID.ValueString(), secret: secret}
+	w.creds = oauthCredentials{clientID: w.plan.OAuthClientID.ValueString(), secret: secret, workloadIdentity: w.plan.workloadIdentity()}
 	if w.plan.CreateOAuthClient.ValueBool() && !w.createClient(ctx, env, diags) {
 		return nil, false
 	}
-	if w.creds.secret == "" {
+	if w.creds.secret == "" && !w.creds.workloadIdentity {
 		diags.AddAttributeError(path.Root("oauth_client_secret_wo"), "Missing OAuth Client Secret",
 			"oauth_client_secret_wo is empty: the operator cannot authenticate without its OAuth client's secret. "+
 				"Set oauth_client_secret_wo to the secret of the OAuth client oauth_client_id.")
@@ -263,6 +263,7 @@ func (r *operatorResource) Update(ctx context.Context, req resource.UpdateReques
 	progress.Deployed = types.BoolValue(false)
 	progress.CreateOAuthClient = plan.CreateOAuthClient
 	progress.OAuthClientSecretWOVersion = plan.OAuthClientSecretWOVersion
+	progress.OAuthAudience = plan.OAuthAudience
 	progress.setCredentials(w.creds.clientID, idVarID, secretVarID)
 	if cp.revoke != "" {
 		// Revoked once the operator runs with its successor: the running
@@ -293,7 +294,7 @@ func (r *operatorResource) Update(ctx context.Context, req resource.UpdateReques
 // Qovery holds.
 func (w *operatorWrite) settleCredentials(ctx context.Context, cp credentialPlan, state *operatorModel, secret string, diags *diag.Diagnostics) bool {
 	plan := w.plan
-	w.creds = oauthCredentials{clientID: plan.OAuthClientID.ValueString()}
+	w.creds = oauthCredentials{clientID: plan.OAuthClientID.ValueString(), workloadIdentity: plan.workloadIdentity()}
 	switch {
 	case cp.newClient:
 		env, err := w.q.GetEnvironment(ctx, plan.EnvironmentID.ValueString())

@@ -28,6 +28,7 @@ type operatorModel struct {
 	OAuthClientID               types.String   `tfsdk:"oauth_client_id"`
 	OAuthClientSecretWO         types.String   `tfsdk:"oauth_client_secret_wo"`
 	OAuthClientSecretWOVersion  types.Int64    `tfsdk:"oauth_client_secret_wo_version"`
+	OAuthAudience               types.String   `tfsdk:"oauth_audience"`
 	CreateOAuthClient           types.Bool     `tfsdk:"create_oauth_client"`
 	Values                      types.String   `tfsdk:"values"`
 	ClusterWideResourcesAllowed types.Bool     `tfsdk:"cluster_wide_resources_allowed"`
@@ -54,13 +55,21 @@ func (m *operatorModel) operatorValues() (manifest.OperatorValues, map[string]an
 		DefaultTags:      tags,
 		ProxyDefaultTags: proxyTags,
 		APIServerProxy:   m.APIServerProxy.ValueString(),
+		OAuthAudience:    m.OAuthAudience.ValueString(),
 	}
 	return v, extra, diags
 }
 
 // valuesKnown reports whether every input of the values file is known.
 func (m *operatorModel) valuesKnown() bool {
-	return tfx.AllKnown(m.Hostname, m.DefaultTags, m.ProxyDefaultTags, m.APIServerProxy, m.ExtraValues)
+	return tfx.AllKnown(m.Hostname, m.DefaultTags, m.ProxyDefaultTags, m.APIServerProxy, m.ExtraValues, m.OAuthAudience)
+}
+
+// workloadIdentity reports whether the operator authenticates with
+// workload identity (oauth_audience set): oauth_client_id is then a
+// federated identity, and no secret is stored.
+func (m *operatorModel) workloadIdentity() bool {
+	return !m.OAuthAudience.IsNull() && !m.OAuthAudience.IsUnknown()
 }
 
 // renderValues renders the values file of m.
@@ -94,11 +103,15 @@ func (m *operatorModel) nullUnknowns() {
 }
 
 // setCredentials records the OAuth client that Qovery holds, and the IDs of
-// its two variables.
+// its variables; secretVarID is empty with workload identity, which has no
+// secret variable.
 func (m *operatorModel) setCredentials(clientID, idVarID, secretVarID string) {
 	m.OAuthClientID = types.StringValue(clientID)
 	m.OAuthClientIDVariableID = types.StringValue(idVarID)
-	m.OAuthClientSecretVariableID = types.StringValue(secretVarID)
+	m.OAuthClientSecretVariableID = types.StringNull()
+	if secretVarID != "" {
+		m.OAuthClientSecretVariableID = types.StringValue(secretVarID)
+	}
 }
 
 // setDevice records the operator's device, or its absence.
@@ -157,7 +170,8 @@ func (m *operatorModel) fillFromQovery(obs *operatorObservation, diags *diag.Dia
 func (m *operatorModel) fillFromValues(file, helmID string, diags *diag.Diagnostics) {
 	if !manifest.OAuthReferences(file) {
 		diags.AddWarning("Values File No Longer Reads the OAuth Variables",
-			fmt.Sprintf("The values file of the Helm service %s no longer sets oauth.clientId: %s and oauth.clientSecret: %s. qtail plans to write it again and redeploy.",
+			fmt.Sprintf("The values file of the Helm service %s no longer sets oauth.clientId: %s and either oauth.clientSecret: %s or, "+
+				"with workload identity, oauth.audience alone. qtail plans to write it again and redeploy.",
 				helmID, manifest.OAuthClientIDRef, manifest.OAuthClientSecretRef))
 	}
 	v, extra, err := manifest.ReadOperatorValues(file)
@@ -181,6 +195,10 @@ func (m *operatorModel) fillFromValues(file, helmID string, diags *diag.Diagnost
 	m.DefaultTags = tfx.StringList(v.DefaultTags)
 	m.ProxyDefaultTags = tfx.StringList(v.ProxyDefaultTags)
 	m.APIServerProxy = types.StringValue(orDefault(v.APIServerProxy, cluster.DefaultAPIServerProxy))
+	m.OAuthAudience = types.StringNull()
+	if v.OAuthAudience != "" {
+		m.OAuthAudience = types.StringValue(v.OAuthAudience)
+	}
 	canonical, err := manifest.CanonicalYAML(extra)
 	if err != nil {
 		diags.AddWarning("Unreadable Extra Values", fmt.Sprintf("The values file of the Helm service %s: %v. qtail plans to write it again.", helmID, err))
@@ -202,6 +220,15 @@ func (m *operatorModel) fillFromVariables(obs *operatorObservation, diags *diag.
 	helmID := obs.helm.ID
 	sv := obs.secretVar
 	switch {
+	case m.workloadIdentity() && sv == nil:
+		m.OAuthClientSecretVariableID = types.StringNull()
+	case m.workloadIdentity():
+		// Not read by the chart with oauth.audience, but a secret
+		// nothing uses.
+		m.OAuthClientSecretVariableID = types.StringValue(sv.ID)
+		diags.AddWarning("OAuth Secret Variable Left With Workload Identity",
+			fmt.Sprintf("The Helm service %s authenticates with workload identity (oauth.audience) but still has the variable %s, "+
+				"which nothing reads. qtail plans to delete it.", helmID, manifest.OAuthClientSecretVariable))
 	case sv == nil:
 		m.OAuthClientSecretVariableID = types.StringNull()
 		diags.AddWarning("OAuth Secret Variable Missing",
@@ -269,8 +296,9 @@ func planCredentials(plan, state *operatorModel) credentialPlan {
 		}
 		return cp
 	}
-	cp.writeSecret = wasCreated || state.OAuthClientSecretVariableID.IsNull() ||
-		!plan.OAuthClientID.Equal(state.OAuthClientID) || !plan.OAuthClientSecretWOVersion.Equal(state.OAuthClientSecretWOVersion)
+	// Workload identity has no secret to write: the secret variable goes.
+	cp.writeSecret = !plan.workloadIdentity() && (wasCreated || state.OAuthClientSecretVariableID.IsNull() ||
+		!plan.OAuthClientID.Equal(state.OAuthClientID) || !plan.OAuthClientSecretWOVersion.Equal(state.OAuthClientSecretWOVersion))
 	// A created client that the configuration now names itself stays.
 	if wasCreated && !state.OAuthClientID.IsNull() && !plan.OAuthClientID.Equal(state.OAuthClientID) {
 		cp.revoke = state.OAuthClientID.ValueString()

@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/qtail/terraform-provider-qtail/internal/cluster"
+	"github.com/qtail/terraform-provider-qtail/internal/manifest"
 	"github.com/qtail/terraform-provider-qtail/internal/planned"
 	"github.com/qtail/terraform-provider-qtail/internal/policy"
 	"github.com/qtail/terraform-provider-qtail/internal/qovery"
@@ -22,7 +23,8 @@ import (
 )
 
 // ValidateConfig requires exactly one way of getting the OAuth client:
-// oauth_client_id with its write-only secret and the secret's version, or
+// oauth_client_id with its write-only secret and the secret's version,
+// oauth_client_id with oauth_audience (workload identity), or
 // create_oauth_client = true.
 func (r *operatorResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	var cfg operatorModel
@@ -34,23 +36,30 @@ func (r *operatorResource) ValidateConfig(ctx context.Context, req resource.Vali
 	hasID := set(cfg.OAuthClientID.IsNull(), cfg.OAuthClientID.IsUnknown())
 	hasSecret := set(cfg.OAuthClientSecretWO.IsNull(), cfg.OAuthClientSecretWO.IsUnknown())
 	hasVersion := set(cfg.OAuthClientSecretWOVersion.IsNull(), cfg.OAuthClientSecretWOVersion.IsUnknown())
+	hasAudience := set(cfg.OAuthAudience.IsNull(), cfg.OAuthAudience.IsUnknown())
 
 	if cfg.CreateOAuthClient.ValueBool() {
 		for _, a := range []struct {
 			name string
 			set  bool
-		}{{"oauth_client_id", hasID}, {"oauth_client_secret_wo", hasSecret}, {"oauth_client_secret_wo_version", hasVersion}} {
+		}{{"oauth_client_id", hasID}, {"oauth_client_secret_wo", hasSecret}, {"oauth_client_secret_wo_version", hasVersion}, {"oauth_audience", hasAudience}} {
 			if a.set {
 				resp.Diagnostics.AddAttributeError(path.Root(a.name), "Conflicting OAuth Client Settings",
 					fmt.Sprintf("%s cannot be set with create_oauth_client = true: qtail then creates the OAuth client itself. "+
-						"Use either create_oauth_client = true, or oauth_client_id with oauth_client_secret_wo and oauth_client_secret_wo_version.", a.name))
+						"Use either create_oauth_client = true, or oauth_client_id with oauth_client_secret_wo and oauth_client_secret_wo_version, "+
+						"or oauth_client_id with oauth_audience (workload identity).", a.name))
 			}
 		}
+		return
+	}
+	if hasAudience {
+		validateWorkloadIdentity(hasID, hasSecret, hasVersion, &resp.Diagnostics)
 		return
 	}
 	if !hasID {
 		resp.Diagnostics.AddAttributeError(path.Root("oauth_client_id"), "Missing OAuth Client",
 			"The operator needs an OAuth client: set oauth_client_id with oauth_client_secret_wo and oauth_client_secret_wo_version, "+
+				"oauth_client_id with oauth_audience to authenticate with workload identity, "+
 				"or create_oauth_client = true to let qtail create one for this cluster.")
 		return
 	}
@@ -107,6 +116,7 @@ func (r *operatorResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 	if !creating && resp.Plan.Raw.Equal(req.State.Raw) {
 		return
 	}
+	checkWorkloadIdentityChart(&plan, &state, creating, &resp.Diagnostics)
 	if !r.Configured() {
 		return
 	}
@@ -153,6 +163,7 @@ func (m *operatorModel) planComputed(state *operatorModel, creating bool, diags 
 		if m.CreateOAuthClient.IsUnknown() || m.CreateOAuthClient.ValueBool() {
 			m.OAuthClientID = unknownString
 		}
+		m.planSecretVariable()
 		return true
 	}
 	m.ID = state.ID
@@ -164,6 +175,7 @@ func (m *operatorModel) planComputed(state *operatorModel, creating bool, diags 
 	}
 	m.OAuthClientIDVariableID = keep(state.OAuthClientIDVariableID)
 	m.OAuthClientSecretVariableID = keep(state.OAuthClientSecretVariableID)
+	m.planSecretVariable()
 	// The operator keeps its node: a new hostname renames the same device
 	// (its MagicDNS name follows), and qtail sets new tags on it.
 	m.DeviceID, m.TailnetFQDN = keep(state.DeviceID), keep(state.TailnetFQDN)
@@ -180,6 +192,18 @@ func (m *operatorModel) planComputed(state *operatorModel, creating bool, diags 
 		}
 	}
 	return true
+}
+
+// planSecretVariable plans no secret variable with workload identity (an
+// existing one is deleted), and an unknown one while oauth_audience is
+// unknown.
+func (m *operatorModel) planSecretVariable() {
+	switch {
+	case m.OAuthAudience.IsUnknown():
+		m.OAuthClientSecretVariableID = types.StringUnknown()
+	case m.workloadIdentity():
+		m.OAuthClientSecretVariableID = types.StringNull()
+	}
 }
 
 // ownedIDs are the Helm service and device IDs that belong to the operator
@@ -342,9 +366,10 @@ func (r *operatorResource) checkTailnet(ctx context.Context, tn *tailnet.Client,
 	clientTags, clientKnown := tags, !plan.CreateOAuthClient.IsUnknown()
 	if clientKnown && !plan.CreateOAuthClient.ValueBool() {
 		clientKnown = false
-		if !plan.OAuthClientID.IsUnknown() &&
-			(c.creating || !plan.OAuthClientID.Equal(state.OAuthClientID) || !plan.DefaultTags.Equal(state.DefaultTags)) {
-			if k := checkOAuthClient(ctx, tn, doc, plan.OAuthClientID.ValueString(), tags, diags); k != nil {
+		if !plan.OAuthClientID.IsUnknown() && !plan.OAuthAudience.IsUnknown() &&
+			(c.creating || !plan.OAuthClientID.Equal(state.OAuthClientID) || !plan.DefaultTags.Equal(state.DefaultTags) ||
+				!plan.OAuthAudience.Equal(state.OAuthAudience)) {
+			if k := checkOAuthClient(ctx, tn, doc, plan.OAuthClientID.ValueString(), plan.OAuthAudience.ValueString(), tags, diags); k != nil {
 				clientTags, clientKnown = k.Tags, true
 			}
 		}
@@ -456,14 +481,20 @@ func tagOwnerGapsMessage(gaps []tagOwnerGap, tags []string, consequence string) 
 	return b.String()
 }
 
-// checkOAuthClient checks an OAuth client given by ID: it exists, is not
-// revoked, has the scopes the operator needs, and its tags are or own the
-// operator's tags. It returns the client when it passes. A credential that
-// may not read keys skips the check (and returns nil).
-func checkOAuthClient(ctx context.Context, tn *tailnet.Client, doc *policy.Document, id string, tags []string, diags *diag.Diagnostics) *tailnet.Key {
+// checkOAuthClient checks the key given by ID in oauth_client_id: an OAuth
+// client, or with workload identity (audience not empty) a federated
+// identity whose audience is audience; it exists, is not revoked, has the
+// scopes the operator needs, and its tags are or own the operator's tags.
+// It returns the key when it passes. A credential that may not read keys
+// skips the check (and returns nil).
+func checkOAuthClient(ctx context.Context, tn *tailnet.Client, doc *policy.Document, id, audience string, tags []string, diags *diag.Diagnostics) *tailnet.Key {
 	attr := path.Root("oauth_client_id")
 	k, err := tn.GetKey(ctx, id)
 	switch {
+	case tailnet.IsNotFound(err) && audience != "":
+		diags.AddAttributeError(attr, "Federated Identity Not Found", fmt.Sprintf("The tailnet has no federated identity %s. Check "+
+			"oauth_client_id: with oauth_audience, it is the ID of a Tailscale federated identity (Settings, Trust credentials).", id))
+		return nil
 	case tailnet.IsNotFound(err):
 		diags.AddAttributeError(attr, "OAuth Client Not Found", fmt.Sprintf("The tailnet has no OAuth client %s. Check oauth_client_id, "+
 			"or set create_oauth_client = true to let qtail create a client for this cluster.", id))
@@ -472,14 +503,39 @@ func checkOAuthClient(ctx context.Context, tn *tailnet.Client, doc *policy.Docum
 		tflog.Debug(ctx, "could not read the OAuth client; not checked", map[string]any{"oauth_client_id": id, "error": err.Error()})
 		return nil
 	}
-	if k.KeyType != "" && k.KeyType != "client" {
-		diags.AddAttributeError(attr, "Not an OAuth Client", fmt.Sprintf("%s is a key of type %q, not an OAuth client. "+
-			"Set oauth_client_id to the ID of an OAuth client.", id, k.KeyType))
+	noun := "OAuth client"
+	switch {
+	case k.KeyType == keyTypeFederated && audience == "":
+		diags.AddAttributeError(attr, "Federated Identity Without an Audience",
+			fmt.Sprintf("%s is a federated identity, which authenticates with workload identity and has no secret. Set oauth_audience "+
+				"to its audience%s (and drop oauth_client_secret_wo and oauth_client_secret_wo_version), or set oauth_client_id to an "+
+				"OAuth client.", id, quotedOrEmpty(" ", k.Audience)))
+		return nil
+	case k.KeyType == keyTypeFederated:
+		noun = "federated identity"
+		if k.Audience != "" && k.Audience != audience {
+			diags.AddAttributeError(path.Root("oauth_audience"), "Audience Not Trusted by the Federated Identity",
+				fmt.Sprintf("The federated identity %s accepts tokens for the audience %q, not %q: the operator's token exchange would "+
+					"be refused. Set oauth_audience = %q, or change the identity's audience.", id, k.Audience, audience, k.Audience))
+			return nil
+		}
+	case audience != "" && (k.KeyType == "" || k.KeyType == keyTypeClient):
+		diags.AddAttributeError(attr, "OAuth Client Given for Workload Identity",
+			fmt.Sprintf("%s is an OAuth client, not a federated identity: with oauth_audience, the operator exchanges a service "+
+				"account token and uses no secret. Either drop oauth_audience and give the client's secret in oauth_client_secret_wo "+
+				"with oauth_client_secret_wo_version, or set oauth_client_id to the ID of a federated identity.", id))
+		return nil
+	case k.KeyType != "" && k.KeyType != keyTypeClient:
+		diags.AddAttributeError(attr, "Not an OAuth Client", fmt.Sprintf("%s is a key of type %q, not an OAuth client or a federated identity. "+
+			"Set oauth_client_id to the ID of an OAuth client (or, with oauth_audience, of a federated identity).", id, k.KeyType))
 		return nil
 	}
 	if k.Invalid || !k.Revoked.IsZero() {
-		diags.AddAttributeError(attr, "OAuth Client Revoked", fmt.Sprintf("The OAuth client %s is revoked: the operator could not authenticate with it. "+
-			"Create a new OAuth client, then set oauth_client_id, oauth_client_secret_wo and a new oauth_client_secret_wo_version.", id))
+		fix := "Create a new OAuth client, then set oauth_client_id, oauth_client_secret_wo and a new oauth_client_secret_wo_version."
+		if noun != "OAuth client" {
+			fix = "Create a new federated identity, then set oauth_client_id to its ID."
+		}
+		diags.AddAttributeError(attr, "OAuth Client Revoked", fmt.Sprintf("The %s %s is revoked: the operator could not authenticate with it. %s", noun, id, fix))
 		return nil
 	}
 	var missing []string
@@ -490,19 +546,59 @@ func checkOAuthClient(ctx context.Context, tn *tailnet.Client, doc *policy.Docum
 	}
 	if len(missing) > 0 {
 		diags.AddAttributeError(attr, "OAuth Client Lacks Scopes",
-			fmt.Sprintf("The OAuth client %s has the scopes %s; the operator needs %s with write access (and services for ProxyGroup ingress). "+
-				"Use an OAuth client that has them.",
-				id, tfx.HCLList(k.Scopes), tfx.HCLList(missing)))
+			fmt.Sprintf("The %s %s has the scopes %s; the operator needs %s with write access (and services for ProxyGroup ingress). "+
+				"Use an %s that has them.",
+				noun, id, tfx.HCLList(k.Scopes), tfx.HCLList(missing), noun))
 		return nil
 	}
 	for _, t := range tags {
 		if owned, _, _ := doc.TagOwnedBy(t, k.Tags); !owned {
 			diags.AddAttributeError(attr, "OAuth Client Cannot Tag the Operator",
-				fmt.Sprintf("The OAuth client %s is tagged %s: it can create devices tagged %s only if one of its tags is %s or owns it in tagOwners. "+
-					"Use a client tagged %s, or let one of its tags own %s with a qtail_tag_owner.",
-					id, tfx.HCLList(k.Tags), t, t, t, t))
+				fmt.Sprintf("The %s %s is tagged %s: it can create devices tagged %s only if one of its tags is %s or owns it in tagOwners. "+
+					"Use one tagged %s, or let one of its tags own %s with a qtail_tag_owner.",
+					noun, id, tfx.HCLList(k.Tags), t, t, t, t))
 			return nil
 		}
 	}
 	return k
+}
+
+// Key types of the Tailscale keys API: an OAuth client, a federated
+// identity.
+const (
+	keyTypeClient    = "client"
+	keyTypeFederated = "federated"
+)
+
+// quotedOrEmpty returns prefix and s quoted, or "" when s is empty.
+func quotedOrEmpty(prefix, s string) string {
+	if s == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s%q", prefix, s)
+}
+
+// checkWorkloadIdentityChart checks that the chart version reads
+// oauth.audience when oauth_audience is set: an error for a version the
+// table knows does not, a warning for a version outside the table.
+func checkWorkloadIdentityChart(plan, state *operatorModel, creating bool, diags *diag.Diagnostics) {
+	if !plan.workloadIdentity() || plan.ChartVersion.IsUnknown() ||
+		(!creating && plan.OAuthAudience.Equal(state.OAuthAudience) && plan.ChartVersion.Equal(state.ChartVersion)) {
+		return
+	}
+	version := plan.ChartVersion.ValueString()
+	since := manifest.WorkloadIdentitySince()
+	switch supported, known := manifest.SupportsWorkloadIdentity(version); {
+	case supported:
+	case known:
+		diags.AddAttributeError(path.Root("oauth_audience"), "Chart Version Without Workload Identity",
+			fmt.Sprintf("The %s chart %s does not read oauth.audience: workload identity needs chart %s or later. Its operator would "+
+				"look for a client secret that qtail does not store. Set chart_version to %s or later, or drop oauth_audience and give "+
+				"an OAuth client's secret in oauth_client_secret_wo.", cluster.OperatorChart, version, since, since))
+	default:
+		diags.AddAttributeWarning(path.Root("oauth_audience"), "Workload Identity Not Checked for This Chart Version",
+			fmt.Sprintf("qtail has not checked the %s chart %s, so it cannot tell whether it reads oauth.audience (the checked charts "+
+				"do from %s on). If it does not, the operator looks for a client secret that qtail does not store, and its deployment fails.",
+				cluster.OperatorChart, version, since))
+	}
 }

@@ -22,10 +22,12 @@ var operatorHelmArguments = []string{"--wait", "--atomic"}
 const operatorHelmDescription = "Tailscale Kubernetes operator, managed by qtail."
 
 // oauthCredentials are what the two Qovery variables must hold. An empty
-// secret leaves the secret variable's value as it is.
+// secret leaves the secret variable's value as it is; with workload
+// identity there is no secret variable.
 type oauthCredentials struct {
-	clientID string
-	secret   string
+	clientID         string
+	secret           string
+	workloadIdentity bool
 }
 
 // operatorRequest fills req (a new request, or one made from the service
@@ -142,8 +144,9 @@ func ownHelmVariables(vars []qovery.Variable) map[string]*qovery.Variable {
 
 // syncOAuthVariables makes the Helm service hold TS_OAUTH_CLIENT_ID as a
 // plain variable (a client ID is not a secret, and it must stay readable)
-// and TS_OAUTH_CLIENT_SECRET as a secret. A variable of the wrong kind is
-// replaced. It returns the two variable IDs.
+// and TS_OAUTH_CLIENT_SECRET as a secret, or, with workload identity, no
+// TS_OAUTH_CLIENT_SECRET. A variable of the wrong kind is replaced. It
+// returns the variable IDs (secretVarID is empty with workload identity).
 func syncOAuthVariables(ctx context.Context, q *qovery.Client, helmID string, creds oauthCredentials) (idVarID, secretVarID string, err error) {
 	vars, err := q.ListVariables(ctx, helmID, qovery.VariableScopeHelm)
 	if err != nil {
@@ -154,6 +157,14 @@ func syncOAuthVariables(ctx context.Context, q *qovery.Client, helmID string, cr
 		"OAuth client ID of the Tailscale operator (managed by qtail)")
 	if err != nil {
 		return "", "", err
+	}
+	if creds.workloadIdentity {
+		if v := own[manifest.OAuthClientSecretVariable]; v != nil {
+			if err := q.DeleteVariable(ctx, v.ID, qovery.VariableParent(qovery.VariableScopeHelm, helmID)); err != nil && !qovery.IsNotFound(err) {
+				return idVarID, v.ID, fmt.Errorf("deleting the variable %s, which workload identity does not use: %w", manifest.OAuthClientSecretVariable, err)
+			}
+		}
+		return idVarID, "", nil
 	}
 	if creds.secret == "" {
 		if v := own[manifest.OAuthClientSecretVariable]; v != nil && v.IsSecret {

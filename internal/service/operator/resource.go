@@ -105,7 +105,7 @@ func (r *operatorResource) Read(ctx context.Context, req resource.ReadRequest, r
 		// stays qtail's to replace and revoke, instead of being left
 		// behind when the configuration says create_oauth_client = true.
 		k, err := r.Clients.TailnetOrNil().GetKey(ctx, state.OAuthClientID.ValueString())
-		if err == nil && k.KeyType == "client" && strings.HasPrefix(k.Description, oauthClientDescriptionPrefix) {
+		if err == nil && k.KeyType == keyTypeClient && strings.HasPrefix(k.Description, oauthClientDescriptionPrefix) {
 			state.CreateOAuthClient = types.BoolValue(true)
 		}
 	}

@@ -749,7 +749,7 @@ func TestOperator_badInputRefusedAtPlanWithNothingCreated(t *testing.T) {
 			"set oauth_client_secret_wo_version"},
 		{"extra values set an owned key", cfg("1.102.4", "", creds, `extra_values = "operatorConfig:\n  hostname: other\n"`), "operatorConfig.hostname"},
 		{"extra values set workload identity", cfg("1.102.4", "", creds, `extra_values = "oauth:\n  audience: api.tailscale.com/k8s\n"`),
-			`oauth.audience (workload identity would replace the OAuth client qtail manages; qtail manages the operator's OAuth client: set oauth_client_id`},
+			`oauth.audience (for workload identity, set oauth_audience with oauth_client_id, the ID of a Tailscale federated identity)`},
 		{"extra values mount client credentials", cfg("1.102.4", "", creds, `extra_values = "oauthSecretVolume:\n  secret:\n    secretName: ts\n"`),
 			`oauthSecretVolume (a volume of client credentials would replace the OAuth client qtail manages`},
 		{"invalid tag", cfg("1.102.4", "", creds, `default_tags = ["k8s-operator"]`), "tag:"},

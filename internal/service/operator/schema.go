@@ -35,7 +35,9 @@ func (r *operatorResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 			"The OAuth client comes either from you (`oauth_client_id` with the write-only `oauth_client_secret_wo`, which needs " +
 			"Terraform 1.11 or later and never reaches the plan or the state), or from qtail (`create_oauth_client = true`): qtail then " +
 			"creates one OAuth client for this cluster, writes its secret straight into the Qovery secret variable, and revokes it on " +
-			"destroy.\n\n" +
+			"destroy. With workload identity (`oauth_client_id` naming a Tailscale federated identity, and `oauth_audience`; chart " +
+			manifest.WorkloadIdentitySince() + " or later), there is no secret at all: the operator exchanges a token of its Kubernetes " +
+			"service account for API access, and the Helm service holds only `" + manifest.OAuthClientIDVariable + "`.\n\n" +
 			"Before creating anything, the plan checks that the environment exists, that the chart version is published by the " +
 			"repository, that `tagOwners` of the tailnet policy declares the operator's tags (counting `qtail_tag_owner` resources " +
 			"planned in the same run, when this resource depends on them) and lets the OAuth client own the proxy tags (a warning: " +
@@ -129,7 +131,8 @@ func (r *operatorResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 				MarkdownDescription: "ID of the operator's OAuth client, stored in the Helm service's plain variable `" +
 					manifest.OAuthClientIDVariable + "` (a client ID is not a secret). Set it with `oauth_client_secret_wo` and " +
 					"`oauth_client_secret_wo_version` to use a client you created (scopes `devices:core` and `auth_keys`, " +
-					"plus `services` for ProxyGroup ingress, with write access; tagged with `default_tags` or tags that own them). " +
+					"plus `services` for ProxyGroup ingress, with write access; tagged with `default_tags` or tags that own them), " +
+					"or with `oauth_audience` to name a federated identity (same scopes and tags). " +
 					"With `create_oauth_client = true` it is computed.",
 				Validators: []validator.String{tfx.NonBlank()},
 			},
@@ -146,6 +149,19 @@ func (r *operatorResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 				Optional: true,
 				MarkdownDescription: "Version of `oauth_client_secret_wo`. Change it (for example increment it) to write a new secret " +
 					"into Qovery and redeploy the operator.",
+			},
+			"oauth_audience": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "Audience of the service-account token that the chart projects into the operator's pod " +
+					"(`oauth.audience`) for workload identity; with it, `oauth_client_id` is the ID of a Tailscale federated identity " +
+					"and no secret is stored: the operator exchanges the token for API access, and the Helm service has no `" +
+					manifest.OAuthClientSecretVariable + "` variable. The federated identity must trust the cluster's service-account " +
+					"token issuer, for the subject `system:serviceaccount:<namespace>:operator`, with exactly this audience (the plan " +
+					"checks the audience, scopes and tags when the credential may read keys). Charts " + manifest.WorkloadIdentitySince() +
+					" and later support it (an older chart version is refused at plan). Conflicts with `oauth_client_secret_wo`, " +
+					"`oauth_client_secret_wo_version` and `create_oauth_client = true`. Setting or removing it switches the operator in " +
+					"place between a client secret and workload identity: it keeps its device.",
+				Validators: []validator.String{tfx.NonBlank()},
 			},
 			"create_oauth_client": schema.BoolAttribute{
 				Optional: true,
@@ -182,7 +198,8 @@ func (r *operatorResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 			},
 			"oauth_client_secret_variable_id": schema.StringAttribute{
 				Computed: true,
-				MarkdownDescription: "ID of the Helm service's secret variable `" + manifest.OAuthClientSecretVariable + "`. When the " +
+				MarkdownDescription: "ID of the Helm service's secret variable `" + manifest.OAuthClientSecretVariable + "`; null " +
+					"with `oauth_audience`, which stores no secret. When the " +
 					"secret is gone, it shows as a change: qtail writes `oauth_client_secret_wo` again, or, with `create_oauth_client`, " +
 					"creates a new OAuth client (the old secret cannot be read back), writes its secret and revokes the old client.",
 			},
