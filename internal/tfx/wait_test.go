@@ -38,7 +38,7 @@ func TestWaitReportsProgressInTheLog(t *testing.T) {
 		t.Errorf("first entry %v", entries[0])
 	}
 	last := entries[len(entries)-1]
-	if !strings.HasPrefix(last["@message"].(string), "still waiting for the device d") || last["last_seen"] != "no device of that name" ||
+	if msg, _ := last["@message"].(string); !strings.HasPrefix(msg, "still waiting for the device d") || last["last_seen"] != "no device of that name" ||
 		last["timeout_left"] == nil || last["elapsed"] == nil {
 		t.Errorf("progress entry %v", last)
 	}
