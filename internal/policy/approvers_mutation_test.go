@@ -176,3 +176,55 @@ func TestFragmentsOfMarkedApproverLists(t *testing.T) {
 		}
 	}
 }
+
+func TestApproverListThatIsNotAnArrayIsNamedInTheError(t *testing.T) {
+	for _, tc := range []struct {
+		key  Key
+		src  string
+		want string
+	}{
+		{Key{Kind: KindAutoApprover, Name: ExitNodeName, Owner: "aaaaaaaaaa"},
+			"{\n\t\"autoApprovers\": {\n\t\t\"exitNode\": \"tag:x\",\n\t},\n}\n",
+			"policy: autoApprovers.exitNode in the policy file is not an array"},
+		{Key{Kind: KindAutoApprover, Name: RoutePrefix + "10.0.0.0/8", Owner: "aaaaaaaaaa"},
+			"{\n\t\"autoApprovers\": {\n\t\t\"routes\": {\"10.0.0.0/8\": {}},\n\t},\n}\n",
+			`policy: autoApprovers.routes["10.0.0.0/8"] in the policy file is not an array`},
+	} {
+		doc := mustParse(t, []byte(tc.src))
+		err := doc.Put(tc.key, raw(`["tag:a"]`))
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("Put(%v) = %v, want %q", tc.key, err, tc.want)
+		}
+		if got := string(doc.Bytes()); got != tc.src {
+			t.Errorf("a refused Put changed the file:\n%s", got)
+		}
+	}
+}
+
+func TestPutApproversDropsTheFirstOneNoLongerNeeded(t *testing.T) {
+	a := Key{Kind: KindAutoApprover, Name: ExitNodeName, Owner: "aaaaaaaaaa"}
+	doc := mustParse(t, []byte("{\n\t\"grants\": [],\n}\n"))
+	if err := doc.Put(a, raw(`["tag:a","tag:b"]`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := doc.Put(a, raw(`["tag:b"]`)); err != nil {
+		t.Fatal(err)
+	}
+	want := "{\n\t\"grants\": [],\n\t// qtail:section:autoApprovers\n\t\"autoApprovers\": {\n\t\t// qtail:auto_approver:exitNode\n\t\t\"exitNode\": [\n\t\t\t// qtail:auto_approver:exitNode#aaaaaaaaaa\n\t\t\t\"tag:b\",\n\t\t],\n\t},\n}\n"
+	if got := string(doc.Bytes()); got != want {
+		t.Errorf("after the second Put:\n%q\nwant\n%q", got, want)
+	}
+	// No approvers at all: the list and sections qtail created go.
+	if err := doc.Put(a, raw(`[]`)); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(doc.Bytes()), "{\n\t\"grants\": [],\n}\n"; got != want {
+		t.Errorf("after an empty Put:\n%q\nwant %q", got, want)
+	}
+	if err := doc.Put(a, raw(`[]`)); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(doc.Bytes()), "{\n\t\"grants\": [],\n}\n"; got != want {
+		t.Errorf("an empty Put on a file without approvers:\n%q\nwant %q", got, want)
+	}
+}
