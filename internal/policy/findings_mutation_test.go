@@ -62,8 +62,10 @@ func TestRemoveAllowAllCountsAndKeepsTheRest(t *testing.T) {
 func TestEntriesJSON(t *testing.T) {
 	proto := "tcp"
 	for _, tc := range []struct {
-		entry interface{ JSON() (json.RawMessage, error) }
-		want  string
+		entry interface {
+			JSON() (json.RawMessage, error)
+		}
+		want string
 	}{
 		{GrantEntry{Src: []string{"a"}, Dst: []string{"b"}}, `{"dst":["b"],"src":["a"]}`},
 		{GrantEntry{Src: []string{"a"}, Dst: []string{}, IP: []string{"*"}, App: raw(`{"x":[]}`), Via: []string{"tag:v"}, SrcPosture: []string{"p"}},
@@ -79,8 +81,10 @@ func TestEntriesJSON(t *testing.T) {
 		}
 	}
 	for _, tc := range []struct {
-		entry interface{ JSON() (json.RawMessage, error) }
-		want  string
+		entry interface {
+			JSON() (json.RawMessage, error)
+		}
+		want string
 	}{
 		{GrantEntry{Dst: []string{"b"}}, "policy: a grant needs src and dst"},
 		{GrantEntry{Src: []string{"a"}}, "policy: a grant needs src and dst"},

@@ -95,10 +95,10 @@ func TestKeyValidation(t *testing.T) {
 
 func TestParseMarkerOwners(t *testing.T) {
 	for s, want := range map[string]Key{
-		"// qtail:auto_approver:exitNode#abc":         {Kind: KindAutoApprover, Name: "exitNode", Owner: "abc"},
-		"qtail:auto_approver:route:10.0.0.0/8#k3x9":   {Kind: KindAutoApprover, Name: "route:10.0.0.0/8", Owner: "k3x9"},
-		"  //   qtail:grant:a#b  \n":                  {Kind: KindGrant, Name: "a#b"},
-		"// qtail:auto_approver:route:10.0.0.0/8":     {Kind: KindAutoApprover, Name: "route:10.0.0.0/8"},
+		"// qtail:auto_approver:exitNode#abc":       {Kind: KindAutoApprover, Name: "exitNode", Owner: "abc"},
+		"qtail:auto_approver:route:10.0.0.0/8#k3x9": {Kind: KindAutoApprover, Name: "route:10.0.0.0/8", Owner: "k3x9"},
+		"  //   qtail:grant:a#b  \n":                {Kind: KindGrant, Name: "a#b"},
+		"// qtail:auto_approver:route:10.0.0.0/8":   {Kind: KindAutoApprover, Name: "route:10.0.0.0/8"},
 	} {
 		if got, ok := ParseMarker(s); !ok || got != want {
 			t.Errorf("ParseMarker(%q) = %#v, %v; want %#v", s, got, ok, want)

@@ -6,7 +6,9 @@ func TestHelmDiff(t *testing.T) {
 	repo := func(id, name, version string) HelmSource {
 		return HelmSource{Repository: &HelmSourceRepository{ChartName: name, ChartVersion: version, Repository: HelmRepositoryRef{ID: id}}}
 	}
-	git := func(url string) HelmSource { return HelmSource{Git: &HelmSourceGit{GitRepository: GitRepository{URL: url}}} }
+	git := func(url string) HelmSource {
+		return HelmSource{Git: &HelmSourceGit{GitRepository: GitRepository{URL: url}}}
+	}
 	fromRepo := func(id, name, version string) HelmSourceRequest {
 		return HelmSourceRequest{HelmRepository: &HelmRepositorySourceRequest{Repository: id, ChartName: name, ChartVersion: version}}
 	}
