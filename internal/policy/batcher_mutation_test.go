@@ -67,6 +67,7 @@ func TestParallelismKeepsTheRecentSpreads(t *testing.T) {
 }
 
 func TestBatchWaitIsMeasuredFromItsFirstRequest(t *testing.T) {
+	t.Parallel()
 	var infos []BatchInfo
 	r := &recorder{}
 	b := NewBatcher(BatcherOptions[int]{Quiet: 5 * time.Millisecond, MaxWait: time.Second,
@@ -137,6 +138,7 @@ func TestBatcherZeroQuietStillSettles(t *testing.T) {
 }
 
 func TestBatcherShortBatchWaitsThriceTheSpread(t *testing.T) {
+	t.Parallel()
 	// Target 2, spread 100ms: a lone request waits 300ms for the rest of
 	// its wave, not four quiet periods.
 	log := &infoLog{}
@@ -150,6 +152,7 @@ func TestBatcherShortBatchWaitsThriceTheSpread(t *testing.T) {
 }
 
 func TestBatcherShortBatchCountsFromItsFirstRequest(t *testing.T) {
+	t.Parallel()
 	// Target 3, patience 300ms: a second request 150ms in does not push
 	// the start back.
 	log := &infoLog{}
@@ -171,6 +174,7 @@ func TestBatcherShortBatchCountsFromItsFirstRequest(t *testing.T) {
 }
 
 func TestBatcherMaxWaitEndsAnEndlessExpectation(t *testing.T) {
+	t.Parallel()
 	// A request that stays expected (Expect again and again) holds the
 	// batch only until maxWait.
 	log := &infoLog{}
@@ -178,15 +182,16 @@ func TestBatcherMaxWaitEndsAnEndlessExpectation(t *testing.T) {
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
+	b.Expect("k")
 	go func() {
 		defer wg.Done()
 		for {
-			b.Expect("k")
 			select {
 			case <-stop:
 				return
 			case <-time.After(5 * time.Millisecond):
 			}
+			b.Expect("k")
 		}
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
@@ -205,6 +210,7 @@ func TestBatcherMaxWaitEndsAnEndlessExpectation(t *testing.T) {
 }
 
 func TestBatcherQuietCountsFromTheLastArrival(t *testing.T) {
+	t.Parallel()
 	// An expected request is forgotten 150ms after the only one arrived:
 	// the quiet period of 300ms counts from that arrival.
 	log := &infoLog{}

@@ -48,6 +48,7 @@ func TestIndexListHelpers(t *testing.T) {
 // and compares every answer with that of a document parsed afresh from its
 // bytes, whose indexes are built from scratch.
 func TestIndexedDocumentAgreesWithAFreshParse(t *testing.T) {
+	t.Parallel()
 	src := "{\n\t\"grants\": [\n\t\t{\"src\": [\"*\"], \"dst\": [\"tag:v1\"], \"ip\": [\"*\"]},\n\t\t// qtail:grant:g1\n\t\t{\"src\": [\"*\"], \"dst\": [\"tag:v2\"], \"ip\": [\"*\"]},\n\t\t{\"src\": [\"*\"], \"dst\": [\"tag:v1\"], \"ip\": [\"*\"]},\n\t],\n\t\"tests\": [],\n\t\"tagOwners\": {\"tag:t1\": [\"a@b.c\"], \"tag:t2\": []},\n\t\"autoApprovers\": {\"routes\": {\"10.0.0.0/8\": [\"tag:v1\"]}},\n}\n"
 	doc := mustParse(t, []byte(src))
 	rnd := rand.New(rand.NewPCG(1, 2))
@@ -70,7 +71,7 @@ func TestIndexedDocumentAgreesWithAFreshParse(t *testing.T) {
 		return Key{Kind: kind, Name: fmt.Sprintf("g%d", n)}
 	}
 	kinds := []Kind{KindGrant, KindGrant, KindPolicyTest, KindTagOwner, KindAutoApprover}
-	for step := range 400 {
+	for step := range 150 {
 		kind := kinds[rnd.IntN(len(kinds))]
 		key, val := keys(kind, rnd.IntN(4)), value(kind, rnd.IntN(3))
 		switch op := rnd.IntN(10); {

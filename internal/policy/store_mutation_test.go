@@ -59,6 +59,7 @@ func TestStoreZeroOptionsTakeTheDefaults(t *testing.T) {
 }
 
 func TestStoreQuietAndMaxWaitDefaults(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name       string
 		opts       StoreOptions
@@ -107,6 +108,7 @@ func TestStoreSingleRejectedChangeIsWrittenOnce(t *testing.T) {
 }
 
 func TestStoreTooLargeBatchIsIsolated(t *testing.T) {
+	t.Parallel()
 	// Each change fits on its own; both together do not. Isolation writes
 	// the first and refuses the second.
 	b := newMemBackend(basePolicy)
@@ -174,6 +176,7 @@ func TestCheckSizeBounds(t *testing.T) {
 }
 
 func TestStoreWriteStopsWhenEveryCallerLeft(t *testing.T) {
+	t.Parallel()
 	// The only caller gives up while the write is under way: the write
 	// is abandoned.
 	b := newMemBackend(basePolicy)
@@ -215,6 +218,7 @@ func TestStoreWriteStopsWhenEveryCallerLeft(t *testing.T) {
 }
 
 func TestStoreReaderTakesOverAnAbandonedRead(t *testing.T) {
+	t.Parallel()
 	b := newMemBackend(basePolicy)
 	b.latency = 100 * time.Millisecond
 	s := NewStore(b, StoreOptions{Retry: testRetry(3), ConflictAttempts: 3})

@@ -93,6 +93,7 @@ func (s *statuses) get(context.Context) (*Status, error) {
 }
 
 func TestWaitDefaultsWhenZero(t *testing.T) {
+	t.Parallel()
 	// A zero PollInterval waits the default 5 s between reads: within
 	// 200 ms there is one read only.
 	s := &statuses{list: []*Status{{ID: "s", State: StateDeploying}}}
