@@ -25,6 +25,7 @@ func TestExtraTokensAndLineBreaks(t *testing.T) {
 		{"/* x */ ", "[{2 0 7} {0 7 8}]", "[]", "", false, "/* x */ ", "", true, false},
 		{"/* x", "[{2 0 4}]", "[]", "", false, "/* x", "", true, false},
 		{" /**/", "[{0 0 1} {2 1 5}]", "[]", "", false, " /**/", "", true, false},
+		{"/**/\n\t", "[{2 0 4} {0 4 6}]", "[4]", "\t", true, "/**/", "\n\t", true, false},
 		{"x", "[{0 0 1}]", "[]", "", false, "x", "", false, false},
 		{"\r\n// c\r\n", "[{0 0 2} {1 2 8}]", "[1 7]", "", true, "", "\r\n// c\r\n", true, false},
 		{"\n/* a\n b */\n\t// c\n  ", "[{0 0 1} {2 1 11} {0 11 13} {1 13 18} {0 18 20}]", "[0 11 17]", "  ", true, "", "\n/* a\n b */\n\t// c\n  ", true, false},
