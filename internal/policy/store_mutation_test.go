@@ -253,3 +253,24 @@ func TestStoreReaderTakesOverAnAbandonedRead(t *testing.T) {
 		t.Errorf("Snapshot after Refresh read %d times", b.counts().gets)
 	}
 }
+
+func TestStoreSingleTooLargeChangeIsNotIsolated(t *testing.T) {
+	b := newMemBackend(basePolicy)
+	l := &logRecords{}
+	s := NewStore(b, StoreOptions{Retry: testRetry(3), ConflictAttempts: 3, MaxSize: len(basePolicy), Quiet: -1, Log: l.log})
+	err := s.Put(context.Background(), Key{Kind: KindGrant, Name: "a"}, grantValue("a"))
+	var tl *TooLargeError
+	if !errors.As(err, &tl) || tl.Before != len(basePolicy) || tl.Limit != len(basePolicy) {
+		t.Fatalf("err = %v, want a *TooLargeError", err)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, m := range l.records {
+		if strings.HasPrefix(m, "policy write refused") {
+			t.Errorf("a single change was isolated: %v", l.records)
+		}
+	}
+	if c := b.counts(); c.sets != 0 {
+		t.Errorf("counts %+v, want no write", c)
+	}
+}
