@@ -274,3 +274,33 @@ func TestStoreSingleTooLargeChangeIsNotIsolated(t *testing.T) {
 		t.Errorf("counts %+v, want no write", c)
 	}
 }
+
+func TestStoreKeepsWhatItWroteDuringARefresh(t *testing.T) {
+	// A Refresh that starts while a write is under way finds no copy when
+	// the write ends: the Store keeps the bytes it wrote, and a later
+	// Snapshot needs no read.
+	b := newMemBackend(basePolicy)
+	b.latency = 80 * time.Millisecond
+	s := NewStore(b, StoreOptions{Retry: testRetry(3), ConflictAttempts: 3, Quiet: -1})
+	ctx := context.Background()
+	if _, err := s.Snapshot(ctx); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.Put(ctx, Key{Kind: KindGrant, Name: "g"}, grantValue("g")) }()
+	time.Sleep(20 * time.Millisecond)
+	if _, err := s.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	gets := b.counts().gets
+	snap, err := s.Snapshot(ctx)
+	if err != nil || !strings.Contains(string(snap.HuJSON), "qtail:grant:g") {
+		t.Fatalf("Snapshot = %s, %v", snap.HuJSON, err)
+	}
+	if c := b.counts(); c.gets != gets || c.writes != 1 {
+		t.Errorf("counts %+v, want no read after the write and the refresh (%d before)", c, gets)
+	}
+}
