@@ -101,3 +101,26 @@ func TestTransportOverTheDefaultTransport(t *testing.T) {
 		t.Fatalf("status %d body %q after %d calls and waits %v", resp.StatusCode, resp.Body, s.count(), rec.all())
 	}
 }
+
+func TestSleepWaitsAndNoWaitReportsTheContext(t *testing.T) {
+	start := time.Now()
+	if err := Sleep(context.Background(), 30*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took < 30*time.Millisecond {
+		t.Errorf("Sleep(30ms) returned after %v", took)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for range 50 {
+		if err := Sleep(ctx, 0); err != context.Canceled {
+			t.Fatalf("Sleep(0) on a cancelled context = %v, want context.Canceled every time", err)
+		}
+		if err := Sleep(ctx, -time.Second); err != context.Canceled {
+			t.Fatalf("Sleep(-1s) on a cancelled context = %v", err)
+		}
+	}
+	if err := Sleep(context.Background(), 0); err != nil {
+		t.Errorf("Sleep(0) = %v", err)
+	}
+}
