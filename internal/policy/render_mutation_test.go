@@ -20,6 +20,7 @@ func TestDetectStyle(t *testing.T) {
 		{"one with and one without", "{\n\t\"a\": [\n\t\t1\n\t],\n}", style{"\t", "\n", true}},
 		{"two without, one with", "{\n\t\"a\": [\n\t\t1\n\t],\n\t\"b\": [\n\t\t1\n\t],\n\t\"c\": {\n\t\t\"d\": 1,\n\t}\n}", style{"\t", "\n", false}},
 		{"one line", "{\"a\": [1]}", style{"\t", "\n", true}},
+		{"spaces then a tab", "{\n  \t\"a\": 1,\n    \"b\": 2,\n}", style{"  ", "\n", true}},
 	} {
 		root, err := hujson.Parse([]byte(tc.src))
 		if err != nil {
