@@ -128,3 +128,25 @@ func TestRouteGrantedBy(t *testing.T) {
 		t.Error("IsExitRoute")
 	}
 }
+
+func TestRouteApproverChoiceWhateverTheOrder(t *testing.T) {
+	// The approvers come from a JSON object, in no set order: parse again
+	// and again so that every order is met.
+	src := `{"autoApprovers": {"routes": {"10.0.0.1/8": ["tag:a"], "10.0.0.0/16": ["tag:a"], "10.0.0.0/8": ["tag:a"], "10.0.0.0/12": ["tag:b"]}}}`
+	a := RouteDevice{Tags: []string{"tag:a"}}
+	for range 40 {
+		p, err := ParseRoutePolicy([]byte(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := p.AutoApprovedBy(netip.MustParsePrefix("10.0.1.0/24"), a); got != `autoApprovers.routes["10.0.0.0/16"]` {
+			t.Fatalf("the most specific approver: %q", got)
+		}
+		if got, _ := p.AutoApprovedBy(netip.MustParsePrefix("10.200.0.0/16"), a); got != `autoApprovers.routes["10.0.0.0/8"]` {
+			t.Fatalf("of two equally specific approvers, the first key: %q", got)
+		}
+	}
+	if got := aclHost(":22"); got != "" {
+		t.Errorf("aclHost(\":22\") = %q", got)
+	}
+}
