@@ -1,0 +1,229 @@
+package policy
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestParallelismCountsWhatIsInside(t *testing.T) {
+	p := &Parallelism{}
+	if got := p.Target(); got != 0 {
+		t.Fatalf("Target before any batch = %d", got)
+	}
+	p.enter()
+	p.enter()
+	p.enter()
+	p.leave()
+	p.learn(2) // the peak of this cycle was 3
+	if got := p.Target(); got != 3 {
+		t.Errorf("Target after a peak of 3 = %d", got)
+	}
+	p.leave()
+	p.leave() // nothing inside
+	p.enter()
+	p.learn(1) // one request in this cycle
+	if got := p.Target(); got != 1 {
+		t.Errorf("Target after a cycle of one = %d", got)
+	}
+	p.leave()
+	// A cycle in which the answered requests leave and nothing arrives has
+	// no peak.
+	p.enter()
+	p.enter()
+	p.learn(2)
+	p.leave()
+	p.leave()
+	p.learn(0)
+	if got := p.Target(); got != 0 {
+		t.Errorf("Target after an empty cycle = %d", got)
+	}
+}
+
+func TestParallelismKeepsTheRecentSpreads(t *testing.T) {
+	p := &Parallelism{}
+	if d, ok := p.spread(); ok || d != 0 {
+		t.Fatalf("spread before any complete batch = %v, %v", d, ok)
+	}
+	p.complete(0)
+	if d, ok := p.spread(); !ok || d != 0 {
+		t.Errorf("spread after one instant batch = %v, %v", d, ok)
+	}
+	for _, d := range []time.Duration{10, 1, 2} {
+		p.complete(d)
+	}
+	if d, ok := p.spread(); !ok || d != 10 {
+		t.Errorf("spread of the last four = %v, %v; want 10", d, ok)
+	}
+	p.complete(3) // 0 leaves
+	if d, _ := p.spread(); d != 10 {
+		t.Errorf("spread = %v; want 10", d)
+	}
+	p.complete(4) // 10 leaves
+	if d, _ := p.spread(); d != 4 {
+		t.Errorf("spread once the longest left = %v; want 4", d)
+	}
+}
+
+func TestBatchWaitIsMeasuredFromItsFirstRequest(t *testing.T) {
+	t.Parallel()
+	var infos []BatchInfo
+	r := &recorder{}
+	b := NewBatcher(BatcherOptions[int]{Quiet: 5 * time.Millisecond, MaxWait: time.Second,
+		OnBatch: func(_ []int, info BatchInfo) { infos = append(infos, info) }}, r.run)
+	for i := 1; i <= 2; i++ {
+		time.Sleep(20 * time.Millisecond)
+		res, _, err := b.Do(context.Background(), "", i)
+		if err != nil || res != 2*i {
+			t.Fatalf("Do(%d) = %d, %v", i, res, err)
+		}
+	}
+	if len(infos) != 2 {
+		t.Fatalf("%d batches, want 2", len(infos))
+	}
+	// The first waits out the quiet period; the second is complete at once
+	// (one request at a time is what the first cycle saw).
+	for i, want := range []string{"quiet", "complete"} {
+		if info := infos[i]; info.Size != 1 || info.Reason != want || info.Wait < 0 || info.Wait > 500*time.Millisecond {
+			t.Errorf("batch %d: %+v, want one request, %s, that waited less than 500ms", i, info, want)
+		}
+	}
+}
+
+// infoLog collects the BatchInfo of each batch.
+type infoLog struct {
+	mu    sync.Mutex
+	infos []BatchInfo
+}
+
+func (l *infoLog) add(_ []int, info BatchInfo) {
+	l.mu.Lock()
+	l.infos = append(l.infos, info)
+	l.mu.Unlock()
+}
+
+func (l *infoLog) all() []BatchInfo {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]BatchInfo(nil), l.infos...)
+}
+
+// seasoned returns a Parallelism that saw target requests at once and a
+// complete batch that took spread to arrive.
+func seasoned(target int, spread time.Duration) *Parallelism {
+	p := &Parallelism{}
+	for range target {
+		p.enter()
+	}
+	p.learn(0)
+	for range target {
+		p.leave()
+	}
+	p.complete(spread)
+	return p
+}
+
+func TestBatcherZeroQuietStillSettles(t *testing.T) {
+	for quiet, reason := range map[time.Duration]string{0: "quiet", -1: "now"} {
+		log := &infoLog{}
+		b := NewBatcher(BatcherOptions[int]{Quiet: quiet, MaxWait: time.Second, OnBatch: log.add}, (&recorder{}).run)
+		if res, _, err := b.Do(context.Background(), "", 4); err != nil || res != 8 {
+			t.Fatalf("Do = %d, %v", res, err)
+		}
+		if infos := log.all(); len(infos) != 1 || infos[0].Reason != reason {
+			t.Errorf("quiet %v: batches %+v, want one that started for %q", quiet, infos, reason)
+		}
+	}
+}
+
+func TestBatcherShortBatchWaitsThriceTheSpread(t *testing.T) {
+	t.Parallel()
+	// Target 2, spread 100ms: a lone request waits 300ms for the rest of
+	// its wave, not four quiet periods.
+	log := &infoLog{}
+	b := NewBatcher(BatcherOptions[int]{Quiet: time.Millisecond, MaxWait: 2 * time.Second, Parallelism: seasoned(2, 100*time.Millisecond), OnBatch: log.add}, (&recorder{}).run)
+	if _, _, err := b.Do(context.Background(), "", 1); err != nil {
+		t.Fatal(err)
+	}
+	if infos := log.all(); len(infos) != 1 || infos[0].Reason != "short" || infos[0].Wait < 250*time.Millisecond || infos[0].Wait > time.Second {
+		t.Errorf("batches %+v, want one short batch after about 300ms", infos)
+	}
+}
+
+func TestBatcherShortBatchCountsFromItsFirstRequest(t *testing.T) {
+	t.Parallel()
+	// Target 3, patience 300ms: a second request 150ms in does not push
+	// the start back.
+	log := &infoLog{}
+	b := NewBatcher(BatcherOptions[int]{Quiet: time.Millisecond, MaxWait: 2 * time.Second, Parallelism: seasoned(3, 100*time.Millisecond), OnBatch: log.add}, (&recorder{}).run)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		time.Sleep(150 * time.Millisecond)
+		_, _, _ = b.Do(context.Background(), "", 2)
+	}()
+	if _, _, err := b.Do(context.Background(), "", 1); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	if infos := log.all(); len(infos) != 1 || infos[0].Size != 2 || infos[0].Reason != "short" || infos[0].Wait < 250*time.Millisecond || infos[0].Wait > 450*time.Millisecond {
+		t.Errorf("batches %+v, want one short batch of 2 after about 300ms", infos)
+	}
+}
+
+func TestBatcherMaxWaitEndsAnEndlessExpectation(t *testing.T) {
+	t.Parallel()
+	// A request that stays expected (Expect again and again) holds the
+	// batch only until maxWait.
+	log := &infoLog{}
+	b := NewBatcher(BatcherOptions[int]{Quiet: time.Millisecond, MaxWait: 60 * time.Millisecond, OnBatch: log.add}, (&recorder{}).run)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	b.Expect("k")
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+			b.Expect("k")
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	start := time.Now()
+	_, _, err := b.Do(ctx, "", 1)
+	took := time.Since(start)
+	close(stop)
+	wg.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if infos := log.all(); len(infos) != 1 || infos[0].Reason != "max wait" || infos[0].Missing != 1 || took > 400*time.Millisecond {
+		t.Errorf("batches %+v after %v, want one that started at max wait with the request still missing", infos, took)
+	}
+}
+
+func TestBatcherQuietCountsFromTheLastArrival(t *testing.T) {
+	t.Parallel()
+	// An expected request is forgotten 150ms after the only one arrived:
+	// the quiet period of 300ms counts from that arrival.
+	log := &infoLog{}
+	b := NewBatcher(BatcherOptions[int]{Quiet: 300 * time.Millisecond, MaxWait: 2 * time.Second, OnBatch: log.add}, (&recorder{}).run)
+	b.Expect("k")
+	go func() {
+		time.Sleep(150 * time.Millisecond)
+		b.Forget("k")
+	}()
+	if _, _, err := b.Do(context.Background(), "", 1); err != nil {
+		t.Fatal(err)
+	}
+	if infos := log.all(); len(infos) != 1 || infos[0].Reason != "quiet" || infos[0].Wait < 250*time.Millisecond || infos[0].Wait > 420*time.Millisecond {
+		t.Errorf("batches %+v, want one quiet batch after about 300ms", infos)
+	}
+}
