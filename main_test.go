@@ -23,3 +23,27 @@ func TestVersionSetAtBuildTime(t *testing.T) {
 		t.Errorf("-version printed %q", got)
 	}
 }
+
+func TestQuietLogsOnlyWhenTerraformLogsNothing(t *testing.T) {
+	for _, tc := range []struct {
+		environ []string
+		quiet   bool
+	}{
+		{[]string{"HOME=/root", "PATH=/bin"}, true},
+		{[]string{"HOME=/root", "TF_LOG=DEBUG"}, false},
+		{[]string{"TF_LOG_PROVIDER=TRACE"}, false},
+		{[]string{"TF_LOG_PATH=/tmp/tf.log"}, false},
+		{[]string{"TF_VAR_x=1", "TF_CLI_CONFIG_FILE=rc"}, true},
+	} {
+		set := map[string]string{}
+		quietLogs(tc.environ, func(k, v string) error { set[k] = v; return nil })
+		if tc.quiet != (len(set) == len(sdkLogVariables)) || (!tc.quiet && len(set) > 0) {
+			t.Errorf("environment %v: set %v, want quiet = %v", tc.environ, set, tc.quiet)
+		}
+		for k, v := range set {
+			if v != "OFF" {
+				t.Errorf("%s=%s, want OFF", k, v)
+			}
+		}
+	}
+}
