@@ -86,7 +86,7 @@ func TestStoreQuietAndMaxWaitDefaults(t *testing.T) {
 			t.Errorf("%s: batches %v, want one write batch of 1 that started for %q", tc.name, bs, tc.reason)
 			continue
 		}
-		if w := bs[0]["wait_ms"].(int64); w < tc.minWait || w > tc.maxWaitCap {
+		if w, _ := bs[0]["wait_ms"].(int64); w < tc.minWait || w > tc.maxWaitCap {
 			t.Errorf("%s: waited %dms, want %d to %d", tc.name, w, tc.minWait, tc.maxWaitCap)
 		}
 	}

@@ -58,8 +58,8 @@ func TestConfirmGoneAnswers(t *testing.T) {
 			t.Errorf("%s: %#v, want %d %q", tc.name, got, tc.status, tc.detail)
 			continue
 		}
-		if orig := tc.err.(*APIError); e.Attempts != orig.Attempts {
-			t.Errorf("%s: attempts %d, want %d", tc.name, e.Attempts, orig.Attempts)
+		if orig, ok := tc.err.(*APIError); !ok || e.Attempts != orig.Attempts {
+			t.Errorf("%s: attempts %d, want those of %#v", tc.name, e.Attempts, tc.err)
 		}
 	}
 }
