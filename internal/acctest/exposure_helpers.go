@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+
 	"github.com/qtail/terraform-provider-qtail/internal/fake/tailnetapi"
 )
 
@@ -82,5 +85,29 @@ func MutatingRoutes(calls map[string]int) []string {
 		}
 	}
 	sort.Strings(out)
+	return out
+}
+
+// CreationMutations applies config in a clean run and returns the routes
+// that its creation called to change something (MutatingRoutes), for the
+// tests that interrupt an apply at each of them. It fails the test when
+// there are fewer than three: what (such as "the exposure's creation")
+// would prove nothing.
+func (e *Env) CreationMutations(t *testing.T, config, what string) []string {
+	t.Helper()
+	e.Faults.ResetCalls()
+	var calls map[string]int
+	resource.UnitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: e.Factories(),
+		Steps: []resource.TestStep{{
+			Config: config,
+			// The calls of the creation, before the test's destroy.
+			Check: func(*terraform.State) error { calls = e.Faults.Calls(); return nil },
+		}},
+	})
+	out := MutatingRoutes(calls)
+	if len(out) < 3 {
+		t.Fatalf("%s made %d mutating calls (%v): the test would prove nothing", what, len(out), out)
+	}
 	return out
 }

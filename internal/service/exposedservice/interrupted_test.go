@@ -18,21 +18,8 @@ import (
 func exposureMutations(t *testing.T) []string {
 	t.Helper()
 	env, appID := acctest.NewExposureEnv(t)
-	env.Faults.ResetCalls()
-	var calls map[string]int
-	resource.UnitTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: env.Factories(),
-		Steps: []resource.TestStep{{
-			Config: acctest.ExposedServiceConfig(appID, "billing-api-us-east-1", `tags = ["tag:k8s-billing"]`),
-			// The calls of the creation, before the test's destroy.
-			Check: func(*terraform.State) error { calls = env.Faults.Calls(); return nil },
-		}},
-	})
-	out := acctest.MutatingRoutes(calls)
-	if len(out) < 3 {
-		t.Fatalf("the exposure's creation made %d mutating calls (%v): the test would prove nothing", len(out), out)
-	}
-	return out
+	return env.CreationMutations(t, acctest.ExposedServiceConfig(appID, "billing-api-us-east-1", `tags = ["tag:k8s-billing"]`),
+		"the exposure's creation")
 }
 
 // An apply stopped at any step of an exposure's creation (the call fails

@@ -19,20 +19,7 @@ import (
 func operatorMutations(t *testing.T, creds func(*operatorEnv) string) []string {
 	t.Helper()
 	e := newOperatorEnv(t)
-	e.Faults.ResetCalls()
-	var calls map[string]int
-	resource.UnitTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: e.Factories(),
-		Steps: []resource.TestStep{{
-			Config: e.config(creds(e), ""),
-			Check:  func(*terraform.State) error { calls = e.Faults.Calls(); return nil },
-		}},
-	})
-	out := acctest.MutatingRoutes(calls)
-	if len(out) < 3 {
-		t.Fatalf("the operator's creation made %d mutating calls (%v): the test would prove nothing", len(out), out)
-	}
-	return out
+	return e.CreationMutations(t, e.config(creds(e), ""), "the operator's creation")
 }
 
 // An apply stopped at any step of an operator's creation (a call fails and
