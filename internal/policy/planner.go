@@ -291,16 +291,23 @@ func (p *Planner) Claim(key Key, c Claim) (Claim, bool) {
 // an *UnmanagedConflictError or a *TooLargeError), the server's rejection,
 // or a *ValidateCallError when the server could not be asked.
 func (p *Planner) Check(ctx context.Context, muts []Mutation) error {
+	var claim Key
+	if len(muts) > 0 {
+		claim = muts[len(muts)-1].Key
+	}
+	return p.CheckAll(ctx, claim, muts)
+}
+
+// CheckAll is Check for the changes of a resource that writes several
+// fragments: claim is the key under which the resource was expected (see
+// Expect). The changes pass or fail together.
+func (p *Planner) CheckAll(ctx context.Context, claim Key, muts []Mutation) error {
 	if p.store.Changing() {
 		// The process applies: the Store's writes check the changes.
 		p.Record(muts...)
 		return nil
 	}
-	key := ""
-	if len(muts) > 0 {
-		key = claimKey(muts[len(muts)-1].Key)
-	}
-	outcome, _, err := p.checks.Do(ctx, key, &planCheck{ctx: ctx, muts: muts})
+	outcome, _, err := p.checks.Do(ctx, claimKey(claim), &planCheck{ctx: ctx, muts: muts})
 	if err != nil {
 		return &ValidateCallError{Err: err}
 	}
@@ -328,16 +335,13 @@ func (p *Planner) checkBatch(batch []*planCheck) []error {
 // it, each check again on its own.
 func (p *Planner) validateBatch(ctx context.Context, batch []*planCheck) []error {
 	errs := make([]error, len(batch))
-	doc, err := p.plannedDocument(ctx)
+	base, before, err := p.plannedCopy(ctx)
 	if err != nil {
 		for i := range errs {
-			errs[i] = &ValidateCallError{Err: err}
+			errs[i] = err
 		}
 		return errs
 	}
-	base := doc.Clone()
-	before := p.docBase.snap.HuJSON
-	p.mu.Unlock()
 
 	trial := base
 	if len(batch) > 1 {
@@ -359,11 +363,7 @@ func (p *Planner) validateBatch(ctx context.Context, batch []*planCheck) []error
 	if len(ok) == 0 {
 		return errs
 	}
-	out := trial.Bytes()
-	err = checkSize(out, before, p.store.maxSize)
-	if err == nil {
-		err = p.store.backend.Validate(ctx, out)
-	}
+	err = p.validate(ctx, trial, before)
 	switch {
 	case err == nil:
 		return errs
@@ -383,16 +383,90 @@ func (p *Planner) validateBatch(ctx context.Context, batch []*planCheck) []error
 			defer wg.Done()
 			one := base.Clone()
 			_ = applyAll(one, batch[i].muts)
-			out := one.Bytes()
-			err := checkSize(out, before, p.store.maxSize)
-			if err == nil {
-				err = p.store.backend.Validate(ctx, out)
-			}
-			errs[i] = validateError(err)
+			errs[i] = validateError(p.validate(ctx, one, before))
 		}()
 	}
 	wg.Wait()
 	return errs
+}
+
+// Blame finds which of muts make the policy file as planned invalid, when
+// together they do (a CheckAll refused them): it validates halves of muts
+// on their own, without planning them, down to single changes, and returns
+// the outcome of each change. A change that could not be checked gets a
+// *ValidateCallError. Independent changes (grants) are blamed exactly, in
+// about 2·k·log2(len(muts)) validations for k at fault.
+func (p *Planner) Blame(ctx context.Context, muts []Mutation) []error {
+	errs := make([]error, len(muts))
+	base, before, err := p.plannedCopy(ctx)
+	if err != nil {
+		for i := range errs {
+			errs[i] = err
+		}
+		return errs
+	}
+	validate := func(idx []int) error {
+		one := base.Clone()
+		for _, i := range idx {
+			if err := one.Apply(muts[i]); err != nil {
+				return err
+			}
+		}
+		return validateError(p.validate(ctx, one, before))
+	}
+	var blame func(idx []int, known bool)
+	blame = func(idx []int, known bool) {
+		if !known {
+			err := validate(idx)
+			if err == nil {
+				return
+			}
+			if len(idx) == 1 || !IsRejected(err) && !isTooLarge(err) {
+				for _, i := range idx {
+					errs[i] = err
+				}
+				return
+			}
+		}
+		if len(idx) == 1 {
+			errs[idx[0]] = validate(idx)
+			return
+		}
+		half := len(idx) / 2
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() { defer wg.Done(); blame(idx[:half], false) }()
+		blame(idx[half:], false)
+		wg.Wait()
+	}
+	all := make([]int, len(muts))
+	for i := range all {
+		all[i] = i
+	}
+	blame(all, true)
+	return errs
+}
+
+// plannedCopy returns a copy of the policy file as planned, and the policy
+// file as read, for validations; a failure to read it is a
+// *ValidateCallError.
+func (p *Planner) plannedCopy(ctx context.Context) (*Document, []byte, error) {
+	doc, err := p.plannedDocument(ctx)
+	if err != nil {
+		return nil, nil, &ValidateCallError{Err: err}
+	}
+	defer p.mu.Unlock()
+	return doc.Clone(), p.docBase.snap.HuJSON, nil
+}
+
+// validate checks the size of doc against the policy file before, then
+// asks the server to validate it.
+func (p *Planner) validate(ctx context.Context, doc *Document, before []byte) error {
+	out := doc.Bytes()
+	if err := checkSize(out, before, p.store.maxSize); err != nil {
+		return err
+	}
+	return p.store.backend.Validate(ctx, out)
 }
 
 // applyAll applies muts to doc in order and stops at the first error.

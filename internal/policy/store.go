@@ -117,10 +117,11 @@ type load struct {
 	err  error
 }
 
-// request is one queued change and the context of its caller.
+// request is one queued change, of one or more mutations applied all or
+// nothing, and the context of its caller.
 type request struct {
-	ctx context.Context
-	mut Mutation
+	ctx  context.Context
+	muts []Mutation
 }
 
 // NewStore returns a Store over b.
@@ -263,16 +264,33 @@ func (s *Store) Delete(ctx context.Context, key Key) error {
 // returns m's own outcome. When ctx ends first, Apply returns at once; a
 // change already taken into a batch may still be written.
 func (s *Store) Apply(ctx context.Context, m Mutation) error {
-	if err := m.Key.Validate(); err != nil {
-		return err
+	return s.ApplyAll(ctx, m.Key, []Mutation{m})
+}
+
+// ApplyAll is Apply for several mutations that succeed or fail together:
+// they are written in the same batch, in order, or not at all. claim is
+// the key under which the change was expected (see Expect), the key of
+// one of muts.
+func (s *Store) ApplyAll(ctx context.Context, claim Key, muts []Mutation) error {
+	if len(muts) == 0 {
+		return nil
+	}
+	for _, m := range muts {
+		if err := m.Key.Validate(); err != nil {
+			return err
+		}
 	}
 	s.changing.Store(true)
-	outcome, inFlight, err := s.writes.Do(ctx, claimKey(m.Key), &request{ctx: ctx, mut: m})
+	outcome, inFlight, err := s.writes.Do(ctx, claimKey(claim), &request{ctx: ctx, muts: muts})
 	switch {
 	case err == nil:
 		return outcome
 	case inFlight:
-		return fmt.Errorf("policy: stopped waiting for the write of %s, which may or may not have been applied: %w", m.Key, err)
+		what := muts[0].Key.String()
+		if len(muts) > 1 {
+			what = fmt.Sprintf("%d changes (%s and others)", len(muts), what)
+		}
+		return fmt.Errorf("policy: stopped waiting for the write of %s, which may or may not have been applied: %w", what, err)
 	}
 	return err
 }
@@ -329,14 +347,7 @@ func (s *Store) cycle(ctx context.Context, batch []*request, isolate bool) []err
 		if err != nil {
 			return fail(all, err)
 		}
-		doc := base.Clone()
-		var applied []int
-		for i, r := range batch {
-			errs[i] = doc.Apply(r.mut)
-			if errs[i] == nil {
-				applied = append(applied, i)
-			}
-		}
+		doc, applied := applyRequests(base, batch, errs)
 		out := doc.Bytes()
 		if bytes.Equal(out, c.snap.HuJSON) {
 			return errs
@@ -373,9 +384,11 @@ func (s *Store) cycle(ctx context.Context, batch []*request, isolate bool) []err
 		case IsRejected(err) && isolate && len(applied) > 1:
 			return s.isolate(ctx, batch, applied, errs, err)
 		case IsRejected(err):
-			keys := make([]Key, len(applied))
-			for n, i := range applied {
-				keys[n] = batch[i].mut.Key
+			var keys []Key
+			for _, i := range applied {
+				for _, m := range batch[i].muts {
+					keys = append(keys, m.Key)
+				}
 			}
 			return fail(applied, &RejectedError{Keys: keys, Err: err})
 		default:
@@ -384,6 +397,29 @@ func (s *Store) cycle(ctx context.Context, batch []*request, isolate bool) []err
 			return fail(applied, fmt.Errorf("policy: writing the policy file: %w", err))
 		}
 	}
+}
+
+// applyRequests applies the requests of batch, in order, to a copy of
+// base, each all or nothing, sets errs[i] to the outcome of batch[i], and
+// returns the copy and the indexes of the requests applied.
+func applyRequests(base *Document, batch []*request, errs []error) (*Document, []int) {
+	doc := base.Clone()
+	var applied []int
+	for i, r := range batch {
+		if errs[i] = applyAll(doc, r.muts); errs[i] != nil {
+			if len(r.muts) > 1 {
+				// Some of r's mutations may have applied: start again
+				// from base with the requests applied so far.
+				doc = base.Clone()
+				for _, j := range applied {
+					_ = applyAll(doc, batch[j].muts)
+				}
+			}
+			continue
+		}
+		applied = append(applied, i)
+	}
+	return doc, applied
 }
 
 // isolate writes the applied changes of a batch that was refused one at a

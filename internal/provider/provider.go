@@ -345,6 +345,7 @@ func (p *qtailProvider) Resources(_ context.Context) []func() resource.Resource 
 	return []func() resource.Resource{
 		helmrepository.NewHelmRepositoryResource,
 		policyfragment.NewGrantResource,
+		policyfragment.NewGrantsResource,
 		policyfragment.NewTagOwnerResource,
 		policyfragment.NewAutoApproverResource,
 		policyfragment.NewPolicyTestResource,

@@ -2,6 +2,8 @@ package tfx
 
 import (
 	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 )
 
@@ -56,4 +58,37 @@ func AllKnown(values ...attr.Value) bool {
 		}
 	}
 	return true
+}
+
+// MergeAttributes returns the attributes of every map in one map; a name
+// in two maps is a programming error.
+func MergeAttributes(maps ...map[string]schema.Attribute) map[string]schema.Attribute {
+	out := map[string]schema.Attribute{}
+	for _, m := range maps {
+		for name, a := range m {
+			if _, dup := out[name]; dup {
+				panic("tfx.MergeAttributes: attribute " + name + " defined twice")
+			}
+			out[name] = a
+		}
+	}
+	return out
+}
+
+// Under returns the path sub (relative to the root) under base.
+func Under(base, sub path.Path) path.Path {
+	p := base
+	for _, step := range sub.Steps() {
+		switch s := step.(type) {
+		case path.PathStepAttributeName:
+			p = p.AtName(string(s))
+		case path.PathStepElementKeyInt:
+			p = p.AtListIndex(int(s))
+		case path.PathStepElementKeyString:
+			p = p.AtMapKey(string(s))
+		case path.PathStepElementKeyValue:
+			p = p.AtSetValue(s.Value)
+		}
+	}
+	return p
 }

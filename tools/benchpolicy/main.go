@@ -1,10 +1,11 @@
 // Command benchpolicy measures what qtail's policy fragments cost next to a
 // resource that owns the whole policy file. For each N it serves a fresh
 // sandbox on loopback with an added latency, and runs a real Terraform CLI
-// (through a dev_overrides CLI configuration) three times:
+// (through a dev_overrides CLI configuration) for each configuration:
 //
-//   - qtail: a plan that adds N qtail_grant, the apply, and a plan with
-//     nothing to change;
+//   - qtail: a plan that adds N qtail_grant, the apply, a plan with
+//     nothing to change, and a plan with the port of one grant changed;
+//   - qtail, the same N grants in one qtail_grants;
 //   - whole file (with -whole-file-provider): the same N grants in one
 //     tailscale_acl of the official Tailscale provider, built outside this
 //     repository, against a sandbox of its own;
@@ -119,6 +120,8 @@ type result struct {
 	gets, posts, validates int
 	wall                   time.Duration
 	batches                []batch
+	// lines is the number of lines of the command's output.
+	lines int
 }
 
 // batch is one batch of qtail's policy Store, from its debug log.
@@ -255,52 +258,59 @@ type report struct {
 	o                       options
 	n                       int
 	planAdd, apply, planNop result
-	whole                   *[3]result // plan adding, apply, plan with no change
-	alone                   [3]result
+	// set is the same N grants in one qtail_grants.
+	set   [steps]result
+	whole *[steps]result // plan adding, apply, plan with no change, plan of one port
+	alone [steps]result
 	// plugin is N noop_grant: a resource of a framework provider that
 	// calls no API.
-	plugin [3]result
+	plugin [steps]result
+	// onePort is qtail_grant's plan of one changed port.
+	onePort result
 }
 
-// commands are the three Terraform commands of each configuration.
-var commands = [3]string{"plan adding N", "apply", "plan, no change"}
+// steps is the number of Terraform commands of each configuration.
+const steps = 4
+
+// commands are the Terraform commands of each configuration.
+var commands = [steps]string{"plan adding N", "apply", "plan, no change", "plan, one port changed"}
 
 // one measures N grants.
 func (b *bench) one(ctx context.Context, n int) (*report, error) {
 	r := &report{o: b.o, n: n}
 	fmt.Printf("N=%d: terraform alone ...\n", n)
-	alone, err := b.sequence(ctx, n, "alone", aloneConfig(n), false, false)
+	alone, err := b.sequence(ctx, n, "alone", aloneConfig, false, false)
 	if err != nil {
 		return nil, err
 	}
 	r.alone = alone
 	fmt.Printf("N=%d: a provider that calls no API ...\n", n)
-	if r.plugin, err = b.sequence(ctx, n, "plugin", pluginConfig(n), false, false); err != nil {
+	if r.plugin, err = b.sequence(ctx, n, "plugin", pluginConfig, false, false); err != nil {
 		return nil, err
 	}
 	fmt.Printf("N=%d: qtail ...\n", n)
-	q, err := b.sequence(ctx, n, "qtail", grantsConfig(n), true, false)
+	q, err := b.sequence(ctx, n, "qtail", grantsConfig, true, false)
 	if err != nil {
+		return nil, err
+	}
+	fmt.Printf("N=%d: qtail, the same grants in one qtail_grants ...\n", n)
+	if r.set, err = b.sequence(ctx, n, "qtail-set", grantSetConfig, true, false); err != nil {
 		return nil, err
 	}
 	// The batches are read from the provider's debug log, which costs
 	// time of its own: a second run, not timed, logs them.
 	fmt.Printf("N=%d: qtail again, logging its batches ...\n", n)
-	logged, err := b.sequence(ctx, n, "qtail-log", grantsConfig(n), true, true)
+	logged, err := b.sequence(ctx, n, "qtail-log", grantsConfig, true, true)
 	if err != nil {
 		return nil, err
 	}
 	for i := range q {
 		q[i].batches = logged[i].batches
 	}
-	r.planAdd, r.apply, r.planNop = q[0], q[1], q[2]
+	r.planAdd, r.apply, r.planNop, r.onePort = q[0], q[1], q[2], q[3]
 	if b.o.wholeFile != "" {
 		fmt.Printf("N=%d: whole file ...\n", n)
-		cfg, err := wholeFileConfig(n)
-		if err != nil {
-			return nil, err
-		}
-		w, err := b.sequence(ctx, n, "whole", cfg, false, false)
+		w, err := b.sequence(ctx, n, "whole", wholeFileConfig, false, false)
 		if err != nil {
 			return nil, err
 		}
@@ -309,10 +319,20 @@ func (b *bench) one(ctx context.Context, n int) (*report, error) {
 	return r, nil
 }
 
-// sequence plans, applies and plans again config in a fresh sandbox. With
-// logBatches, qtail's debug log records its batches (and is not profiled).
-func (b *bench) sequence(ctx context.Context, n int, name, config string, qtail, logBatches bool) ([3]result, error) {
-	var out [3]result
+// sequence plans, applies and plans again the configuration of n grants
+// in a fresh sandbox, then plans it with the port of one grant changed.
+// With logBatches, qtail's debug log records its batches (and is not
+// profiled).
+func (b *bench) sequence(ctx context.Context, n int, name string, configOf func(n int, changed bool) (string, error), qtail, logBatches bool) ([steps]result, error) {
+	var out [steps]result
+	config, err := configOf(n, false)
+	if err != nil {
+		return out, err
+	}
+	changed, err := configOf(n, true)
+	if err != nil {
+		return out, err
+	}
 	world, err := sandbox.New(sandbox.Options{Latency: b.o.latency, DeployTime: time.Second})
 	if err != nil {
 		return out, err
@@ -349,12 +369,18 @@ func (b *bench) sequence(ctx context.Context, n int, name, config string, qtail,
 		env = append(env, "QTAIL_CPUPROFILE_DIR="+abs)
 	}
 	p := fmt.Sprintf("-parallelism=%d", b.o.parallelism)
-	steps := [3][]string{
+	commands := [steps][]string{
 		{"plan", "-input=false", "-lock=false", p},
 		{"apply", "-auto-approve", "-input=false", p},
 		{"plan", "-input=false", "-detailed-exitcode", p},
+		{"plan", "-input=false", "-lock=false", "-detailed-exitcode", p},
 	}
-	for i, args := range steps {
+	for i, args := range commands {
+		if i == steps-1 {
+			if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(changed), 0o600); err != nil {
+				return out, err
+			}
+		}
 		logFile := filepath.Join(dir, fmt.Sprintf("%d-%s.tflog", i, args[0]))
 		cmdEnv := env
 		if logBatches {
@@ -374,7 +400,7 @@ func (b *bench) sequence(ctx context.Context, n int, name, config string, qtail,
 		if err := os.WriteFile(filepath.Join(dir, name), output, 0o600); err != nil {
 			return out, err
 		}
-		if code != 0 {
+		if want := map[bool]int{false: 0, true: 2}[i == steps-1]; code != want {
 			return out, fmt.Errorf("terraform %s exited with %d:\n%s", args[0], code, tail(output, 40))
 		}
 		after, err := calls(ctx, base)
@@ -384,6 +410,7 @@ func (b *bench) sequence(ctx context.Context, n int, name, config string, qtail,
 		out[i] = result{
 			gets: after[routeGet] - before[routeGet], posts: after[routeSet] - before[routeSet],
 			validates: after[routeValidate] - before[routeValidate], wall: wall,
+			lines: bytes.Count(output, []byte("\n")),
 		}
 		if logBatches {
 			if out[i].batches, err = readBatches(logFile); err != nil {
@@ -453,6 +480,13 @@ func readBatches(path string) ([]batch, error) {
 }
 
 // print writes the report and reports whether every target was met.
+//
+// The targets: for qtail_grant, resources applied one by one, the policy
+// calls stay at the floor (ceil(N/p) validations at plan, ceil(N/p)+2
+// writes at apply); for qtail_grants, one resource holding the N grants,
+// the wall times stay close to the whole-file resource (apply within 2.5x,
+// plan with no change within 1.5x; at N >= 1,000, apply within 15 s and
+// plan with no change within 2 s).
 func (r *report) print(w io.Writer) bool {
 	n, p, lat := r.n, r.o.parallelism, r.o.latency
 	waves := (n + p - 1) / p
@@ -462,24 +496,25 @@ func (r *report) print(w io.Writer) bool {
 	}
 	fmt.Fprintf(w, "\nN = %d grants, %s per API call, -parallelism=%d, %s\n", n, lat, p, load)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "command\tresource\tpolicy reads\twrites\tvalidations\twall\t")
+	fmt.Fprintln(tw, "command\tresource\tpolicy reads\twrites\tvalidations\twall\toutput lines\t")
 	row := func(cmd, who string, res result) {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%.2fs\t\n", cmd, who, res.gets, res.posts, res.validates, res.wall.Seconds())
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%.2fs\t%d\t\n", cmd, who, res.gets, res.posts, res.validates, res.wall.Seconds(), res.lines)
 	}
-	q := [3]result{r.planAdd, r.apply, r.planNop}
+	q := [steps]result{r.planAdd, r.apply, r.planNop, r.onePort}
 	for i, cmd := range commands {
 		cmd = strings.Replace(cmd, "N", strconv.Itoa(n), 1)
-		row(cmd, "qtail_grant", q[i])
+		row(cmd, fmt.Sprintf("%d qtail_grant", n), q[i])
+		row("", fmt.Sprintf("1 qtail_grants of %d", n), r.set[i])
 		if r.whole != nil {
 			row("", "tailscale_acl (whole file)", r.whole[i])
 		}
-		fmt.Fprintf(tw, "\tnoop_grant (framework provider, no API)\t-\t-\t-\t%.2fs\t\n", r.plugin[i].wall.Seconds())
-		fmt.Fprintf(tw, "\tterraform_data (no API)\t-\t-\t-\t%.2fs\t\n", r.alone[i].wall.Seconds())
+		fmt.Fprintf(tw, "\tnoop_grant (framework provider, no API)\t-\t-\t-\t%.2fs\t%d\t\n", r.plugin[i].wall.Seconds(), r.plugin[i].lines)
+		fmt.Fprintf(tw, "\tterraform_data (no API)\t-\t-\t-\t%.2fs\t%d\t\n", r.alone[i].wall.Seconds(), r.alone[i].lines)
 	}
 	_ = tw.Flush()
 
 	floor := func(i, calls int) time.Duration { return r.alone[i].wall + time.Duration(calls)*lat }
-	fmt.Fprintf(w, "floor for resources applied one by one (%d waves): plan adding N = Terraform alone + 1 read + %d validations = %.2fs; "+
+	fmt.Fprintf(w, "qtail_grant's floor (%d waves of resources applied one by one): plan adding N = Terraform alone + 1 read + %d validations = %.2fs; "+
 		"apply = Terraform alone + 1 read + %d writes = %.2fs (+ %d validations and a read if its plan is counted, as `terraform apply` does: %.2fs); "+
 		"plan with no change = Terraform alone + 1 read = %.2fs\n",
 		waves, waves, floor(0, 1+waves).Seconds(), waves, floor(1, 1+waves).Seconds(), waves, (floor(1, 1+waves) + time.Duration(1+waves)*lat).Seconds(),
@@ -492,8 +527,8 @@ func (r *report) print(w io.Writer) bool {
 		r.plugin[1].wall + time.Duration(2+2*waves)*lat,
 		r.plugin[2].wall + lat,
 	}
-	fmt.Fprintf(w, "floor above noop_grant (same calls, a framework provider's own cost): plan adding N %.2fs, apply %.2fs, "+
-		"plan with no change %.2fs; qtail is at %.2fx, %.2fx and %.2fx of it\n",
+	fmt.Fprintf(w, "qtail_grant's floor above noop_grant (same calls, a framework provider's own cost): plan adding N %.2fs, apply %.2fs, "+
+		"plan with no change %.2fs; qtail_grant is at %.2fx, %.2fx and %.2fx of it\n",
 		pfloor[0].Seconds(), pfloor[1].Seconds(), pfloor[2].Seconds(),
 		r.planAdd.wall.Seconds()/pfloor[0].Seconds(), r.apply.wall.Seconds()/pfloor[1].Seconds(), r.planNop.wall.Seconds()/pfloor[2].Seconds())
 
@@ -503,25 +538,26 @@ func (r *report) print(w io.Writer) bool {
 		if !good {
 			verdict, ok = "MISSED", false
 		}
-		fmt.Fprintf(w, "  target %-62s %s\n", what+":", verdict)
+		fmt.Fprintf(w, "  target %-78s %s\n", what+":", verdict)
 	}
-	check(fmt.Sprintf("plan adding N: validations %d <= ceil(N/p) = %d", r.planAdd.validates, waves), r.planAdd.validates <= waves)
-	check(fmt.Sprintf("apply: writes %d <= ceil(N/p)+2 = %d", r.apply.posts, waves+2), r.apply.posts <= waves+2)
+	check(fmt.Sprintf("qtail_grant, plan adding N: validations %d <= ceil(N/p) = %d", r.planAdd.validates, waves), r.planAdd.validates <= waves)
+	check(fmt.Sprintf("qtail_grant, apply: writes %d <= ceil(N/p)+2 = %d", r.apply.posts, waves+2), r.apply.posts <= waves+2)
+	check(fmt.Sprintf("qtail_grants, plan adding N: validations %d <= 1", r.set[0].validates), r.set[0].validates <= 1)
+	check(fmt.Sprintf("qtail_grants, apply: writes %d <= 1", r.set[1].posts), r.set[1].posts <= 1)
 	if r.whole != nil {
-		ratioApply := r.apply.wall.Seconds() / r.whole[1].wall.Seconds()
-		ratioPlan := r.planNop.wall.Seconds() / r.whole[2].wall.Seconds()
-		fmt.Fprintf(w, "  ratio to the whole file: plan adding N %.2fx, apply %.2fx, plan with no change %.2fx\n",
-			r.planAdd.wall.Seconds()/r.whole[0].wall.Seconds(), ratioApply, ratioPlan)
-		if n <= 200 {
-			check(fmt.Sprintf("apply within 2.5x of the whole file (%.2fx)", ratioApply), ratioApply <= 2.5)
-			check(fmt.Sprintf("plan with no change within 1.5x of the whole file (%.2fx)", ratioPlan), ratioPlan <= 1.5)
-		}
+		ratio := func(res [steps]result, i int) float64 { return res[i].wall.Seconds() / r.whole[i].wall.Seconds() }
+		fmt.Fprintf(w, "  ratio to the whole file, qtail_grant:  plan adding N %.2fx, apply %.2fx, plan with no change %.2fx, plan of one port %.2fx\n",
+			ratio(q, 0), ratio(q, 1), ratio(q, 2), ratio(q, 3))
+		fmt.Fprintf(w, "  ratio to the whole file, qtail_grants: plan adding N %.2fx, apply %.2fx, plan with no change %.2fx, plan of one port %.2fx\n",
+			ratio(r.set, 0), ratio(r.set, 1), ratio(r.set, 2), ratio(r.set, 3))
+		check(fmt.Sprintf("qtail_grants, apply within 2.5x of the whole file (%.2fx)", ratio(r.set, 1)), ratio(r.set, 1) <= 2.5)
+		check(fmt.Sprintf("qtail_grants, plan with no change within 1.5x of the whole file (%.2fx)", ratio(r.set, 2)), ratio(r.set, 2) <= 1.5)
 	}
 	if n >= 1000 {
-		check(fmt.Sprintf("apply within 15s (%.1fs)", r.apply.wall.Seconds()), r.apply.wall <= 15*time.Second)
-		check(fmt.Sprintf("plan with no change within 2s (%.1fs)", r.planNop.wall.Seconds()), r.planNop.wall <= 2*time.Second)
+		check(fmt.Sprintf("qtail_grants, apply within 15s (%.1fs)", r.set[1].wall.Seconds()), r.set[1].wall <= 15*time.Second)
+		check(fmt.Sprintf("qtail_grants, plan with no change within 2s (%.1fs)", r.set[2].wall.Seconds()), r.set[2].wall <= 2*time.Second)
 	}
-	for i, cmd := range commands {
+	for i, cmd := range commands[:3] {
 		histogram(w, strings.Replace(cmd, "N", strconv.Itoa(n), 1), q[i].batches)
 	}
 	return ok
@@ -603,44 +639,58 @@ func reasonsOf(m map[string]int) string {
 const header = "terraform {\n  required_providers {\n%s  }\n}\n"
 
 // grantsConfig is a configuration of n qtail_grant.
-func grantsConfig(n int) string {
+func grantsConfig(n int, changed bool) (string, error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, header, "    qtail = {\n      source = \"qtail/qtail\"\n    }\n")
 	b.WriteString("\nprovider \"qtail\" {}\n")
 	for i := range n {
-		g := grant(i)
+		g := grant(i, changed)
 		fmt.Fprintf(&b, "\nresource \"qtail_grant\" \"g%d\" {\n  name = \"bench-%d\"\n  src  = [%q]\n  dst  = [%q]\n  ip   = [%q]\n}\n",
 			i, i, g.Src[0], g.Dst[0], g.IP[0])
 	}
-	return b.String()
+	return b.String(), nil
+}
+
+// grantSetConfig is a configuration of one qtail_grants holding n grants:
+// the same grants as grantsConfig, with the same names.
+func grantSetConfig(n int, changed bool) (string, error) {
+	var b strings.Builder
+	fmt.Fprintf(&b, header, "    qtail = {\n      source = \"qtail/qtail\"\n    }\n")
+	b.WriteString("\nprovider \"qtail\" {}\n\nresource \"qtail_grants\" \"bench\" {\n  grants = {\n")
+	for i := range n {
+		g := grant(i, changed)
+		fmt.Fprintf(&b, "    \"bench-%d\" = { src = [%q], dst = [%q], ip = [%q] }\n", i, g.Src[0], g.Dst[0], g.IP[0])
+	}
+	b.WriteString("  }\n}\n")
+	return b.String(), nil
 }
 
 // pluginConfig is a configuration of n noop_grant, with the grants'
 // attributes.
-func pluginConfig(n int) string {
+func pluginConfig(n int, changed bool) (string, error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, header, "    noop = {\n      source = \"qtail/noop\"\n    }\n")
 	for i := range n {
-		g := grant(i)
+		g := grant(i, changed)
 		fmt.Fprintf(&b, "\nresource \"noop_grant\" \"g%d\" {\n  name = \"bench-%d\"\n  src  = [%q]\n  dst  = [%q]\n  ip   = [%q]\n}\n",
 			i, i, g.Src[0], g.Dst[0], g.IP[0])
 	}
-	return b.String()
+	return b.String(), nil
 }
 
 // aloneConfig is a configuration of n terraform_data, which call no API.
-func aloneConfig(n int) string {
+func aloneConfig(n int, changed bool) (string, error) {
 	var b strings.Builder
 	for i := range n {
-		g := grant(i)
+		g := grant(i, changed)
 		fmt.Fprintf(&b, "resource \"terraform_data\" \"g%d\" {\n  input = { src = [%q], dst = [%q], ip = [%q] }\n}\n\n", i, g.Src[0], g.Dst[0], g.IP[0])
 	}
-	return b.String()
+	return b.String(), nil
 }
 
 // wholeFileConfig is one tailscale_acl holding the sandbox's policy and n
 // grants: the same file as qtail's after its apply, without the markers.
-func wholeFileConfig(n int) (string, error) {
+func wholeFileConfig(n int, changed bool) (string, error) {
 	std, err := hujson.Standardize([]byte(sandbox.DefaultPolicy))
 	if err != nil {
 		return "", err
@@ -651,7 +701,7 @@ func wholeFileConfig(n int) (string, error) {
 	}
 	grants, _ := file["grants"].([]any)
 	for i := range n {
-		grants = append(grants, grant(i))
+		grants = append(grants, grant(i, changed))
 	}
 	file["grants"] = grants
 	body, err := json.MarshalIndent(file, "", "  ")
@@ -675,11 +725,16 @@ type benchGrant struct {
 	IP  []string `json:"ip"`
 }
 
-func grant(i int) benchGrant {
+// grant is the grant i; with changed, the first grant has another port.
+func grant(i int, changed bool) benchGrant {
+	port := "tcp:443"
+	if changed && i == 0 {
+		port = "tcp:8443"
+	}
 	return benchGrant{
 		Src: []string{"group:platform-ops"},
 		Dst: []string{fmt.Sprintf("100.64.%d.%d", 10+i/250, 1+i%250)},
-		IP:  []string{"tcp:443"},
+		IP:  []string{port},
 	}
 }
 

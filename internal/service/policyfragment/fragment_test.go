@@ -64,14 +64,40 @@ func sectionEntries(body []byte, section string) ([]string, error) {
 	return out, nil
 }
 
-// mustSectionEntries is sectionEntries for a test goroutine.
-func mustSectionEntries(t testing.TB, body []byte, section string) []string {
+// mustGrantEntries is sectionEntries of the grants, for a test goroutine.
+func mustGrantEntries(t testing.TB, body []byte) []string {
 	t.Helper()
-	out, err := sectionEntries(body, section)
+	out, err := sectionEntries(body, "grants")
 	if err != nil {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// expectOnlyAllowAllGrant checks that the grants of the policy file are
+// down to the allow-all rule of the sandbox.
+func expectOnlyAllowAllGrant(t *testing.T, env *acctest.Env) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		body, _ := env.Tailnet.Policy()
+		if n := len(mustGrantEntries(t, body)); n != 1 {
+			return fmt.Errorf("want only the allow-all grant left after destroy, got %d grants:\n%s", n, body)
+		}
+		return nil
+	}
+}
+
+// expectNoGrantValued checks that no grant of the policy file holds value
+// (canonical JSON), marked or not.
+func expectNoGrantValued(t *testing.T, env *acctest.Env, value string) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		body, _ := env.Tailnet.Policy()
+		for _, e := range mustGrantEntries(t, body) {
+			if e == value {
+				return fmt.Errorf("the old grant is still in the policy file:\n%s", body)
+			}
+		}
+		return nil
+	}
 }
 
 // markerLines counts the lines of body that are exactly key's marker.

@@ -36,13 +36,19 @@ var (
 // NewGrantResource returns the qtail_grant resource.
 func NewGrantResource() resource.Resource {
 	return &grantResource{fragmentResource[grantModel, *grantModel]{
-		what:    "grant",
-		members: []string{"src", "dst", "ip", "app", "via", "srcposture"},
-		importHint: "A grant is known by its marker only. To take over a grant written by hand, put the line " +
-			"`// qtail:grant:NAME` on its own line just above it and import again, " +
-			"or declare a qtail_grant with the same content: qtail then marks the existing grant instead of adding a copy.",
+		what:       "grant",
+		members:    grantMembers,
+		importHint: grantImportHint,
 	}}
 }
+
+// grantMembers are the members of a grant that qtail manages, lower-cased.
+var grantMembers = []string{"src", "dst", "ip", "app", "via", "srcposture"}
+
+// grantImportHint says how to take over a grant written by hand.
+const grantImportHint = "A grant is known by its marker only. To take over a grant written by hand, put the line " +
+	"`// qtail:grant:NAME` on its own line just above it and import again, " +
+	"or declare a grant with the same content: qtail then marks the existing grant instead of adding a copy."
 
 type grantResource struct {
 	fragmentResource[grantModel, *grantModel]
@@ -70,38 +76,79 @@ func (m *grantModel) fragmentKey() (policy.Key, bool) {
 	return policy.Key{Kind: policy.KindGrant, Name: m.Name.ValueString()}, true
 }
 
-func (m *grantModel) entry() (json.RawMessage, bool) {
-	if m.Src.IsNull() || m.Dst.IsNull() {
+func (m *grantModel) entry() (json.RawMessage, bool) { return m.fields().entry() }
+
+func (m *grantModel) setEntry(key policy.Key, value json.RawMessage) diag.Diagnostics {
+	var f grantFields
+	diags := f.setEntry(key, value)
+	if !diags.HasError() {
+		m.Name = types.StringValue(key.Name)
+		m.Src, m.Dst, m.IP, m.App, m.Via, m.SrcPosture = f.Src, f.Dst, f.IP, f.App, f.Via, f.SrcPosture
+	}
+	return diags
+}
+
+func (m *grantModel) fields() grantFields {
+	return grantFields{Src: m.Src, Dst: m.Dst, IP: m.IP, App: m.App, Via: m.Via, SrcPosture: m.SrcPosture}
+}
+
+// grantFields is the content of a grant: the attributes of grantAttributes.
+type grantFields struct {
+	Src        types.List `tfsdk:"src"`
+	Dst        types.List `tfsdk:"dst"`
+	IP         types.List `tfsdk:"ip"`
+	App        appJSON    `tfsdk:"app"`
+	Via        types.List `tfsdk:"via"`
+	SrcPosture types.List `tfsdk:"src_posture"`
+}
+
+// entry returns the grant as qtail writes it; ok is false while a value is
+// unknown, or when src or dst is missing (as after an import).
+func (g grantFields) entry() (json.RawMessage, bool) {
+	if g.Src.IsNull() || g.Dst.IsNull() {
 		return nil, false
 	}
-	var g policy.GrantEntry
-	known := stringsOf(&g.Src, m.Src) && stringsOf(&g.Dst, m.Dst) && stringsOf(&g.IP, m.IP) &&
-		stringsOf(&g.Via, m.Via) && stringsOf(&g.SrcPosture, m.SrcPosture)
-	app, appKnown := optString(m.App.StringValue)
+	var e policy.GrantEntry
+	known := stringsOf(&e.Src, g.Src) && stringsOf(&e.Dst, g.Dst) && stringsOf(&e.IP, g.IP) &&
+		stringsOf(&e.Via, g.Via) && stringsOf(&e.SrcPosture, g.SrcPosture)
+	app, appKnown := optString(g.App.StringValue)
 	if !known || !appKnown {
 		return nil, false
 	}
 	if app != nil {
-		g.App = json.RawMessage(*app)
+		e.App = json.RawMessage(*app)
 	}
-	return entryJSON(g)
+	return entryJSON(e)
 }
 
-func (m *grantModel) setEntry(key policy.Key, value json.RawMessage) diag.Diagnostics {
+// setEntry fills g from the standardized value of the grant of key.
+func (g *grantFields) setEntry(key policy.Key, value json.RawMessage) diag.Diagnostics {
 	var diags diag.Diagnostics
 	f, err := parseEntryFields(key, value)
 	if err != nil {
 		diags.AddError("Unexpected Policy Entry", err.Error()+". Correct it in the policy file.")
 		return diags
 	}
-	m.Name = types.StringValue(key.Name)
-	m.Src = f.list(&diags, "src")
-	m.Dst = f.list(&diags, "dst")
-	m.IP = f.list(&diags, "ip")
-	m.App = appJSON{StringValue: f.raw("app")}
-	m.Via = f.list(&diags, "via")
-	m.SrcPosture = f.list(&diags, "srcPosture")
+	g.Src = f.list(&diags, "src")
+	g.Dst = f.list(&diags, "dst")
+	g.IP = f.list(&diags, "ip")
+	g.App = appJSON{StringValue: f.raw("app")}
+	g.Via = f.list(&diags, "via")
+	g.SrcPosture = f.list(&diags, "srcPosture")
 	return diags
+}
+
+// checkAccess adds an error on the ip attribute under at when the grant
+// has neither ip nor app.
+func (g grantFields) checkAccess(at path.Path, diags *diag.Diagnostics) {
+	if g.IP.IsUnknown() || g.App.IsUnknown() {
+		return
+	}
+	if (g.IP.IsNull() || len(g.IP.Elements()) == 0) && g.App.IsNull() {
+		diags.AddAttributeError(at.AtName("ip"), "Missing Access",
+			"A grant needs at least one of ip and app: Tailscale refuses a grant whose ip and app are both empty. "+
+				"Set ip (for example [\"tcp:443\"]) or app.")
+	}
 }
 
 func (m *grantModel) computed() (*types.String, *types.String) { return &m.ID, &m.Marker }
@@ -118,7 +165,7 @@ func (r *grantResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 			"Terraform configurations can share one tailnet policy.\n\n" +
 			"At plan time qtail checks the values locally, then asks Tailscale to validate the policy file as it would be " +
 			"with this grant, and warns while the default allow-all rule of a new tailnet is still in the file.",
-		Attributes: map[string]schema.Attribute{
+		Attributes: tfx.MergeAttributes(grantAttributes(), map[string]schema.Attribute{
 			"id": schema.StringAttribute{
 				Computed:            true,
 				MarkdownDescription: "Import ID of the grant: its `name`.",
@@ -131,68 +178,74 @@ func (r *grantResource) Schema(_ context.Context, _ resource.SchemaRequest, resp
 				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
 				Validators:    []validator.String{fragmentNameValidator()},
 			},
-			"src": schema.ListAttribute{
-				Required:    true,
-				ElementType: types.StringType,
-				MarkdownDescription: "Sources: `*`, user emails, `group:`, `tag:`, `autogroup:` names, hosts, IPs or CIDRs. " +
-					"At least one.",
-				Validators: []validator.List{
-					listvalidator.SizeAtLeast(1),
-					listvalidator.ValueStringsAre(selectorValidator(policy.GrantSrc)),
-				},
-			},
-			"dst": schema.ListAttribute{
-				Required:    true,
-				ElementType: types.StringType,
-				MarkdownDescription: "Destinations: `*`, user emails, `group:`, `tag:`, `autogroup:`, `svc:` names, hosts, IPs or CIDRs, " +
-					"without ports (ports go in `ip`). At least one.",
-				Validators: []validator.List{
-					listvalidator.SizeAtLeast(1),
-					listvalidator.ValueStringsAre(selectorValidator(policy.GrantDst)),
-				},
-			},
-			"ip": schema.ListAttribute{
-				Optional:    true,
-				ElementType: types.StringType,
-				MarkdownDescription: "Network access, one port or port range per entry, optionally after a protocol: `*`, `443`, " +
-					"`80-443`, `tcp:443`, `udp:53`, `icmp:*`. At least one of `ip` and `app` must be set.",
-				Validators: []validator.List{
-					listvalidator.ValueStringsAre(tfx.StringCheck{Rule: "must be a port, a port range or \"*\", optionally after a protocol", Check: policy.ValidIPPort}),
-				},
-			},
-			"app": schema.StringAttribute{
-				Optional:   true,
-				CustomType: appJSONType{},
-				MarkdownDescription: "Application capabilities, as a JSON object (use `jsonencode`) that maps each capability name, " +
-					"of the form `{domain}/{path}`, to a list of objects, for example " +
-					"`jsonencode({ \"tailscale.com/cap/kubernetes\" = [{ impersonate = { groups = [\"system:masters\"] } }] })`. " +
-					"Formatting and member order do not matter: a value that means the same JSON shows no difference.",
-				Validators: []validator.String{tfx.StringCheck{Rule: "must be a JSON object of capability names to lists of objects", Check: checkAppJSON}},
-			},
-			"via": schema.ListAttribute{
-				Optional:            true,
-				ElementType:         types.StringType,
-				MarkdownDescription: "Tags of the devices (subnet routers, exit nodes, app connectors) through which the access is routed.",
-				Validators: []validator.List{
-					listvalidator.ValueStringsAre(tfx.StringCheck{Rule: "must be a tag", Check: policy.ValidVia}),
-				},
-			},
-			"src_posture": schema.ListAttribute{
-				Optional:            true,
-				ElementType:         types.StringType,
-				MarkdownDescription: "Device posture conditions the source must meet, as `posture:NAME` names from the `postures` section of the policy file.",
-				Validators: []validator.List{
-					listvalidator.ValueStringsAre(tfx.StringCheck{Rule: "must be a posture:NAME", Check: checkPosture}),
-				},
-			},
 			"marker": schema.StringAttribute{
 				Computed: true,
 				MarkdownDescription: "Marker comment that identifies the grant in the policy file, without the leading `//`, " +
 					"for example `qtail:grant:web-to-billing`. It reads as an empty string when the grant is in the policy file " +
 					"without its marker (a person removed the comment): the next apply puts it back.",
 			},
-		},
+		}),
 	}
+}
+
+// grantAttributes are the attributes of a grant's content, the same in a
+// qtail_grant and in each grant of a qtail_grants.
+func grantAttributes() map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"src": schema.ListAttribute{
+			Required:    true,
+			ElementType: types.StringType,
+			MarkdownDescription: "Sources: `*`, user emails, `group:`, `tag:`, `autogroup:` names, hosts, IPs or CIDRs. " +
+				"At least one.",
+			Validators: []validator.List{
+				listvalidator.SizeAtLeast(1),
+				listvalidator.ValueStringsAre(selectorValidator(policy.GrantSrc)),
+			},
+		},
+		"dst": schema.ListAttribute{
+			Required:    true,
+			ElementType: types.StringType,
+			MarkdownDescription: "Destinations: `*`, user emails, `group:`, `tag:`, `autogroup:`, `svc:` names, hosts, IPs or CIDRs, " +
+				"without ports (ports go in `ip`). At least one.",
+			Validators: []validator.List{
+				listvalidator.SizeAtLeast(1),
+				listvalidator.ValueStringsAre(selectorValidator(policy.GrantDst)),
+			},
+		},
+		"ip": schema.ListAttribute{
+			Optional:    true,
+			ElementType: types.StringType,
+			MarkdownDescription: "Network access, one port or port range per entry, optionally after a protocol: `*`, `443`, " +
+				"`80-443`, `tcp:443`, `udp:53`, `icmp:*`. At least one of `ip` and `app` must be set.",
+			Validators: []validator.List{
+				listvalidator.ValueStringsAre(tfx.StringCheck{Rule: "must be a port, a port range or \"*\", optionally after a protocol", Check: policy.ValidIPPort}),
+			},
+		},
+		"app": schema.StringAttribute{
+			Optional:   true,
+			CustomType: appJSONType{},
+			MarkdownDescription: "Application capabilities, as a JSON object (use `jsonencode`) that maps each capability name, " +
+				"of the form `{domain}/{path}`, to a list of objects, for example " +
+				"`jsonencode({ \"tailscale.com/cap/kubernetes\" = [{ impersonate = { groups = [\"system:masters\"] } }] })`. " +
+				"Formatting and member order do not matter: a value that means the same JSON shows no difference.",
+			Validators: []validator.String{tfx.StringCheck{Rule: "must be a JSON object of capability names to lists of objects", Check: checkAppJSON}},
+		},
+		"via": schema.ListAttribute{
+			Optional:            true,
+			ElementType:         types.StringType,
+			MarkdownDescription: "Tags of the devices (subnet routers, exit nodes, app connectors) through which the access is routed.",
+			Validators: []validator.List{
+				listvalidator.ValueStringsAre(tfx.StringCheck{Rule: "must be a tag", Check: policy.ValidVia}),
+			},
+		},
+		"src_posture": schema.ListAttribute{
+			Optional:            true,
+			ElementType:         types.StringType,
+			MarkdownDescription: "Device posture conditions the source must meet, as `posture:NAME` names from the `postures` section of the policy file.",
+			Validators: []validator.List{
+				listvalidator.ValueStringsAre(tfx.StringCheck{Rule: "must be a posture:NAME", Check: checkPosture}),
+			},
+		}}
 }
 
 func (r *grantResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
@@ -202,14 +255,7 @@ func (r *grantResource) ValidateConfig(ctx context.Context, req resource.Validat
 		return
 	}
 	r.expect(&cfg)
-	if cfg.IP.IsUnknown() || cfg.App.IsUnknown() {
-		return
-	}
-	if (cfg.IP.IsNull() || len(cfg.IP.Elements()) == 0) && cfg.App.IsNull() {
-		resp.Diagnostics.AddAttributeError(path.Root("ip"), "Missing Access",
-			"A grant needs at least one of ip and app: Tailscale refuses a grant whose ip and app are both empty. "+
-				"Set ip (for example [\"tcp:443\"]) or app.")
-	}
+	cfg.fields().checkAccess(path.Empty(), &resp.Diagnostics)
 }
 
 func (r *grantResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {

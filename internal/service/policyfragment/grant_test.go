@@ -230,13 +230,7 @@ func TestGrant_driftMarkerRemovedIsAdopted(t *testing.T) {
 					if err := expectFragment(env, opsGrantKey, opsGrantValue("tcp:8443"))(s); err != nil {
 						return err
 					}
-					body, _ := env.Tailnet.Policy()
-					for _, e := range mustSectionEntries(t, body, "grants") {
-						if e == opsGrantValue("tcp:443") {
-							return fmt.Errorf("the old grant is still in the policy file:\n%s", body)
-						}
-					}
-					return nil
+					return expectNoGrantValued(t, env, opsGrantValue("tcp:443"))(s)
 				},
 			},
 			{
@@ -244,13 +238,7 @@ func TestGrant_driftMarkerRemovedIsAdopted(t *testing.T) {
 				PreConfig: func() { removeMarkerByHand(t, env, opsGrantKey) },
 				Config:    twoGrants("tcp:8443"),
 				Destroy:   true,
-				Check: func(*terraform.State) error {
-					body, _ := env.Tailnet.Policy()
-					if n := len(mustSectionEntries(t, body, "grants")); n != 1 {
-						return fmt.Errorf("want only the allow-all grant left after destroy, got %d grants:\n%s", n, body)
-					}
-					return nil
-				},
+				Check:     expectOnlyAllowAllGrant(t, env),
 			},
 		},
 	})
@@ -277,7 +265,7 @@ func TestGrant_identicalUnmarkedGrantIsAdopted(t *testing.T) {
 					return err
 				}
 				body, _ := env.Tailnet.Policy()
-				if n := len(mustSectionEntries(t, body, "grants")); n != 3 {
+				if n := len(mustGrantEntries(t, body)); n != 3 {
 					return fmt.Errorf("want 3 grants (allow-all, adopted, other), got %d:\n%s", n, body)
 				}
 				// Adoption only adds the marker line.

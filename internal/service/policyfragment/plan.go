@@ -247,8 +247,14 @@ func rejectionHint(err error) string {
 
 // ownedElsewhereMessage says whose the entry is and what to do.
 func ownedElsewhereMessage(c *policy.OwnershipConflict) string {
+	return ownedElsewhereMessageFor(c, c.Key.Kind.ResourceType())
+}
+
+// ownedElsewhereMessageFor is ownedElsewhereMessage for a resource of type
+// resourceType, whose import ID may name the entry alone.
+func ownedElsewhereMessageFor(c *policy.OwnershipConflict, resourceType string) string {
 	return fmt.Sprintf("The policy file already has the entry marked %s, with other content: %s. "+
 		"Another Terraform configuration sharing this tailnet policy probably manages it, and fragment keys are unique across "+
 		"everyone who shares the file. Choose another key, or, if this configuration should own that entry, import it with %s",
-		c.Key.Marker(), c.Existing, tfx.ImportHint(c.Key.Kind.ResourceType(), c.Key.ImportID()))
+		c.Key.Marker(), c.Existing, tfx.ImportHint(resourceType, c.Key.ImportID()))
 }

@@ -1,0 +1,637 @@
+package policyfragment
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+
+	"github.com/qtail/terraform-provider-qtail/internal/conn"
+	"github.com/qtail/terraform-provider-qtail/internal/policy"
+	"github.com/qtail/terraform-provider-qtail/internal/tfx"
+)
+
+// qtail_grants holds many grants in one resource. Each grant is still its
+// own marked fragment of the policy file, written and read exactly as a
+// qtail_grant writes and reads it, so that both resources, hand edits and
+// other configurations share the file the same way. What changes is the
+// cost: one resource is one plan-time validation and one write, whatever
+// the number of grants, where Terraform hands qtail_grant resources over in
+// waves of its parallelism.
+
+var (
+	_ resource.Resource                   = &grantsResource{}
+	_ resource.ResourceWithConfigure      = &grantsResource{}
+	_ resource.ResourceWithImportState    = &grantsResource{}
+	_ resource.ResourceWithModifyPlan     = &grantsResource{}
+	_ resource.ResourceWithValidateConfig = &grantsResource{}
+)
+
+// NewGrantsResource returns the qtail_grants resource.
+func NewGrantsResource() resource.Resource { return &grantsResource{} }
+
+type grantsResource struct {
+	conn.ResourceBase
+}
+
+type grantsModel struct {
+	ID       types.String `tfsdk:"id"`
+	Grants   types.Map    `tfsdk:"grants"`
+	Unmarked types.List   `tfsdk:"unmarked"`
+}
+
+// grantObjectType is the type of one grant of a qtail_grants.
+var grantObjectType = types.ObjectType{AttrTypes: map[string]attr.Type{
+	"src": types.ListType{ElemType: types.StringType}, "dst": types.ListType{ElemType: types.StringType},
+	"ip": types.ListType{ElemType: types.StringType}, "app": appJSONType{},
+	"via": types.ListType{ElemType: types.StringType}, "src_posture": types.ListType{ElemType: types.StringType},
+}}
+
+// grantsImportSeparator separates the names of an import ID.
+const grantsImportSeparator = ","
+
+func (r *grantsResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_grants"
+}
+
+func (r *grantsResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "Many grants of the tailnet policy file in one resource, by name. Each grant is written exactly as a " +
+			"`qtail_grant` writes it: one element of `grants`, marked by the comment `// qtail:grant:NAME` on the line above it, and " +
+			"qtail never touches the rest of the policy file, so several Terraform configurations can still share one tailnet policy.\n\n" +
+			"Use it for many grants that one team manages together (hundreds, or thousands): the whole set costs one plan-time " +
+			"validation and one write of the policy file, as a single resource does, while `qtail_grant` resources cost one of each " +
+			"per wave of Terraform's parallelism. A plan shows only the grants that change.\n\n" +
+			"A grant name belongs to one resource only. To move `qtail_grant` resources into a `qtail_grants`, replace each with a " +
+			"`removed` block (`lifecycle { destroy = false }`) and add its grant, unchanged, to the map in the same apply: the grant " +
+			"stays where it is in the policy file, and the `qtail_grants` takes it over.",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{
+				Computed: true,
+				MarkdownDescription: "Import ID: the names of the grants, sorted, separated by commas, for example " +
+					"`ops-to-billing,ops-to-web`.",
+			},
+			"grants": schema.MapNestedAttribute{
+				Required: true,
+				MarkdownDescription: "The grants, by name. A name is written in the grant's marker comment `// qtail:grant:NAME` " +
+					"and must be unique among all the configurations that share the policy file. Letters, digits, `.`, `_` and `-`, " +
+					"starting with a letter or a digit. At least one grant. Renaming a grant replaces it in the policy file, in the " +
+					"same write as the rest of the change.",
+				NestedObject: schema.NestedAttributeObject{Attributes: grantAttributes()},
+				Validators: []validator.Map{
+					mapvalidator.SizeAtLeast(1),
+					mapvalidator.KeysAre(fragmentNameValidator()),
+				},
+			},
+			"unmarked": schema.ListAttribute{
+				Computed:    true,
+				ElementType: types.StringType,
+				MarkdownDescription: "Names of the grants found in the policy file without their marker comment (a person removed " +
+					"it), sorted: the next apply puts the markers back. Empty after every apply.",
+			},
+		},
+	}
+}
+
+// grantEntries returns the entry of each grant of m, by name: nil while a
+// value of the grant is unknown. ok is false when the map is unknown or
+// null.
+func grantEntries(ctx context.Context, m types.Map) (map[string]json.RawMessage, diag.Diagnostics, bool) {
+	var diags diag.Diagnostics
+	if m.IsNull() || m.IsUnknown() {
+		return nil, diags, false
+	}
+	out := make(map[string]json.RawMessage, len(m.Elements()))
+	for name, v := range m.Elements() {
+		out[name] = nil
+		obj, ok := v.(types.Object)
+		if !ok || obj.IsUnknown() || obj.IsNull() {
+			continue
+		}
+		var g grantFields
+		if diags.Append(obj.As(ctx, &g, basetypes.ObjectAsOptions{})...); diags.HasError() {
+			return nil, diags, false
+		}
+		if value, known := g.entry(); known {
+			out[name] = value
+		}
+	}
+	return out, diags, true
+}
+
+// grantMap is the value of grants for the entries of the policy file.
+func grantMap(ctx context.Context, entries map[string]json.RawMessage) (types.Map, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	elems := make(map[string]attr.Value, len(entries))
+	for name, value := range entries {
+		var g grantFields
+		if diags.Append(g.setEntry(grantKey(name), value)...); diags.HasError() {
+			return types.MapNull(grantObjectType), diags
+		}
+		obj, d := types.ObjectValueFrom(ctx, grantObjectType.AttrTypes, g)
+		if diags.Append(d...); diags.HasError() {
+			return types.MapNull(grantObjectType), diags
+		}
+		elems[name] = obj
+	}
+	m, d := types.MapValue(grantObjectType, elems)
+	diags.Append(d...)
+	return m, diags
+}
+
+func grantKey(name string) policy.Key { return policy.Key{Kind: policy.KindGrant, Name: name} }
+
+// grantsID is the ID of the grants of names.
+func grantsID(names []string) string {
+	sorted := slices.Clone(names)
+	slices.Sort(sorted)
+	return strings.Join(sorted, grantsImportSeparator)
+}
+
+// grantsClaim is the key under which the change of the grants of names is
+// expected by the Planner and the Store: the grant that sorts first.
+func grantsClaim(names []string) policy.Key {
+	return grantKey(slices.Min(names))
+}
+
+// grantAt is the path of the grant of name.
+func grantAt(name string) path.Path { return path.Root("grants").AtMapKey(name) }
+
+func (r *grantsResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	var grants types.Map
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("grants"), &grants)...)
+	if resp.Diagnostics.HasError() || grants.IsNull() || grants.IsUnknown() {
+		return
+	}
+	names := slices.Collect(maps.Keys(grants.Elements()))
+	if len(names) > 0 && r.Configured() {
+		if planner := r.planner(); planner != nil {
+			planner.Expect(grantsClaim(names))
+		}
+	}
+	for name, v := range grants.Elements() {
+		obj, ok := v.(types.Object)
+		if !ok || obj.IsUnknown() || obj.IsNull() {
+			continue
+		}
+		var g grantFields
+		if resp.Diagnostics.Append(obj.As(ctx, &g, basetypes.ObjectAsOptions{})...); resp.Diagnostics.HasError() {
+			return
+		}
+		g.checkAccess(grantAt(name), &resp.Diagnostics)
+	}
+}
+
+// planner returns the Planner of the plan, or nil when the tailnet is not
+// known yet or has no client.
+func (r *grantsResource) planner() *policy.Planner {
+	if r.Clients.TailnetUnknown() || r.Clients.TailnetOrNil() == nil {
+		return nil
+	}
+	return r.Clients.Planner()
+}
+
+// grantsChange is what an apply of the grants writes.
+type grantsChange struct {
+	muts []policy.Mutation
+	// names[i] is the name of the grant of muts[i].
+	names []string
+}
+
+// add appends a mutation of the grant of name.
+func (c *grantsChange) add(name string, m policy.Mutation) {
+	c.muts = append(c.muts, m)
+	c.names = append(c.names, name)
+}
+
+// changes returns the mutations that turn the grants old (the state, with
+// the names in unmarked found without their marker) into planned, in the
+// order of the names. A grant found without its marker is adopted first,
+// as it is, so that its change does not add a second one. A nil value in
+// planned is unknown: it is not in the result.
+func changes(old, planned map[string]json.RawMessage, unmarked []string) grantsChange {
+	var c grantsChange
+	names := slices.Collect(maps.Keys(old))
+	for name := range planned {
+		if _, ok := old[name]; !ok {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		key := grantKey(name)
+		before, had := old[name]
+		after, want := planned[name]
+		lost := slices.Contains(unmarked, name)
+		switch {
+		case !want:
+			if lost {
+				c.add(name, policy.Mutation{Key: key, Value: before})
+			}
+			c.add(name, policy.Mutation{Key: key, Delete: true})
+		case after == nil:
+			// Unknown until apply.
+		case !had:
+			c.add(name, policy.Mutation{Key: key, Value: after})
+		case lost && policy.SameJSON(before, after):
+			c.add(name, policy.Mutation{Key: key, Value: after})
+		case lost:
+			c.add(name, policy.Mutation{Key: key, Value: before})
+			c.add(name, policy.Mutation{Key: key, Value: after, Overwrite: true})
+		case !policy.SameJSON(before, after):
+			c.add(name, policy.Mutation{Key: key, Value: after, Overwrite: true})
+		}
+	}
+	return c
+}
+
+// anyUnknown reports whether a grant of entries is unknown.
+func anyUnknown(entries map[string]json.RawMessage) bool {
+	for _, v := range entries {
+		if v == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// stateGrants reads the grants and the unmarked names of a state.
+func stateGrants(ctx context.Context, m *grantsModel, diags *diag.Diagnostics) (map[string]json.RawMessage, []string) {
+	if m == nil {
+		return nil, nil
+	}
+	old, d, _ := grantEntries(ctx, m.Grants)
+	diags.Append(d...)
+	unmarked, _ := tfx.Strings(m.Unmarked)
+	return old, unmarked
+}
+
+// ModifyPlan plans id and unmarked, then checks the grants that change:
+// that no other resource of the configuration writes them, that no other
+// configuration owns them, and, with Tailscale's /acl/validate, the policy
+// file as it would be after the whole change and the ones planned before
+// it, in one call. When Tailscale refuses it, the grants at fault are
+// found and blamed alone.
+func (r *grantsResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if !r.Configured() {
+		return
+	}
+	var state *grantsModel
+	if !req.State.Raw.IsNull() {
+		state = new(grantsModel)
+		if resp.Diagnostics.Append(req.State.Get(ctx, state)...); resp.Diagnostics.HasError() {
+			return
+		}
+	}
+	old, unmarked := stateGrants(ctx, state, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	planner := r.planner()
+	if req.Plan.Raw.IsNull() {
+		if planner != nil {
+			planner.Record(changes(old, nil, unmarked).muts...)
+		}
+		return
+	}
+	var plan grantsModel
+	if resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...); resp.Diagnostics.HasError() {
+		return
+	}
+	planned, d, known := grantEntries(ctx, plan.Grants)
+	if resp.Diagnostics.Append(d...); resp.Diagnostics.HasError() {
+		return
+	}
+	if !known {
+		plan.ID, plan.Unmarked = types.StringUnknown(), types.ListUnknown(types.StringType)
+		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+		return
+	}
+	names := slices.Collect(maps.Keys(planned))
+	plan.ID, plan.Unmarked = types.StringValue(grantsID(names)), tfx.StringList([]string{})
+	if resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...); resp.Diagnostics.HasError() {
+		return
+	}
+	change := changes(old, planned, unmarked)
+	unknown := anyUnknown(planned)
+	changing := len(change.muts) > 0 || unknown
+	if planner == nil {
+		if changing && !r.Clients.TailnetUnknown() {
+			_, diags := r.Clients.Policy()
+			resp.Diagnostics.Append(diags...)
+		}
+		return
+	}
+	claim := grantsClaim(names)
+	defer func() { planner.Forget(claim, changing && !resp.Diagnostics.HasError()) }()
+	for _, name := range slices.Sorted(maps.Keys(planned)) {
+		who := fmt.Sprintf("the qtail_grants with the grant %q", name)
+		if earlier, taken := planner.Claim(grantKey(name), policy.Claim{Who: who}); taken {
+			resp.Diagnostics.AddAttributeError(grantAt(name), "Two Resources Claim One Policy Entry", duplicateClaimMessage(grantKey(name), earlier))
+		}
+	}
+	if resp.Diagnostics.HasError() || !changing {
+		return
+	}
+	if planner.WarnAllowAll(ctx) {
+		resp.Diagnostics.AddWarning("Default Allow-All Rule Still in the Policy File", allowAllWarning)
+	}
+	for _, name := range change.names {
+		if _, had := old[name]; had || planned[name] == nil {
+			continue
+		}
+		if c := planner.OwnedElsewhere(ctx, grantKey(name), planned[name]); c != nil {
+			resp.Diagnostics.AddAttributeError(grantAt(name), "Policy Entry Already Owned", ownedElsewhereMessageFor(c, "qtail_grants"))
+		}
+	}
+	if resp.Diagnostics.HasError() || len(change.muts) == 0 {
+		return
+	}
+	err := planner.CheckAll(ctx, claim, change.muts)
+	if err != nil && policy.IsRejected(err) && len(change.muts) > 1 {
+		r.reportBlame(ctx, &resp.Diagnostics, planner, change, planned, err)
+		return
+	}
+	r.reportCheck(&resp.Diagnostics, change, planned, err)
+}
+
+// reportCheck adds what the plan-time check of change found (see
+// policy.Planner.CheckAll).
+func (r *grantsResource) reportCheck(diags *diag.Diagnostics, change grantsChange, planned map[string]json.RawMessage, err error) {
+	var conflict *policy.UnmanagedConflictError
+	var unchecked *policy.ValidateCallError
+	var tooLarge *policy.TooLargeError
+	what := describeGrants(change.names)
+	switch {
+	case err == nil:
+	case errors.As(err, &conflict):
+		diags.AddAttributeError(grantAt(conflict.Key.Name), "Entry Exists Without qtail's Marker", conflict.Error()+".")
+	case errors.As(err, &unchecked) && !policy.IsRejected(err):
+		diags.AddWarning("Policy Change Not Validated",
+			fmt.Sprintf("qtail could not ask Tailscale to validate the policy file with %s at plan time; "+
+				"Tailscale checks it again when it is written, so nothing needs to be done unless the apply fails.\n\n%v", what, unchecked.Err))
+	case errors.As(err, &tooLarge):
+		diags.AddAttributeError(path.Root("grants"), "Policy File Too Large", fmt.Sprintf("qtail refuses to write %s: %v.", what, tooLarge))
+	case policy.IsRejected(err):
+		blameGrant(diags, change.names[0], planned[change.names[0]], err)
+	default:
+		diags.AddAttributeError(path.Root("grants"), "Invalid Policy Change", fmt.Sprintf("qtail cannot apply %s to the policy file: %v. "+
+			"Fix the policy file or the configuration, then plan again.", what, err))
+	}
+}
+
+// reportBlame reports a refused change of several grants: each grant that
+// Tailscale refuses on its own is blamed alone, on the attribute its
+// message names.
+func (r *grantsResource) reportBlame(ctx context.Context, diags *diag.Diagnostics, planner *policy.Planner, change grantsChange, planned map[string]json.RawMessage, refusal error) {
+	errs := planner.Blame(ctx, change.muts)
+	blamed := map[string]bool{}
+	for i, err := range errs {
+		name := change.names[i]
+		if err == nil || blamed[name] {
+			continue
+		}
+		blamed[name] = true
+		var unchecked *policy.ValidateCallError
+		if errors.As(err, &unchecked) {
+			continue
+		}
+		blameGrant(diags, name, planned[name], err)
+	}
+	if !diags.HasError() {
+		diags.AddAttributeError(path.Root("grants"), "Tailscale Rejects the Policy Change",
+			fmt.Sprintf("Tailscale refuses the policy file as it would be with %s, though it accepts each of them on its own:\n\n%v\n\n"+
+				"Change the configuration so that the grants are valid together.", describeGrants(change.names), refusal))
+	}
+}
+
+// blameGrant adds Tailscale's refusal of the grant of name (value nil when
+// the grant goes) on the attribute that its message quotes.
+func blameGrant(diags *diag.Diagnostics, name string, value json.RawMessage, err error) {
+	key := grantKey(name)
+	if value == nil {
+		diags.AddAttributeError(path.Root("grants"), "Tailscale Rejects the Policy Change",
+			fmt.Sprintf("Tailscale refuses the policy file without %s:\n\n%v\n\nKeep the grant, or change what needs it (a test of the policy file, say).", key, err))
+		return
+	}
+	detail := fmt.Sprintf("Tailscale refuses the policy file as it would be with %s:\n\n%v\n\nChange the configuration so that the grant is valid.%s",
+		key, err, rejectionHint(err))
+	at := grantAt(name)
+	if p, ok := blamedPath(value, "", err.Error()); ok {
+		at = tfx.Under(at, p)
+	}
+	diags.AddAttributeError(at, "Tailscale Rejects the Policy Change", detail)
+}
+
+// describeGrants names the grants of a change in messages.
+func describeGrants(names []string) string {
+	names = slices.Compact(slices.Clone(names))
+	if len(names) == 1 {
+		return grantKey(names[0]).String()
+	}
+	if len(names) <= 3 {
+		return "the grants " + strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("the grants %s and %d more", strings.Join(names[:3], ", "), len(names)-3)
+}
+
+// write applies change to the policy file and reports its failure.
+func (r *grantsResource) write(ctx context.Context, diags *diag.Diagnostics, change grantsChange, planned map[string]json.RawMessage, claimed []string) bool {
+	if len(change.muts) == 0 {
+		return true
+	}
+	store, d := r.Clients.Policy()
+	if diags.Append(d...); store == nil {
+		return false
+	}
+	err := store.ApplyAll(ctx, grantsClaim(claimed), change.muts)
+	if err == nil {
+		return true
+	}
+	var rejected *policy.RejectedError
+	if errors.As(err, &rejected) {
+		for _, name := range change.names {
+			if value := planned[name]; value != nil {
+				if p, ok := blamedPath(value, "", rejected.Err.Error()); ok {
+					diags.AddAttributeError(tfx.Under(grantAt(name), p), "Tailscale Rejected the Policy File",
+						fmt.Sprintf("qtail could not write %s: Tailscale refused the policy file.\n\n%v\n\n"+
+							"Nothing was written. Change the configuration (or the policy file) so that Tailscale accepts it, then apply again.",
+							describeGrants(change.names), rejected.Err))
+					return false
+				}
+			}
+		}
+	}
+	fragmentWriteError(diags, "write "+describeGrants(change.names), err)
+	return false
+}
+
+func (r *grantsResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	r.apply(ctx, nil, req.Plan, &resp.State, &resp.Diagnostics)
+}
+
+func (r *grantsResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var state grantsModel
+	if resp.Diagnostics.Append(req.State.Get(ctx, &state)...); resp.Diagnostics.HasError() {
+		return
+	}
+	r.apply(ctx, &state, req.Plan, &resp.State, &resp.Diagnostics)
+}
+
+// apply writes the grants of plan over those of state (nil for a creation)
+// and saves the plan as the new state.
+func (r *grantsResource) apply(ctx context.Context, state *grantsModel, planValue tfsdkGetter, out tfsdkSetter, diags *diag.Diagnostics) {
+	var plan grantsModel
+	if diags.Append(planValue.Get(ctx, &plan)...); diags.HasError() {
+		return
+	}
+	old, unmarked := stateGrants(ctx, state, diags)
+	planned, d, known := grantEntries(ctx, plan.Grants)
+	if diags.Append(d...); diags.HasError() {
+		return
+	}
+	if !known || anyUnknown(planned) {
+		diags.AddError("Unknown Values at Apply Time", "A grant was still unknown when it was written, which Terraform does not allow. "+
+			"Please report this issue to the qtail developers.")
+		return
+	}
+	names := slices.Collect(maps.Keys(planned))
+	if !r.write(ctx, diags, changes(old, planned, unmarked), planned, names) {
+		return
+	}
+	plan.ID, plan.Unmarked = types.StringValue(grantsID(names)), tfx.StringList([]string{})
+	diags.Append(out.Set(ctx, &plan)...)
+}
+
+// tfsdkGetter is a plan or a state to read.
+type tfsdkGetter interface {
+	Get(ctx context.Context, target any) diag.Diagnostics
+}
+
+// tfsdkSetter is a state to write.
+type tfsdkSetter interface {
+	Set(ctx context.Context, val any) diag.Diagnostics
+}
+
+func (r *grantsResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state grantsModel
+	if resp.Diagnostics.Append(req.State.Get(ctx, &state)...); resp.Diagnostics.HasError() {
+		return
+	}
+	store, d := r.Clients.Policy()
+	if resp.Diagnostics.Append(d...); store == nil {
+		return
+	}
+	// A state without grants comes from an import: its ID names them.
+	importing := state.Grants.IsNull()
+	want := map[string]json.RawMessage{}
+	if importing {
+		for _, name := range strings.Split(state.ID.ValueString(), grantsImportSeparator) {
+			want[name] = nil
+		}
+	} else {
+		var known bool
+		want, d, known = grantEntries(ctx, state.Grants)
+		if resp.Diagnostics.Append(d...); resp.Diagnostics.HasError() {
+			return
+		}
+		if !known {
+			resp.Diagnostics.AddError("Invalid State", "The state of these grants does not list them. "+
+				"Remove it from the state with terraform state rm, then import it again.")
+			return
+		}
+	}
+	found := make(map[string]json.RawMessage, len(want))
+	var unmarked, missing []string
+	for _, name := range slices.Sorted(maps.Keys(want)) {
+		f, err := store.Lookup(ctx, grantKey(name), want[name])
+		if err != nil {
+			tfx.APIError(&resp.Diagnostics, "read the policy file", err)
+			return
+		}
+		if !f.Found {
+			missing = append(missing, name)
+			continue
+		}
+		found[name] = f.Value
+		if !f.Marked {
+			unmarked = append(unmarked, name)
+		}
+		if extra := unmanagedMembers(f.Value, grantMembers); len(extra) > 0 {
+			resp.Diagnostics.AddWarning("Unmanaged Members in a Policy Entry",
+				fmt.Sprintf("The grant %s in the policy file has members that qtail does not manage: %s. "+
+					"They stay as they are until qtail next writes this grant, which replaces the whole entry with the configuration. "+
+					"Remove them from the policy file, or keep them out of this grant.", describeKey(grantKey(name)), strings.Join(extra, ", ")))
+		}
+	}
+	switch {
+	case importing && len(missing) > 0:
+		resp.Diagnostics.AddError("Nothing to Import",
+			fmt.Sprintf("The policy file has no grant marked %s. %s", strings.Join(markersOf(missing), ", "), grantImportHint))
+		return
+	case len(found) == 0:
+		// Every grant is gone: so is the resource.
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	grants, d := grantMap(ctx, found)
+	if resp.Diagnostics.Append(d...); resp.Diagnostics.HasError() {
+		return
+	}
+	state.Grants, state.Unmarked = grants, tfx.StringList(append([]string{}, unmarked...))
+	if importing {
+		state.ID = types.StringValue(grantsID(slices.Collect(maps.Keys(found))))
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+// markersOf returns the marker of the grant of each name.
+func markersOf(names []string) []string {
+	out := make([]string, len(names))
+	for i, name := range names {
+		out[i] = grantKey(name).Marker()
+	}
+	return out
+}
+
+func (r *grantsResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var state grantsModel
+	if resp.Diagnostics.Append(req.State.Get(ctx, &state)...); resp.Diagnostics.HasError() {
+		return
+	}
+	old, unmarked := stateGrants(ctx, &state, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() || len(old) == 0 {
+		return
+	}
+	r.write(ctx, &resp.Diagnostics, changes(old, nil, unmarked), nil, slices.Collect(maps.Keys(old)))
+}
+
+func (r *grantsResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	names := strings.Split(req.ID, grantsImportSeparator)
+	for i, name := range names {
+		names[i] = strings.TrimSpace(name)
+		if !fragmentNameRE.MatchString(names[i]) {
+			tfx.InvalidImportID(&resp.Diagnostics, req.ID, "the names of the grants separated by commas, for example ops-to-billing,ops-to-web "+
+				"(each the NAME of a marker // qtail:grant:NAME)")
+			return
+		}
+	}
+	if len(slices.Compact(slices.Sorted(slices.Values(names)))) != len(names) {
+		tfx.InvalidImportID(&resp.Diagnostics, req.ID, "distinct grant names separated by commas")
+		return
+	}
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), grantsID(names))...)
+}
