@@ -3,6 +3,7 @@ package main
 import (
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 )
@@ -45,5 +46,23 @@ func TestQuietLogsOnlyWhenTerraformLogsNothing(t *testing.T) {
 				t.Errorf("%s=%s, want OFF", k, v)
 			}
 		}
+	}
+}
+
+func TestTuneGCLeavesAGOGCVariableAlone(t *testing.T) {
+	restore := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(restore)
+	tuneGC(func(string) string { return "" })
+	if got := debug.SetGCPercent(100); got != providerGCPercent {
+		t.Errorf("without GOGC the collector's target is %d, want %d", got, providerGCPercent)
+	}
+	tuneGC(func(name string) string {
+		if name == "GOGC" {
+			return "50"
+		}
+		return ""
+	})
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Errorf("with GOGC set the collector's target became %d, want it left at 100", got)
 	}
 }

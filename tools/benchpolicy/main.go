@@ -12,7 +12,8 @@
 //   - Terraform alone: N terraform_data, which call no API;
 //   - a provider alone: N noop_grant of tools/benchpolicy/noop, a
 //     terraform-plugin-framework provider that calls no API: the cost of
-//     any design with one resource per grant.
+//     any design with one resource per grant; and one noop_grants of N
+//     grants, the cost of the shape of a qtail_grants.
 //
 // Around each command it reads the sandbox's call counters and prints the
 // policy reads, writes and validations and the wall time, next to the
@@ -263,8 +264,8 @@ type report struct {
 	whole *[steps]result // plan adding, apply, plan with no change, plan of one port
 	alone [steps]result
 	// plugin is N noop_grant: a resource of a framework provider that
-	// calls no API.
-	plugin [steps]result
+	// calls no API; pluginSet is one noop_grants of N grants.
+	plugin, pluginSet [steps]result
 	// onePort is qtail_grant's plan of one changed port.
 	onePort result
 }
@@ -291,6 +292,10 @@ func (b *bench) one(ctx context.Context, n int) (*report, error) {
 	fmt.Printf("N=%d: qtail ...\n", n)
 	q, err := b.sequence(ctx, n, "qtail", grantsConfig, true, false)
 	if err != nil {
+		return nil, err
+	}
+	fmt.Printf("N=%d: one resource of a provider that calls no API ...\n", n)
+	if r.pluginSet, err = b.sequence(ctx, n, "plugin-set", pluginSetConfig, false, false); err != nil {
 		return nil, err
 	}
 	fmt.Printf("N=%d: qtail, the same grants in one qtail_grants ...\n", n)
@@ -509,6 +514,7 @@ func (r *report) print(w io.Writer) bool {
 			row("", "tailscale_acl (whole file)", r.whole[i])
 		}
 		fmt.Fprintf(tw, "\tnoop_grant (framework provider, no API)\t-\t-\t-\t%.2fs\t%d\t\n", r.plugin[i].wall.Seconds(), r.plugin[i].lines)
+		fmt.Fprintf(tw, "\t1 noop_grants (framework provider, no API)\t-\t-\t-\t%.2fs\t%d\t\n", r.pluginSet[i].wall.Seconds(), r.pluginSet[i].lines)
 		fmt.Fprintf(tw, "\tterraform_data (no API)\t-\t-\t-\t%.2fs\t%d\t\n", r.alone[i].wall.Seconds(), r.alone[i].lines)
 	}
 	_ = tw.Flush()
@@ -531,6 +537,13 @@ func (r *report) print(w io.Writer) bool {
 		"plan with no change %.2fs; qtail_grant is at %.2fx, %.2fx and %.2fx of it\n",
 		pfloor[0].Seconds(), pfloor[1].Seconds(), pfloor[2].Seconds(),
 		r.planAdd.wall.Seconds()/pfloor[0].Seconds(), r.apply.wall.Seconds()/pfloor[1].Seconds(), r.planNop.wall.Seconds()/pfloor[2].Seconds())
+
+	// The same above one resource of the same shape that calls no API.
+	sfloor := [3]time.Duration{r.pluginSet[0].wall + 2*lat, r.pluginSet[1].wall + 4*lat, r.pluginSet[2].wall + lat}
+	fmt.Fprintf(w, "qtail_grants' floor above noop_grants (1 read and 1 validation at plan, the same plus 1 write at apply): plan adding N %.2fs, "+
+		"apply %.2fs, plan with no change %.2fs; qtail_grants is at %.2fx, %.2fx and %.2fx of it\n",
+		sfloor[0].Seconds(), sfloor[1].Seconds(), sfloor[2].Seconds(),
+		r.set[0].wall.Seconds()/sfloor[0].Seconds(), r.set[1].wall.Seconds()/sfloor[1].Seconds(), r.set[2].wall.Seconds()/sfloor[2].Seconds())
 
 	ok := true
 	check := func(what string, good bool) {
@@ -675,6 +688,19 @@ func pluginConfig(n int, changed bool) (string, error) {
 		fmt.Fprintf(&b, "\nresource \"noop_grant\" \"g%d\" {\n  name = \"bench-%d\"\n  src  = [%q]\n  dst  = [%q]\n  ip   = [%q]\n}\n",
 			i, i, g.Src[0], g.Dst[0], g.IP[0])
 	}
+	return b.String(), nil
+}
+
+// pluginSetConfig is one noop_grants holding n grants.
+func pluginSetConfig(n int, changed bool) (string, error) {
+	var b strings.Builder
+	fmt.Fprintf(&b, header, "    noop = {\n      source = \"qtail/noop\"\n    }\n")
+	b.WriteString("\nresource \"noop_grants\" \"bench\" {\n  grants = {\n")
+	for i := range n {
+		g := grant(i, changed)
+		fmt.Fprintf(&b, "    \"bench-%d\" = { src = [%q], dst = [%q], ip = [%q] }\n", i, g.Src[0], g.Dst[0], g.IP[0])
+	}
+	b.WriteString("  }\n}\n")
 	return b.String(), nil
 }
 

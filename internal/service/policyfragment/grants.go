@@ -17,7 +17,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 
 	"github.com/qtail/terraform-provider-qtail/internal/conn"
 	"github.com/qtail/terraform-provider-qtail/internal/policy"
@@ -109,31 +108,52 @@ func (r *grantsResource) Schema(_ context.Context, _ resource.SchemaRequest, res
 // grantEntries returns the entry of each grant of m, by name: nil while a
 // value of the grant is unknown. ok is false when the map is unknown or
 // null.
-func grantEntries(ctx context.Context, m types.Map) (map[string]json.RawMessage, diag.Diagnostics, bool) {
-	var diags diag.Diagnostics
+func grantEntries(m types.Map) (map[string]json.RawMessage, bool) {
 	if m.IsNull() || m.IsUnknown() {
-		return nil, diags, false
+		return nil, false
 	}
 	out := make(map[string]json.RawMessage, len(m.Elements()))
 	for name, v := range m.Elements() {
 		out[name] = nil
-		obj, ok := v.(types.Object)
-		if !ok || obj.IsUnknown() || obj.IsNull() {
+		g, ok := grantOf(v)
+		if !ok {
 			continue
-		}
-		var g grantFields
-		if diags.Append(obj.As(ctx, &g, basetypes.ObjectAsOptions{})...); diags.HasError() {
-			return nil, diags, false
 		}
 		if value, known := g.entry(); known {
 			out[name] = value
 		}
 	}
-	return out, diags, true
+	return out, true
+}
+
+// grantOf reads one grant of a qtail_grants; ok is false while it is
+// unknown. It reads the attributes directly: reflection (Object.As) costs
+// more than the rest of a plan of a thousand grants.
+func grantOf(v attr.Value) (grantFields, bool) {
+	obj, ok := v.(types.Object)
+	if !ok || obj.IsUnknown() || obj.IsNull() {
+		return grantFields{}, false
+	}
+	a := obj.Attributes()
+	list := func(name string) types.List {
+		if l, ok := a[name].(types.List); ok {
+			return l
+		}
+		return types.ListNull(types.StringType)
+	}
+	app, _ := a["app"].(appJSON) // the zero value is null
+	return grantFields{Src: list("src"), Dst: list("dst"), IP: list("ip"), App: app, Via: list("via"), SrcPosture: list("src_posture")}, true
+}
+
+// object is the value of the grant g in a qtail_grants.
+func (g grantFields) object() (types.Object, diag.Diagnostics) {
+	return types.ObjectValue(grantObjectType.AttrTypes, map[string]attr.Value{
+		"src": g.Src, "dst": g.Dst, "ip": g.IP, "app": g.App, "via": g.Via, "src_posture": g.SrcPosture,
+	})
 }
 
 // grantMap is the value of grants for the entries of the policy file.
-func grantMap(ctx context.Context, entries map[string]json.RawMessage) (types.Map, diag.Diagnostics) {
+func grantMap(entries map[string]json.RawMessage) (types.Map, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	elems := make(map[string]attr.Value, len(entries))
 	for name, value := range entries {
@@ -141,7 +161,7 @@ func grantMap(ctx context.Context, entries map[string]json.RawMessage) (types.Ma
 		if diags.Append(g.setEntry(grantKey(name), value)...); diags.HasError() {
 			return types.MapNull(grantObjectType), diags
 		}
-		obj, d := types.ObjectValueFrom(ctx, grantObjectType.AttrTypes, g)
+		obj, d := g.object()
 		if diags.Append(d...); diags.HasError() {
 			return types.MapNull(grantObjectType), diags
 		}
@@ -183,15 +203,9 @@ func (r *grantsResource) ValidateConfig(ctx context.Context, req resource.Valida
 		}
 	}
 	for name, v := range grants.Elements() {
-		obj, ok := v.(types.Object)
-		if !ok || obj.IsUnknown() || obj.IsNull() {
-			continue
+		if g, ok := grantOf(v); ok {
+			g.checkAccess(grantAt(name), &resp.Diagnostics)
 		}
-		var g grantFields
-		if resp.Diagnostics.Append(obj.As(ctx, &g, basetypes.ObjectAsOptions{})...); resp.Diagnostics.HasError() {
-			return
-		}
-		g.checkAccess(grantAt(name), &resp.Diagnostics)
 	}
 }
 
@@ -269,12 +283,11 @@ func anyUnknown(entries map[string]json.RawMessage) bool {
 }
 
 // stateGrants reads the grants and the unmarked names of a state.
-func stateGrants(ctx context.Context, m *grantsModel, diags *diag.Diagnostics) (map[string]json.RawMessage, []string) {
+func stateGrants(m *grantsModel) (map[string]json.RawMessage, []string) {
 	if m == nil {
 		return nil, nil
 	}
-	old, d, _ := grantEntries(ctx, m.Grants)
-	diags.Append(d...)
+	old, _ := grantEntries(m.Grants)
 	unmarked, _ := tfx.Strings(m.Unmarked)
 	return old, unmarked
 }
@@ -296,10 +309,7 @@ func (r *grantsResource) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 			return
 		}
 	}
-	old, unmarked := stateGrants(ctx, state, &resp.Diagnostics)
-	if resp.Diagnostics.HasError() {
-		return
-	}
+	old, unmarked := stateGrants(state)
 	planner := r.planner()
 	if req.Plan.Raw.IsNull() {
 		if planner != nil {
@@ -311,10 +321,7 @@ func (r *grantsResource) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 	if resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...); resp.Diagnostics.HasError() {
 		return
 	}
-	planned, d, known := grantEntries(ctx, plan.Grants)
-	if resp.Diagnostics.Append(d...); resp.Diagnostics.HasError() {
-		return
-	}
+	planned, known := grantEntries(plan.Grants)
 	if !known {
 		plan.ID, plan.Unmarked = types.StringUnknown(), types.ListUnknown(types.StringType)
 		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
@@ -498,11 +505,8 @@ func (r *grantsResource) apply(ctx context.Context, state *grantsModel, planValu
 	if diags.Append(planValue.Get(ctx, &plan)...); diags.HasError() {
 		return
 	}
-	old, unmarked := stateGrants(ctx, state, diags)
-	planned, d, known := grantEntries(ctx, plan.Grants)
-	if diags.Append(d...); diags.HasError() {
-		return
-	}
+	old, unmarked := stateGrants(state)
+	planned, known := grantEntries(plan.Grants)
 	if !known || anyUnknown(planned) {
 		diags.AddError("Unknown Values at Apply Time", "A grant was still unknown when it was written, which Terraform does not allow. "+
 			"Please report this issue to the qtail developers.")
@@ -544,10 +548,7 @@ func (r *grantsResource) Read(ctx context.Context, req resource.ReadRequest, res
 		}
 	} else {
 		var known bool
-		want, d, known = grantEntries(ctx, state.Grants)
-		if resp.Diagnostics.Append(d...); resp.Diagnostics.HasError() {
-			return
-		}
+		want, known = grantEntries(state.Grants)
 		if !known {
 			resp.Diagnostics.AddError("Invalid State", "The state of these grants does not list them. "+
 				"Remove it from the state with terraform state rm, then import it again.")
@@ -587,7 +588,7 @@ func (r *grantsResource) Read(ctx context.Context, req resource.ReadRequest, res
 		resp.State.RemoveResource(ctx)
 		return
 	}
-	grants, d := grantMap(ctx, found)
+	grants, d := grantMap(found)
 	if resp.Diagnostics.Append(d...); resp.Diagnostics.HasError() {
 		return
 	}
@@ -612,8 +613,8 @@ func (r *grantsResource) Delete(ctx context.Context, req resource.DeleteRequest,
 	if resp.Diagnostics.Append(req.State.Get(ctx, &state)...); resp.Diagnostics.HasError() {
 		return
 	}
-	old, unmarked := stateGrants(ctx, &state, &resp.Diagnostics)
-	if resp.Diagnostics.HasError() || len(old) == 0 {
+	old, unmarked := stateGrants(&state)
+	if len(old) == 0 {
 		return
 	}
 	r.write(ctx, &resp.Diagnostics, changes(old, nil, unmarked), nil, slices.Collect(maps.Keys(old)))

@@ -1,7 +1,8 @@
-// Command noop is a Terraform provider with one resource, noop_grant, that
-// has the attributes of a qtail_grant and calls no API: the cost of a
-// resource served by terraform-plugin-framework over gRPC, which
-// tools/benchpolicy measures next to qtail_grant.
+// Command noop is a Terraform provider with two resources that call no
+// API: noop_grant has the attributes of a qtail_grant, and noop_grants the
+// attributes of a qtail_grants. They are the cost of a resource of that
+// shape served by terraform-plugin-framework over gRPC, which
+// tools/benchpolicy measures next to qtail's.
 package main
 
 import (
@@ -38,7 +39,7 @@ func (noopProvider) Configure(context.Context, provider.ConfigureRequest, *provi
 }
 
 func (noopProvider) Resources(context.Context) []func() resource.Resource {
-	return []func() resource.Resource{func() resource.Resource { return grant{} }}
+	return []func() resource.Resource{func() resource.Resource { return grant{} }, func() resource.Resource { return grants{} }}
 }
 
 func (noopProvider) DataSources(context.Context) []func() datasource.DataSource { return nil }
@@ -87,3 +88,48 @@ func (grant) Update(ctx context.Context, req resource.UpdateRequest, resp *resou
 }
 
 func (grant) Delete(context.Context, resource.DeleteRequest, *resource.DeleteResponse) {}
+
+type grants struct{}
+
+type grantsModel struct {
+	ID     types.String `tfsdk:"id"`
+	Grants types.Map    `tfsdk:"grants"`
+}
+
+func (grants) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_grants"
+}
+
+func (grants) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	list := func(required bool) schema.ListAttribute {
+		return schema.ListAttribute{Required: required, Optional: !required, ElementType: types.StringType}
+	}
+	resp.Schema = schema.Schema{Attributes: map[string]schema.Attribute{
+		"id": schema.StringAttribute{Computed: true, PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}},
+		"grants": schema.MapNestedAttribute{Required: true, NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+			"src": list(true), "dst": list(true), "ip": list(false), "via": list(false), "src_posture": list(false),
+			"app": schema.StringAttribute{Optional: true},
+		}}},
+	}}
+}
+
+func (grants) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var m grantsModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
+	m.ID = types.StringValue("grants")
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+func (grants) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var m grantsModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+func (grants) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var m grantsModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+func (grants) Delete(context.Context, resource.DeleteRequest, *resource.DeleteResponse) {}
