@@ -667,15 +667,21 @@ func grantsConfig(n int, changed bool) (string, error) {
 // grantSetConfig is a configuration of one qtail_grants holding n grants:
 // the same grants as grantsConfig, with the same names.
 func grantSetConfig(n int, changed bool) (string, error) {
+	return setConfig("qtail", "qtail_grants", n, changed), nil
+}
+
+// setConfig is one resource of type typ of provider name (qtail/name)
+// holding n grants in its map grants.
+func setConfig(name, typ string, n int, changed bool) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, header, "    qtail = {\n      source = \"qtail/qtail\"\n    }\n")
-	b.WriteString("\nprovider \"qtail\" {}\n\nresource \"qtail_grants\" \"bench\" {\n  grants = {\n")
+	fmt.Fprintf(&b, header, fmt.Sprintf("    %s = {\n      source = \"qtail/%s\"\n    }\n", name, name))
+	fmt.Fprintf(&b, "\nprovider %q {}\n\nresource %q \"bench\" {\n  grants = {\n", name, typ)
 	for i := range n {
 		g := grant(i, changed)
 		fmt.Fprintf(&b, "    \"bench-%d\" = { src = [%q], dst = [%q], ip = [%q] }\n", i, g.Src[0], g.Dst[0], g.IP[0])
 	}
 	b.WriteString("  }\n}\n")
-	return b.String(), nil
+	return b.String()
 }
 
 // pluginConfig is a configuration of n noop_grant, with the grants'
@@ -693,15 +699,7 @@ func pluginConfig(n int, changed bool) (string, error) {
 
 // pluginSetConfig is one noop_grants holding n grants.
 func pluginSetConfig(n int, changed bool) (string, error) {
-	var b strings.Builder
-	fmt.Fprintf(&b, header, "    noop = {\n      source = \"qtail/noop\"\n    }\n")
-	b.WriteString("\nresource \"noop_grants\" \"bench\" {\n  grants = {\n")
-	for i := range n {
-		g := grant(i, changed)
-		fmt.Fprintf(&b, "    \"bench-%d\" = { src = [%q], dst = [%q], ip = [%q] }\n", i, g.Src[0], g.Dst[0], g.IP[0])
-	}
-	b.WriteString("  }\n}\n")
-	return b.String(), nil
+	return setConfig("noop", "noop_grants", n, changed), nil
 }
 
 // aloneConfig is a configuration of n terraform_data, which call no API.
