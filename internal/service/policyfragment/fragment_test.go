@@ -523,10 +523,36 @@ func applyAtOnce(t *testing.T, env *acctest.Env, regions []string, config func(r
 // the hand-written content stays, and a second plan in each is empty.
 func TestFragments_fourRegionsAtOnce(t *testing.T) {
 	t.Parallel()
+	fourRegionsAtOnce(t, regionGrants)
+}
+
+// TestGrants_fourRegionsAtOnce is TestFragments_fourRegionsAtOnce with
+// the grants of each region in one qtail_grants, and one region with
+// qtail_grant resources beside them.
+func TestGrants_fourRegionsAtOnce(t *testing.T) {
+	t.Parallel()
+	fourRegionsAtOnce(t, func(region string, r, n int) string {
+		if r == 0 {
+			return regionGrants(region, r, n)
+		}
+		var b strings.Builder
+		b.WriteString("\nresource \"qtail_grants\" \"region\" {\n  grants = {\n")
+		for i := range n {
+			fmt.Fprintf(&b, "    \"%s-%02d\" = { src = [\"group:ops\"], dst = [%q], ip = [\"tcp:443\"] }\n", region, i, regionGrantDst(r, i))
+		}
+		b.WriteString("  }\n}\n")
+		return b.String()
+	})
+}
+
+// fourRegionsAtOnce applies the configurations of 25 grants of four
+// regions at once (config gives the configuration of region, the r-th,
+// with n grants) and checks that nothing is lost or duplicated.
+func fourRegionsAtOnce(t *testing.T, config func(region string, r, n int) string) {
 	const perRegion = 25
 	regions := []string{"us-east-1", "eu-west-3", "ap-south-1", "sa-east-1"}
 	env := acctest.New(t, acctest.WithPolicy(handwrittenPolicy))
-	applyAtOnce(t, env, regions, func(r int, region string) string { return regionGrants(region, r, perRegion) },
+	applyAtOnce(t, env, regions, func(r int, region string) string { return config(region, r, perRegion) },
 		func(r int, region string) resource.TestCheckFunc {
 			return func(s *terraform.State) error {
 				for i := range perRegion {
