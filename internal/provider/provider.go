@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode"
 
@@ -85,7 +86,13 @@ var _ provider.Provider = &qtailProvider{}
 type qtailProvider struct {
 	version string
 	opts    Options
+	// clients are the clients of the last Configure, for the requests the
+	// Server answers without the framework.
+	clients atomic.Pointer[conn.Clients]
 }
+
+// configuredClients returns the clients of the last Configure, or nil.
+func (p *qtailProvider) configuredClients() *conn.Clients { return p.clients.Load() }
 
 type providerModel struct {
 	QoveryAPIToken             types.String `tfsdk:"qovery_api_token"`
@@ -242,6 +249,7 @@ func (p *qtailProvider) Configure(ctx context.Context, req provider.ConfigureReq
 		"tailscale_tailnet":  tTailnet.Value,
 	})
 
+	p.clients.Store(clients)
 	resp.DataSourceData = clients
 	resp.ResourceData = clients
 	resp.EphemeralResourceData = clients

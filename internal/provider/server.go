@@ -9,6 +9,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	"github.com/qtail/terraform-provider-qtail/internal/conn"
+	"github.com/qtail/terraform-provider-qtail/internal/service/policyfragment"
 )
 
 // Server returns the protocol 6 server of p, whose diagnostics name the
@@ -16,15 +19,53 @@ import (
 // top-level attribute that an error is about, but for an attribute nested
 // in another (chart.git_repository.url, timeouts.create) it shows only
 // the resource block: the detail then says which attribute it is.
+//
+// The requests of a qtail_grants that change nothing are answered by
+// policyfragment.GrantsFastPath, without the framework's conversions.
 func Server(p func() provider.Provider) func() (tfprotov6.ProviderServer, error) {
-	inner := providerserver.NewProtocol6WithError(p())
+	prov := p()
+	inner := providerserver.NewProtocol6WithError(prov)
+	fast := policyfragment.NewGrantsFastPath(context.Background())
+	clients := func() *conn.Clients { return nil }
+	if qp, ok := prov.(*qtailProvider); ok {
+		clients = qp.configuredClients
+	}
 	return func() (tfprotov6.ProviderServer, error) {
 		s, err := inner()
 		if err != nil {
 			return nil, err
 		}
-		return attributeNamingServer{s}, nil
+		return fastPathServer{attributeNamingServer: attributeNamingServer{s}, fast: fast, clients: clients}, nil
 	}
+}
+
+// fastPathServer answers the requests that GrantsFastPath can answer, and
+// hands the others on.
+type fastPathServer struct {
+	attributeNamingServer
+	fast    *policyfragment.GrantsFastPath
+	clients func() *conn.Clients
+}
+
+func (s fastPathServer) UpgradeResourceState(ctx context.Context, req *tfprotov6.UpgradeResourceStateRequest) (*tfprotov6.UpgradeResourceStateResponse, error) {
+	if resp, ok := s.fast.UpgradeResourceState(req); ok {
+		return resp, nil
+	}
+	return s.attributeNamingServer.UpgradeResourceState(ctx, req)
+}
+
+func (s fastPathServer) ReadResource(ctx context.Context, req *tfprotov6.ReadResourceRequest) (*tfprotov6.ReadResourceResponse, error) {
+	if resp, ok := s.fast.ReadResource(ctx, s.clients(), req); ok {
+		return resp, nil
+	}
+	return s.attributeNamingServer.ReadResource(ctx, req)
+}
+
+func (s fastPathServer) PlanResourceChange(ctx context.Context, req *tfprotov6.PlanResourceChangeRequest) (*tfprotov6.PlanResourceChangeResponse, error) {
+	if resp, ok := s.fast.PlanResourceChange(s.clients(), req); ok {
+		return resp, nil
+	}
+	return s.attributeNamingServer.PlanResourceChange(ctx, req)
 }
 
 // attributeNamingServer adds the path of a nested attribute to the

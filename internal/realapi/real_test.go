@@ -89,7 +89,8 @@ func TestReal_quickstart(t *testing.T) {
 					if err != nil {
 						return err
 					}
-					for _, want := range []string{"qtail:grant:" + run, "qtail:policy_test:" + run, `"tag:` + run + `"`} {
+					for _, want := range []string{"qtail:grant:" + run, "qtail:policy_test:" + run, `"tag:` + run + `"`,
+						"qtail:grant:" + run + "-set-https", "qtail:grant:" + run + "-set-http"} {
 						if !strings.Contains(string(body), want) {
 							return fmt.Errorf("the policy file has no %s", want)
 						}
@@ -97,6 +98,12 @@ func TestReal_quickstart(t *testing.T) {
 					return nil
 				},
 			),
+		}, {
+			// The grants of a qtail_grants, imported by their names.
+			ResourceName:      "qtail_grants.proxies",
+			ImportState:       true,
+			ImportStateId:     run + "-set-http," + run + "-set-https",
+			ImportStateVerify: true,
 		}},
 	})
 }
@@ -156,6 +163,13 @@ resource "qtail_grant" "proxies" {
   src  = [qtail_tag_owner.proxy.tag]
   dst  = [qtail_tag_owner.proxy.tag]
   ip   = [for p in qtail_exposed_service.app.ports : "tcp:${p.internal_port}"]
+}
+
+resource "qtail_grants" "proxies" {
+  grants = {
+    "%[3]s-set-https" = { src = [qtail_tag_owner.proxy.tag], dst = [qtail_tag_owner.proxy.tag], ip = ["tcp:443"] }
+    "%[3]s-set-http"  = { src = [qtail_tag_owner.proxy.tag], dst = [qtail_tag_owner.proxy.tag], ip = ["tcp:80"] }
+  }
 }
 
 resource "qtail_policy_test" "proxies" {

@@ -187,6 +187,12 @@ func grantsClaim(names []string) policy.Key {
 	return grantKey(slices.Min(names))
 }
 
+// grantsClaimant names the qtail_grants that writes the grant of name, in
+// the message of a duplicate claim.
+func grantsClaimant(name string) string {
+	return fmt.Sprintf("the qtail_grants with the grant %q", name)
+}
+
 // grantAt is the path of the grant of name.
 func grantAt(name string) path.Path { return path.Root("grants").AtMapKey(name) }
 
@@ -345,8 +351,7 @@ func (r *grantsResource) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 	claim := grantsClaim(names)
 	defer func() { planner.Forget(claim, changing && !resp.Diagnostics.HasError()) }()
 	for _, name := range slices.Sorted(maps.Keys(planned)) {
-		who := fmt.Sprintf("the qtail_grants with the grant %q", name)
-		if earlier, taken := planner.Claim(grantKey(name), policy.Claim{Who: who}); taken {
+		if earlier, taken := planner.Claim(grantKey(name), policy.Claim{Who: grantsClaimant(name)}); taken {
 			resp.Diagnostics.AddAttributeError(grantAt(name), "Two Resources Claim One Policy Entry", duplicateClaimMessage(grantKey(name), earlier))
 		}
 	}
