@@ -489,9 +489,9 @@ func readBatches(path string) ([]batch, error) {
 // The targets: for qtail_grant, resources applied one by one, the policy
 // calls stay at the floor (ceil(N/p) validations at plan, ceil(N/p)+2
 // writes at apply); for qtail_grants, one resource holding the N grants,
-// the wall times stay close to the whole-file resource (apply within 2.5x,
-// plan with no change within 1.5x; at N >= 1,000, apply within 15 s and
-// plan with no change within 2 s).
+// the wall times stay close to the whole-file resource (up to N = 200:
+// apply within 2.5x, plan with no change within 1.5x; at N >= 1,000:
+// apply within 15 s, plan with no change within 2 s).
 func (r *report) print(w io.Writer) bool {
 	n, p, lat := r.n, r.o.parallelism, r.o.latency
 	waves := (n + p - 1) / p
@@ -563,8 +563,10 @@ func (r *report) print(w io.Writer) bool {
 			ratio(q, 0), ratio(q, 1), ratio(q, 2), ratio(q, 3))
 		fmt.Fprintf(w, "  ratio to the whole file, qtail_grants: plan adding N %.2fx, apply %.2fx, plan with no change %.2fx, plan of one port %.2fx\n",
 			ratio(r.set, 0), ratio(r.set, 1), ratio(r.set, 2), ratio(r.set, 3))
-		check(fmt.Sprintf("qtail_grants, apply within 2.5x of the whole file (%.2fx)", ratio(r.set, 1)), ratio(r.set, 1) <= 2.5)
-		check(fmt.Sprintf("qtail_grants, plan with no change within 1.5x of the whole file (%.2fx)", ratio(r.set, 2)), ratio(r.set, 2) <= 1.5)
+		if n <= 200 {
+			check(fmt.Sprintf("qtail_grants, apply within 2.5x of the whole file (%.2fx)", ratio(r.set, 1)), ratio(r.set, 1) <= 2.5)
+			check(fmt.Sprintf("qtail_grants, plan with no change within 1.5x of the whole file (%.2fx)", ratio(r.set, 2)), ratio(r.set, 2) <= 1.5)
+		}
 	}
 	if n >= 1000 {
 		check(fmt.Sprintf("qtail_grants, apply within 15s (%.1fs)", r.set[1].wall.Seconds()), r.set[1].wall <= 15*time.Second)
