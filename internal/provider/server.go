@@ -48,7 +48,7 @@ type fastPathServer struct {
 }
 
 func (s fastPathServer) UpgradeResourceState(ctx context.Context, req *tfprotov6.UpgradeResourceStateRequest) (*tfprotov6.UpgradeResourceStateResponse, error) {
-	if resp, ok := s.fast.UpgradeResourceState(req); ok {
+	if resp, ok := s.fast.UpgradeResourceState(ctx, req); ok {
 		return resp, nil
 	}
 	return s.attributeNamingServer.UpgradeResourceState(ctx, req)
@@ -62,7 +62,7 @@ func (s fastPathServer) ReadResource(ctx context.Context, req *tfprotov6.ReadRes
 }
 
 func (s fastPathServer) PlanResourceChange(ctx context.Context, req *tfprotov6.PlanResourceChangeRequest) (*tfprotov6.PlanResourceChangeResponse, error) {
-	if resp, ok := s.fast.PlanResourceChange(s.clients(), req); ok {
+	if resp, ok := s.fast.PlanResourceChange(ctx, s.clients(), req); ok {
 		return resp, nil
 	}
 	return s.attributeNamingServer.PlanResourceChange(ctx, req)

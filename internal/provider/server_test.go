@@ -37,3 +37,53 @@ func TestNestedAttributesAreNamedInTheDetail(t *testing.T) {
 		t.Errorf("attributePath = %q, %v", p, nested)
 	}
 }
+
+// The server answers the no-op requests of qtail_grants with the clients
+// of the provider's last Configure.
+func TestServerWiresTheGrantsFastPath(t *testing.T) {
+	s, err := Server(New("test"))()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs, ok := s.(fastPathServer)
+	if !ok || fs.fast == nil {
+		t.Fatalf("the server is a %T, want a fastPathServer with its fast path", s)
+	}
+	if fs.clients() != nil {
+		t.Error("clients before any Configure")
+	}
+	resp, err := s.ConfigureProvider(t.Context(), &tfprotov6.ConfigureProviderRequest{Config: providerConfigValue(t)})
+	if err != nil || len(resp.Diagnostics) > 0 {
+		t.Fatalf("configure: %v %v", err, resp)
+	}
+	if fs.clients() == nil {
+		t.Error("no clients after Configure: the fast path would never answer")
+	}
+}
+
+// providerConfigValue is a provider configuration with every attribute
+// null.
+func providerConfigValue(t *testing.T) *tfprotov6.DynamicValue {
+	t.Helper()
+	s, err := Server(New("test"))()
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema, err := s.GetProviderSchema(t.Context(), &tfprotov6.GetProviderSchemaRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	typ, ok := schema.Provider.ValueType().(tftypes.Object)
+	if !ok {
+		t.Fatalf("provider schema type %T", schema.Provider.ValueType())
+	}
+	attrs := map[string]tftypes.Value{}
+	for name, at := range typ.AttributeTypes {
+		attrs[name] = tftypes.NewValue(at, nil)
+	}
+	dv, err := tfprotov6.NewDynamicValue(typ, tftypes.NewValue(typ, attrs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &dv
+}

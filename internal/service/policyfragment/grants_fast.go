@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/qtail/terraform-provider-qtail/internal/conn"
 	"github.com/qtail/terraform-provider-qtail/internal/policy"
@@ -146,7 +147,7 @@ func (g rawGrants) settled() bool {
 
 // UpgradeResourceState answers the upgrade of a state of the current
 // version, which is a conversion from JSON.
-func (f *GrantsFastPath) UpgradeResourceState(req *tfprotov6.UpgradeResourceStateRequest) (*tfprotov6.UpgradeResourceStateResponse, bool) {
+func (f *GrantsFastPath) UpgradeResourceState(ctx context.Context, req *tfprotov6.UpgradeResourceStateRequest) (*tfprotov6.UpgradeResourceStateResponse, bool) {
 	if req.TypeName != grantsTypeName || req.Version != 0 || req.RawState == nil || req.RawState.JSON == nil {
 		return nil, false
 	}
@@ -158,6 +159,7 @@ func (f *GrantsFastPath) UpgradeResourceState(req *tfprotov6.UpgradeResourceStat
 	if err != nil {
 		return nil, false
 	}
+	tflog.Debug(ctx, "qtail_grants: the state is of the current version; its upgrade is answered without the framework")
 	return &tfprotov6.UpgradeResourceStateResponse{UpgradedState: &dv}, true
 }
 
@@ -182,13 +184,14 @@ func (f *GrantsFastPath) ReadResource(ctx context.Context, clients *conn.Clients
 			return nil, false
 		}
 	}
+	tflog.Debug(ctx, "qtail_grants: every grant is as the state says; the refresh is answered without the framework", map[string]any{"grants": len(state.grants)})
 	return &tfprotov6.ReadResourceResponse{NewState: req.CurrentState, Private: req.Private}, true
 }
 
 // PlanResourceChange answers the plan of a configuration that equals the
 // state: nothing changes, and the grants are claimed for this plan as
 // ModifyPlan claims them.
-func (f *GrantsFastPath) PlanResourceChange(clients *conn.Clients, req *tfprotov6.PlanResourceChangeRequest) (*tfprotov6.PlanResourceChangeResponse, bool) {
+func (f *GrantsFastPath) PlanResourceChange(ctx context.Context, clients *conn.Clients, req *tfprotov6.PlanResourceChangeRequest) (*tfprotov6.PlanResourceChangeResponse, bool) {
 	if req.TypeName != grantsTypeName || clients == nil || clients.TailnetUnknown() || clients.TailnetOrNil() == nil ||
 		req.PriorState == nil || req.ProposedNewState == nil || !bytes.Equal(req.PriorState.MsgPack, req.ProposedNewState.MsgPack) {
 		return nil, false
@@ -213,5 +216,6 @@ func (f *GrantsFastPath) PlanResourceChange(clients *conn.Clients, req *tfprotov
 		}
 	}
 	planner.Forget(grantsClaim(names), false)
+	tflog.Debug(ctx, "qtail_grants: the configuration equals the state; the plan is answered without the framework", map[string]any{"grants": len(names)})
 	return resp, true
 }

@@ -101,7 +101,7 @@ func TestGrantsFastPath_answersOnlyNoOps(t *testing.T) {
 
 	// Plan: the configuration equals the state; the grants are claimed.
 	plan := &tfprotov6.PlanResourceChangeRequest{TypeName: "qtail_grants", PriorState: state, ProposedNewState: state, PriorPrivate: []byte("p")}
-	presp, ok := f.PlanResourceChange(clients, plan)
+	presp, ok := f.PlanResourceChange(ctx, clients, plan)
 	if !ok || presp.PlannedState != state || len(presp.Diagnostics) != 0 || string(presp.PlannedPrivate) != "p" {
 		t.Fatalf("plan of no change: handled=%v diags=%v", ok, presp)
 	}
@@ -110,13 +110,13 @@ func TestGrantsFastPath_answersOnlyNoOps(t *testing.T) {
 	}
 	// A second resource with the same grants: the duplicate is reported on
 	// the grant.
-	presp, ok = f.PlanResourceChange(clients, plan)
+	presp, ok = f.PlanResourceChange(ctx, clients, plan)
 	if !ok || len(presp.Diagnostics) != 2 || presp.Diagnostics[0].Summary != "Two Resources Claim One Policy Entry" {
 		t.Errorf("plan of a duplicate: handled=%v diags=%v", ok, presp.Diagnostics)
 	}
 	// A change goes to the framework.
 	changed := grantsStateValue(t, map[string]json.RawMessage{"ops-to-phone": fastPathGrants["ops-to-phone"]}, []string{})
-	if _, ok := f.PlanResourceChange(clients, &tfprotov6.PlanResourceChangeRequest{TypeName: "qtail_grants", PriorState: state, ProposedNewState: changed}); ok {
+	if _, ok := f.PlanResourceChange(ctx, clients, &tfprotov6.PlanResourceChangeRequest{TypeName: "qtail_grants", PriorState: state, ProposedNewState: changed}); ok {
 		t.Error("the fast path planned a change")
 	}
 
@@ -133,7 +133,7 @@ func TestGrantsFastPath_answersOnlyNoOps(t *testing.T) {
 	}
 
 	// Upgrade of a current state: the same value.
-	up, ok := f.UpgradeResourceState(&tfprotov6.UpgradeResourceStateRequest{TypeName: "qtail_grants", Version: 0,
+	up, ok := f.UpgradeResourceState(ctx, &tfprotov6.UpgradeResourceStateRequest{TypeName: "qtail_grants", Version: 0,
 		RawState: &tfprotov6.RawState{JSON: []byte(`{"id":"a","grants":{"a":{"src":["*"],"dst":["*"],"ip":["*"],"app":null,"via":null,"src_posture":null}},"unmarked":[],"gone":1}`)}})
 	if !ok {
 		t.Fatal("upgrade of a current state not handled")
