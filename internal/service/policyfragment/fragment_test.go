@@ -74,6 +74,13 @@ func mustGrantEntries(t testing.TB, body []byte) []string {
 	return out
 }
 
+// conflicts refuses the next n policy writes with 412, as Tailscale does
+// when the policy file changed since it was read.
+func conflicts(n int) faults.Rule {
+	return faults.Rule{Route: routeSetPolicy, Status: 412, Count: n,
+		Body: json.RawMessage(`{"message":"precondition failed, invalid old hash"}`)}
+}
+
 // expectOnlyAllowAllGrant checks that the grants of the policy file are
 // down to the allow-all rule of the sandbox.
 func expectOnlyAllowAllGrant(t *testing.T, env *acctest.Env) resource.TestCheckFunc {
@@ -655,8 +662,7 @@ func TestFragments_412Storm(t *testing.T) {
 				// Three writes refused with 412 (as if others kept writing):
 				// re-read, re-applied, written on the fourth attempt.
 				PreConfig: func() {
-					env.Faults.Add(faults.Rule{Route: routeSetPolicy, Status: 412, Count: 3,
-						Body: json.RawMessage(`{"message":"precondition failed, invalid old hash"}`)})
+					env.Faults.Add(conflicts(3))
 				},
 				Config: threeGrants,
 				Check:  resource.ComposeTestCheckFunc(expectThreeGrantsOnce(env), expectFaultsServed(env)),
@@ -673,8 +679,7 @@ func TestFragments_412StormBeyondBounds(t *testing.T) {
 		Steps: []resource.TestStep{
 			{
 				PreConfig: func() {
-					env.Faults.Add(faults.Rule{Route: routeSetPolicy, Status: 412, Count: 1000,
-						Body: json.RawMessage(`{"message":"precondition failed, invalid old hash"}`)})
+					env.Faults.Add(conflicts(1000))
 				},
 				Config: threeGrants,
 				ExpectError: acctest.ErrorRE(`gave up after 10 attempts to write the policy file: it kept changing underneath ` +

@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/qtail/terraform-provider-qtail/internal/conn"
@@ -52,12 +53,15 @@ type grantsModel struct {
 	Unmarked types.List   `tfsdk:"unmarked"`
 }
 
-// grantObjectType is the type of one grant of a qtail_grants.
-var grantObjectType = types.ObjectType{AttrTypes: map[string]attr.Type{
-	"src": types.ListType{ElemType: types.StringType}, "dst": types.ListType{ElemType: types.StringType},
-	"ip": types.ListType{ElemType: types.StringType}, "app": appJSONType{},
-	"via": types.ListType{ElemType: types.StringType}, "src_posture": types.ListType{ElemType: types.StringType},
-}}
+// grantObjectType is the type of one grant of a qtail_grants, made from
+// grantAttributes.
+var grantObjectType = func() types.ObjectType {
+	t := types.ObjectType{AttrTypes: map[string]attr.Type{}}
+	for name, a := range grantAttributes() {
+		t.AttrTypes[name] = a.GetType()
+	}
+	return t
+}()
 
 // grantsImportSeparator separates the names of an import ID.
 const grantsImportSeparator = ","
@@ -204,7 +208,7 @@ func (r *grantsResource) ValidateConfig(ctx context.Context, req resource.Valida
 	}
 	names := slices.Collect(maps.Keys(grants.Elements()))
 	if len(names) > 0 && r.Configured() {
-		if planner := r.planner(); planner != nil {
+		if planner := plannerOf(r.Clients); planner != nil {
 			planner.Expect(grantsClaim(names))
 		}
 	}
@@ -213,15 +217,6 @@ func (r *grantsResource) ValidateConfig(ctx context.Context, req resource.Valida
 			g.checkAccess(grantAt(name), &resp.Diagnostics)
 		}
 	}
-}
-
-// planner returns the Planner of the plan, or nil when the tailnet is not
-// known yet or has no client.
-func (r *grantsResource) planner() *policy.Planner {
-	if r.Clients.TailnetUnknown() || r.Clients.TailnetOrNil() == nil {
-		return nil
-	}
-	return r.Clients.Planner()
 }
 
 // grantsChange is what an apply of the grants writes.
@@ -316,7 +311,7 @@ func (r *grantsResource) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 		}
 	}
 	old, unmarked := stateGrants(state)
-	planner := r.planner()
+	planner := plannerOf(r.Clients)
 	if req.Plan.Raw.IsNull() {
 		if planner != nil {
 			planner.Record(changes(old, nil, unmarked).muts...)
@@ -505,7 +500,7 @@ func (r *grantsResource) Update(ctx context.Context, req resource.UpdateRequest,
 
 // apply writes the grants of plan over those of state (nil for a creation)
 // and saves the plan as the new state.
-func (r *grantsResource) apply(ctx context.Context, state *grantsModel, planValue tfsdkGetter, out tfsdkSetter, diags *diag.Diagnostics) {
+func (r *grantsResource) apply(ctx context.Context, state *grantsModel, planValue tfsdk.Plan, out *tfsdk.State, diags *diag.Diagnostics) {
 	var plan grantsModel
 	if diags.Append(planValue.Get(ctx, &plan)...); diags.HasError() {
 		return
@@ -523,16 +518,6 @@ func (r *grantsResource) apply(ctx context.Context, state *grantsModel, planValu
 	}
 	plan.ID, plan.Unmarked = types.StringValue(grantsID(names)), tfx.StringList([]string{})
 	diags.Append(out.Set(ctx, &plan)...)
-}
-
-// tfsdkGetter is a plan or a state to read.
-type tfsdkGetter interface {
-	Get(ctx context.Context, target any) diag.Diagnostics
-}
-
-// tfsdkSetter is a state to write.
-type tfsdkSetter interface {
-	Set(ctx context.Context, val any) diag.Diagnostics
 }
 
 func (r *grantsResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
@@ -576,12 +561,7 @@ func (r *grantsResource) Read(ctx context.Context, req resource.ReadRequest, res
 		if !f.Marked {
 			unmarked = append(unmarked, name)
 		}
-		if extra := unmanagedMembers(f.Value, grantMembers); len(extra) > 0 {
-			resp.Diagnostics.AddWarning("Unmanaged Members in a Policy Entry",
-				fmt.Sprintf("The grant %s in the policy file has members that qtail does not manage: %s. "+
-					"They stay as they are until qtail next writes this grant, which replaces the whole entry with the configuration. "+
-					"Remove them from the policy file, or keep them out of this grant.", describeKey(grantKey(name)), strings.Join(extra, ", ")))
-		}
+		unmanagedWarning(&resp.Diagnostics, "grant", grantKey(name), f.Value, grantMembers)
 	}
 	switch {
 	case importing && len(missing) > 0:

@@ -166,7 +166,7 @@ func (f *GrantsFastPath) UpgradeResourceState(ctx context.Context, req *tfprotov
 // ReadResource answers the refresh of grants that the policy file holds,
 // marked, exactly as the state says: the state stays as it is.
 func (f *GrantsFastPath) ReadResource(ctx context.Context, clients *conn.Clients, req *tfprotov6.ReadResourceRequest) (*tfprotov6.ReadResourceResponse, bool) {
-	if req.TypeName != grantsTypeName || clients == nil || clients.TailnetUnknown() || clients.TailnetOrNil() == nil {
+	if req.TypeName != grantsTypeName || plannerOf(clients) == nil {
 		return nil, false
 	}
 	state, ok := f.decode(req.CurrentState)
@@ -192,16 +192,13 @@ func (f *GrantsFastPath) ReadResource(ctx context.Context, clients *conn.Clients
 // state: nothing changes, and the grants are claimed for this plan as
 // ModifyPlan claims them.
 func (f *GrantsFastPath) PlanResourceChange(ctx context.Context, clients *conn.Clients, req *tfprotov6.PlanResourceChangeRequest) (*tfprotov6.PlanResourceChangeResponse, bool) {
-	if req.TypeName != grantsTypeName || clients == nil || clients.TailnetUnknown() || clients.TailnetOrNil() == nil ||
+	planner := plannerOf(clients)
+	if req.TypeName != grantsTypeName || planner == nil ||
 		req.PriorState == nil || req.ProposedNewState == nil || !bytes.Equal(req.PriorState.MsgPack, req.ProposedNewState.MsgPack) {
 		return nil, false
 	}
 	state, ok := f.decode(req.PriorState)
 	if !ok || !state.settled() {
-		return nil, false
-	}
-	planner := clients.Planner()
-	if planner == nil {
 		return nil, false
 	}
 	names := slices.Sorted(maps.Keys(state.grants))

@@ -2,7 +2,6 @@ package policyfragment_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"reflect"
@@ -399,8 +398,7 @@ func TestGrants_412StormAndRefusedWrite(t *testing.T) {
 				// Three writes refused with 412: read again, the whole set
 				// re-applied, written once on the fourth attempt.
 				PreConfig: func() {
-					env.Faults.Add(faults.Rule{Route: routeSetPolicy, Status: 412, Count: 3,
-						Body: json.RawMessage(`{"message":"precondition failed, invalid old hash"}`)})
+					env.Faults.Add(conflicts(3))
 				},
 				Config: grantsConfig(teamGrants("tcp:443")),
 				Check: resource.ComposeTestCheckFunc(expectFaultsServed(env),

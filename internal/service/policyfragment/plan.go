@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 
+	"github.com/qtail/terraform-provider-qtail/internal/conn"
 	"github.com/qtail/terraform-provider-qtail/internal/policy"
 	"github.com/qtail/terraform-provider-qtail/internal/tfx"
 )
@@ -118,13 +119,31 @@ func (r *fragmentResource[M, P]) ModifyPlan(ctx context.Context, req resource.Mo
 // checks: the owner is drawn when they are written.
 const plannedOwner = "planned"
 
-// planner returns the Planner of the plan, or nil when the tailnet is not
-// known yet or has no client.
-func (r *fragmentResource[M, P]) planner() *policy.Planner {
-	if r.Clients.TailnetUnknown() || r.Clients.TailnetOrNil() == nil {
+// planner returns the Planner of the plan (see plannerOf).
+func (r *fragmentResource[M, P]) planner() *policy.Planner { return plannerOf(r.Clients) }
+
+// plannerOf returns the Planner of the plan of clients, or nil when the
+// provider is not configured, or the tailnet is not known yet or has no
+// client.
+func plannerOf(c *conn.Clients) *policy.Planner {
+	if c == nil || c.TailnetUnknown() || c.TailnetOrNil() == nil {
 		return nil
 	}
-	return r.Clients.Planner()
+	return c.Planner()
+}
+
+// unmanagedWarning warns that the entry of key (a what: "grant") has
+// members that qtail does not manage, if it has.
+func unmanagedWarning(diags *diag.Diagnostics, what string, key policy.Key, value json.RawMessage, members []string) {
+	unmanaged := unmanagedMembers(value, members)
+	if len(unmanaged) == 0 {
+		return
+	}
+	diags.AddWarning("Unmanaged Members in a Policy Entry",
+		fmt.Sprintf("The %s %s in the policy file has members that qtail does not manage: %s. "+
+			"They stay as they are until qtail next writes this %s, which replaces the whole entry with the configuration. "+
+			"Remove them from the policy file, or keep them out of this resource's entry.",
+			what, describeKey(key), strings.Join(unmanaged, ", "), what))
 }
 
 // expect tells the Planner that Terraform is on its way to plan the

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -132,13 +131,7 @@ func (r *fragmentResource[M, P]) Read(ctx context.Context, req resource.ReadRequ
 	if resp.Diagnostics.Append(state.setEntry(key, f.Value)...); resp.Diagnostics.HasError() {
 		return
 	}
-	if unmanaged := unmanagedMembers(f.Value, r.members); len(unmanaged) > 0 {
-		resp.Diagnostics.AddWarning("Unmanaged Members in a Policy Entry",
-			fmt.Sprintf("The %s %s in the policy file has members that qtail does not manage: %s. "+
-				"They stay as they are until qtail next writes this %s, which replaces the whole entry with the configuration. "+
-				"Remove them from the policy file, or keep them out of this resource's entry.",
-				r.what, describeKey(key), strings.Join(unmanaged, ", "), r.what))
-	}
+	unmanagedWarning(&resp.Diagnostics, r.what, key, f.Value, r.members)
 	setComputed(state, key, f.Marked)
 	resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
 }
