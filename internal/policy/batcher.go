@@ -15,28 +15,38 @@ import (
 // Terraform runs up to -parallelism operations at once and starts the next
 // one as soon as one ends, so when a batch is answered its callers end
 // together and the next wave of operations arrives, spread over a few
-// milliseconds, or over a hundred on a busy machine. Waiting for a fixed
-// quiet period splits a wave whenever Terraform is slower than that period,
-// and a split wave keeps splitting the next ones. A batch therefore starts
-// as soon as it is known to be complete, and otherwise waits for the rest
-// of its wave:
+// milliseconds, or, on a busy machine where Terraform starts them one after
+// another, over half a second. Waiting for a fixed quiet period splits a
+// wave whenever Terraform is slower than that period, and a split wave
+// keeps splitting the next ones. A batch therefore starts as soon as it is
+// known to be complete, and otherwise waits for the rest of its wave:
 //
-//   - Complete: no request is expected (see Expect) and the batch holds as
-//     many requests as Terraform ran at once in the last cycle (the target
-//     of a shared Parallelism). Every operation Terraform runs is then
-//     waiting in the batch, and no other can start before it is answered.
-//   - Short: no request is expected, and the batch has waited, since its
-//     first request, three times as long as the recent complete waves took
-//     to arrive (at least four quiet periods): Terraform has fewer
-//     operations left, or runs others. The target follows: the next cycle
-//     learns how many operations reach the batcher at once.
+//   - Complete: no request is expected (see Expect), and either the batch
+//     holds as many requests as Terraform has run at once (the target of a
+//     shared Parallelism: every operation Terraform runs is then waiting
+//     in the batch, and no other can start before it is answered), or
+//     every operation let go has shown itself and the batch is as large as
+//     the last one. Each request answered ends its operation, and lets
+//     Terraform start another in its place; the batcher owes it until it
+//     shows itself (it is expected, or its request arrives). A batch waits
+//     for the operations it owes, each for three times as long as the
+//     recent ones took to show themselves (at least four quiet periods, at
+//     most five times maxWait), so the waves of a slow Terraform stay
+//     whole, and a wave split once is mended by the next batch, which
+//     waits for the late operations too.
+//   - Short: no request is expected, no operation is owed any longer, the
+//     batch is not complete (an operation let go did not show itself in
+//     time, or asked for no change), and it has waited, since its first
+//     request, three times as long as the recent complete waves took to
+//     arrive (at least four quiet periods): Terraform has fewer
+//     operations left, or runs others.
 //   - Quiet: before any target is known (the first wave), no request
 //     arrived, and none is expected, for the quiet period, which grows to
 //     three times the longest gap between the arrivals of the batch.
 //   - At the latest maxWait after the batcher began to wait, or three
-//     times the arrival spread of the recent complete batches when that is
-//     longer (up to five times maxWait): on a busy machine Terraform brings
-//     its waves slowly.
+//     times the arrival spread of the recent complete batches, or the wait
+//     for an owed operation, when that is longer (up to five times
+//     maxWait): on a busy machine Terraform brings its waves slowly.
 //
 // A request is expected from the moment Terraform is known to be on its way
 // to it (qtail validates a resource's configuration, then plans it, then
@@ -58,6 +68,16 @@ type Batcher[Req, Res any] struct {
 	running bool
 	// expected are the requests on their way, by key, since when.
 	expected map[string]time.Time
+	// owed are the operations that the answers of earlier batches let
+	// Terraform start and that have not shown themselves yet (by Expect,
+	// or by a request that was not expected): when each was let go, oldest
+	// first.
+	owed []time.Time
+	// letGo is how many requests the last batch answered: 0 before any.
+	letGo int
+	// latencies are how long the recent operations let go took to show
+	// themselves.
+	latencies []time.Duration
 	// wake is signalled when a request arrives, is withdrawn, or an
 	// expected one is forgotten.
 	wake chan struct{}
@@ -89,16 +109,17 @@ type batchCall[Req, Res any] struct {
 // such request is an operation that Terraform runs, so the count never
 // exceeds -parallelism; it reaches it as soon as one wave arrives whole, or
 // while a batch runs and the rest of its wave waits for the next. The
-// target of a batch is the most requests seen at once during the previous
-// cycle (from the end of one batch to the end of the next); there is none
-// before a first batch has run. Parallelism also keeps how long the recent
-// complete batches took to arrive.
+// target of a batch is the most requests seen at once so far; there is none
+// before a first batch has run. A batch smaller than the target is
+// complete when every operation it owes has come (see Batcher), so a
+// target higher than what Terraform has left costs no write. Parallelism
+// also keeps how long the recent complete batches took to arrive.
 type Parallelism struct {
-	mu        sync.Mutex
-	inside    int
-	cyclePeak int
-	target    int
-	spreads   []time.Duration
+	mu      sync.Mutex
+	inside  int
+	peak    int
+	target  int
+	spreads []time.Duration
 }
 
 // spreadsKept is how many arrival spreads of complete batches are kept.
@@ -110,7 +131,7 @@ const maxWaitGrowth = 5
 func (p *Parallelism) enter() {
 	p.mu.Lock()
 	p.inside++
-	p.cyclePeak = max(p.cyclePeak, p.inside)
+	p.peak = max(p.peak, p.inside)
 	p.mu.Unlock()
 }
 
@@ -120,11 +141,11 @@ func (p *Parallelism) leave() {
 	p.mu.Unlock()
 }
 
-// learn ends a cycle, at the end of a batch of answered requests, which
-// are about to leave: its peak is the next target.
-func (p *Parallelism) learn(answered int) {
+// learn is called at the end of each batch: the target is the most
+// requests seen at once so far.
+func (p *Parallelism) learn() {
 	p.mu.Lock()
-	p.target, p.cyclePeak = p.cyclePeak, p.inside-answered
+	p.target = p.peak
 	p.mu.Unlock()
 }
 
@@ -191,6 +212,9 @@ func (b *Batcher[Req, Res]) Expect(key string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	now := time.Now()
+	if _, ok := b.expected[key]; !ok {
+		b.shownLocked(now)
+	}
 	b.expected[key] = now
 	b.last = now
 	b.signal()
@@ -232,7 +256,11 @@ func (b *Batcher[Req, Res]) Do(ctx context.Context, key string, req Req) (res Re
 	}
 	b.queue = append(b.queue, c)
 	b.last = now
-	delete(b.expected, key)
+	if _, ok := b.expected[key]; ok {
+		delete(b.expected, key)
+	} else {
+		b.shownLocked(now)
+	}
 	if !b.running {
 		b.running = true
 		go b.loop()
@@ -279,7 +307,8 @@ func (b *Batcher[Req, Res]) loop() {
 			b.onBatch(batch, info)
 		}
 		results := b.run(batch)
-		b.par.learn(len(calls))
+		b.par.learn()
+		b.answered(len(calls))
 		for i, c := range calls {
 			c.done <- results[i]
 		}
@@ -302,6 +331,9 @@ func (b *Batcher[Req, Res]) settle() BatchInfo {
 		b.mu.Lock()
 		now := time.Now()
 		missing := b.missingLocked(now)
+		live, late, nextGiveUp := b.owedLocked(now)
+		hold := b.holdLocked()
+		letGo := b.letGo
 		info := BatchInfo{Wait: now.Sub(b.first), Target: target, Missing: missing}
 		n := len(b.queue)
 		arrived := b.last.Sub(b.first)
@@ -316,6 +348,7 @@ func (b *Batcher[Req, Res]) settle() BatchInfo {
 			maxWait = min(max(b.maxWait, 3*spread), maxWaitGrowth*b.maxWait)
 			patience = min(max(3*spread, 4*b.quiet), maxWait)
 		}
+		maxWait = max(maxWait, hold)
 
 		var wait time.Duration
 		left := maxWait - now.Sub(start)
@@ -325,15 +358,23 @@ func (b *Batcher[Req, Res]) settle() BatchInfo {
 		case left <= 0:
 			info.Reason = "max wait"
 			return info
-		case missing == 0 && target > 0 && n >= target:
-			info.Reason = "complete"
-			b.par.complete(arrived)
-			return info
 		case missing > 0:
 			wait = left
 			if next := b.nextExpiry(now); next > 0 {
 				wait = min(wait, next)
 			}
+		case target > 0 && n >= target:
+			info.Reason = "complete"
+			b.par.complete(arrived)
+			return info
+		case live > 0:
+			wait = min(nextGiveUp, left)
+		case letGo > 0 && late == 0 && n >= letGo:
+			// Every operation that the last answers let go has come,
+			// and asks for a change: none of them ran something else.
+			info.Reason = "complete"
+			b.par.complete(arrived)
+			return info
 		case target > 0 && sinceFirst >= patience:
 			info.Reason = "short"
 			return info
@@ -354,6 +395,79 @@ func (b *Batcher[Req, Res]) settle() BatchInfo {
 			}
 		}
 	}
+}
+
+// latenciesKept is how many latencies of operations let go are kept: a
+// few waves' worth.
+const latenciesKept = 64
+
+// answered records that n requests are answered: their operations end, and
+// Terraform starts as many others, which the next batch waits for.
+func (b *Batcher[Req, Res]) answered(n int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := time.Now()
+	b.letGo = n
+	b.dropLocked(now)
+	for range n {
+		b.owed = append(b.owed, now)
+	}
+}
+
+// shownLocked records that an operation showed itself at now: the oldest
+// operation owed, whatever it is (Terraform starts them in its own
+// order), is no longer owed.
+func (b *Batcher[Req, Res]) shownLocked(now time.Time) {
+	b.dropLocked(now)
+	if len(b.owed) == 0 {
+		return
+	}
+	b.latencies = append(b.latencies, now.Sub(b.owed[0]))
+	if len(b.latencies) > latenciesKept {
+		b.latencies = b.latencies[1:]
+	}
+	b.owed = b.owed[1:]
+}
+
+// dropLocked forgets the operations owed for longer than a batch can
+// wait: Terraform ran something else.
+func (b *Batcher[Req, Res]) dropLocked(now time.Time) {
+	limit := maxWaitGrowth * b.maxWait
+	i := 0
+	for i < len(b.owed) && now.Sub(b.owed[i]) >= limit {
+		i++
+	}
+	b.owed = b.owed[i:]
+}
+
+// holdLocked is how long a batch waits for an operation owed: three times
+// as long as the recent ones took to show themselves, at least four quiet
+// periods, and at most as long as a batch can wait.
+func (b *Batcher[Req, Res]) holdLocked() time.Duration {
+	var longest time.Duration
+	for _, d := range b.latencies {
+		longest = max(longest, d)
+	}
+	return min(max(3*longest, 4*b.quiet), maxWaitGrowth*b.maxWait)
+}
+
+// owedLocked counts the operations owed that a batch still waits for
+// (live) and those it has given up on (late), and says how long until the
+// next one is given up on.
+func (b *Batcher[Req, Res]) owedLocked(now time.Time) (live, late int, next time.Duration) {
+	b.dropLocked(now)
+	hold := b.holdLocked()
+	for _, at := range b.owed {
+		if age := now.Sub(at); age < hold {
+			live++
+			if d := hold - age; next == 0 || d < next {
+				next = d
+			}
+		} else {
+			late++
+		}
+	}
+	return live, late, next
 }
 
 // missingLocked counts the expected requests, forgetting those expected

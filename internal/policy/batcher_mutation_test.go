@@ -15,29 +15,28 @@ func TestParallelismCountsWhatIsInside(t *testing.T) {
 	p.enter()
 	p.enter()
 	p.enter()
+	if got := p.Target(); got != 0 {
+		t.Fatalf("Target before a batch ended = %d", got)
+	}
 	p.leave()
-	p.learn(2) // the peak of this cycle was 3
+	p.learn() // the peak so far was 3
 	if got := p.Target(); got != 3 {
 		t.Errorf("Target after a peak of 3 = %d", got)
 	}
 	p.leave()
 	p.leave() // nothing inside
 	p.enter()
-	p.learn(1) // one request in this cycle
-	if got := p.Target(); got != 1 {
-		t.Errorf("Target after a cycle of one = %d", got)
+	p.learn() // one request in this cycle: the target stays
+	if got := p.Target(); got != 3 {
+		t.Errorf("Target after a cycle of one = %d, want the peak of 3 kept", got)
 	}
 	p.leave()
-	// A cycle in which the answered requests leave and nothing arrives has
-	// no peak.
-	p.enter()
-	p.enter()
-	p.learn(2)
-	p.leave()
-	p.leave()
-	p.learn(0)
-	if got := p.Target(); got != 0 {
-		t.Errorf("Target after an empty cycle = %d", got)
+	for range 4 {
+		p.enter()
+	}
+	p.learn()
+	if got := p.Target(); got != 4 {
+		t.Errorf("Target after a peak of 4 = %d", got)
 	}
 }
 
@@ -116,7 +115,7 @@ func seasoned(target int, spread time.Duration) *Parallelism {
 	for range target {
 		p.enter()
 	}
-	p.learn(0)
+	p.learn()
 	for range target {
 		p.leave()
 	}
@@ -227,5 +226,98 @@ func TestBatcherQuietCountsFromTheLastArrival(t *testing.T) {
 	}
 	if infos := log.all(); len(infos) != 1 || infos[0].Reason != "quiet" || infos[0].Wait < 250*time.Millisecond || infos[0].Wait > 420*time.Millisecond {
 		t.Errorf("batches %+v, want one quiet batch after about 300ms", infos)
+	}
+}
+
+func TestBatcherOwesTheOperationsItLetsGo(t *testing.T) {
+	b := NewBatcher(BatcherOptions[int]{Quiet: 25 * time.Millisecond, MaxWait: 400 * time.Millisecond}, (&recorder{}).run)
+	b.answered(3)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := b.owed[0]
+	if hold := b.holdLocked(); hold != 100*time.Millisecond {
+		t.Errorf("hold before any operation showed itself = %v, want four quiet periods", hold)
+	}
+	if live, late, next := b.owedLocked(now); live != 3 || late != 0 || next != 100*time.Millisecond {
+		t.Errorf("owed = %d live, %d late, next given up in %v; want 3, 0, 100ms", live, late, next)
+	}
+	b.shownLocked(now.Add(50 * time.Millisecond))
+	if hold := b.holdLocked(); hold != 150*time.Millisecond {
+		t.Errorf("hold after one operation took 50ms = %v, want 150ms", hold)
+	}
+	if live, late, _ := b.owedLocked(now.Add(100 * time.Millisecond)); live != 2 || late != 0 {
+		t.Errorf("owed 100ms in = %d live, %d late; want 2, 0", live, late)
+	}
+	if live, late, _ := b.owedLocked(now.Add(200 * time.Millisecond)); live != 0 || late != 2 {
+		t.Errorf("owed 200ms in = %d live, %d late; want 0, 2", live, late)
+	}
+	// A late operation still counts, and teaches the batcher to wait
+	// longer.
+	b.shownLocked(now.Add(300 * time.Millisecond))
+	if hold := b.holdLocked(); hold != 900*time.Millisecond {
+		t.Errorf("hold after one operation took 300ms = %v, want 900ms", hold)
+	}
+	// At most five times maxWait, after which the owed operations are
+	// dropped.
+	b.latencies = append(b.latencies, time.Hour)
+	if hold := b.holdLocked(); hold != 2*time.Second {
+		t.Errorf("hold after an hour = %v, want 2s", hold)
+	}
+	if live, late, _ := b.owedLocked(now.Add(2 * time.Second)); live != 0 || late != 0 || len(b.owed) != 0 {
+		t.Errorf("owed after 2s = %d live, %d late, %d kept; want none", live, late, len(b.owed))
+	}
+	// An operation shown when nothing is owed teaches nothing.
+	n := len(b.latencies)
+	b.shownLocked(now.Add(3 * time.Second))
+	if len(b.latencies) != n {
+		t.Errorf("an operation that was not owed was timed")
+	}
+	for range latenciesKept + 5 {
+		b.owed = append(b.owed, now)
+		b.shownLocked(now)
+	}
+	if len(b.latencies) != latenciesKept {
+		t.Errorf("%d latencies kept, want %d", len(b.latencies), latenciesKept)
+	}
+}
+
+func TestBatcherGivesUpOnOperationsThatDoNotCome(t *testing.T) {
+	t.Parallel()
+	// A batch of three answered, then one request: the two other
+	// operations never come (Terraform runs something else), and the lone
+	// request starts short once they are given up on, after four quiet
+	// periods.
+	log := &infoLog{}
+	b := NewBatcher(BatcherOptions[int]{Quiet: 25 * time.Millisecond, MaxWait: time.Second, Parallelism: seasoned(3, 0), OnBatch: log.add}, (&recorder{}).run)
+	b.answered(3)
+	if _, _, err := b.Do(context.Background(), "", 3); err != nil {
+		t.Fatal(err)
+	}
+	if infos := log.all(); len(infos) != 1 || infos[0].Size != 1 || infos[0].Reason != "short" || infos[0].Wait < 80*time.Millisecond || infos[0].Wait > 500*time.Millisecond {
+		t.Errorf("batches %+v, want a lone short batch after about 100ms", infos)
+	}
+}
+
+func TestBatcherCompleteWhenEveryOperationLetGoHasCome(t *testing.T) {
+	t.Parallel()
+	// Four requests seen at once, then a batch of two answered: when the
+	// two operations that it let go have come, the batch is complete,
+	// though smaller than the target.
+	log := &infoLog{}
+	b := NewBatcher(BatcherOptions[int]{Quiet: 25 * time.Millisecond, MaxWait: time.Second, Parallelism: seasoned(4, 0), OnBatch: log.add}, (&recorder{}).run)
+	b.answered(2)
+	var wg sync.WaitGroup
+	for i := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			time.Sleep(time.Duration(i) * 20 * time.Millisecond)
+			_, _, _ = b.Do(context.Background(), "", i)
+		}()
+	}
+	wg.Wait()
+	infos := log.all()
+	if len(infos) != 1 || infos[0].Size != 2 || infos[0].Reason != "complete" || infos[0].Wait > 80*time.Millisecond {
+		t.Errorf("batches %+v, want one complete batch of 2 as soon as the second came", infos)
 	}
 }

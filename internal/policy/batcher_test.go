@@ -3,6 +3,7 @@ package policy
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -218,5 +219,65 @@ func TestBatcherReportsARequestInFlight(t *testing.T) {
 	_, inFlight, err := b.Do(ctx, "", 1)
 	if !errors.Is(err, context.Canceled) || !inFlight {
 		t.Fatalf("inFlight %v, err %v; want a request in flight and the context's error", inFlight, err)
+	}
+}
+
+// terraformRun makes n requests through b as Terraform makes its
+// operations: p at a time, each starting as soon as another ends. An
+// operation first says that its request is on its way (it validates its
+// configuration), then makes it. Starting the i-th operation takes
+// start(i), one start after another, as on a busy machine.
+func terraformRun(t *testing.T, b *Batcher[int, int], n, p int, start func(i int) time.Duration) {
+	t.Helper()
+	jobs := make(chan int, n)
+	for i := range n {
+		jobs <- i
+	}
+	close(jobs)
+	var starting sync.Mutex
+	var wg sync.WaitGroup
+	for range p {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				starting.Lock()
+				time.Sleep(start(i))
+				starting.Unlock()
+				key := fmt.Sprintf("op-%d", i)
+				b.Expect(key)
+				if res, _, err := b.Do(context.Background(), key, i); err != nil || res != 2*i {
+					t.Errorf("operation %d: %d, %v", i, res, err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// When Terraform starts its operations slowly, one after the other, each
+// wave still makes one batch: the batcher waits for the operations that its
+// answers let go, and learns how long they take.
+func TestBatcherKeepsSlowWavesWhole(t *testing.T) {
+	t.Parallel()
+	for name, start := range map[string]func(int) time.Duration{
+		"fast":            func(int) time.Duration { return 0 },
+		"slow":            func(int) time.Duration { return 15 * time.Millisecond },
+		"slow after fast": func(i int) time.Duration { return time.Duration(min(i/30, 1)) * 25 * time.Millisecond },
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			log := &infoLog{}
+			r := &recorder{}
+			b := NewBatcher(BatcherOptions[int]{Quiet: DefaultQuiet, MaxWait: DefaultMaxWait, OnBatch: log.add}, func(batch []int) []int {
+				time.Sleep(20 * time.Millisecond) // the API call
+				return r.run(batch)
+			})
+			const n, p = 100, 10
+			terraformRun(t, b, n, p, start)
+			if sizes := r.sizes(); len(sizes) > n/p+2 {
+				t.Errorf("%d operations, %d at a time, made %d batches, want at most %d: %+v", n, p, len(sizes), n/p+2, log.all())
+			}
+		})
 	}
 }
