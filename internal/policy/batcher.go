@@ -68,6 +68,9 @@ type Batcher[Req, Res any] struct {
 	running bool
 	// expected are the requests on their way, by key, since when.
 	expected map[string]time.Time
+	// lapsed are the expected requests given up on (see missingLocked),
+	// by key, since when: their operations have shown themselves already.
+	lapsed map[string]time.Time
 	// owed are the operations that the answers of earlier batches let
 	// Terraform start and that have not shown themselves yet (by Expect,
 	// or by a request that was not expected): when each was let go, oldest
@@ -202,7 +205,7 @@ func NewBatcher[Req, Res any](opts BatcherOptions[Req], run func(batch []Req) []
 	}
 	return &Batcher[Req, Res]{
 		quiet: opts.Quiet, maxWait: opts.MaxWait, run: run, par: par, onBatch: opts.OnBatch,
-		expected: map[string]time.Time{}, wake: make(chan struct{}, 1),
+		expected: map[string]time.Time{}, lapsed: map[string]time.Time{}, wake: make(chan struct{}, 1),
 	}
 }
 
@@ -213,7 +216,7 @@ func (b *Batcher[Req, Res]) Expect(key string) {
 	defer b.mu.Unlock()
 	now := time.Now()
 	if _, ok := b.expected[key]; !ok {
-		b.shownLocked(now)
+		b.shownLocked(key, now)
 	}
 	b.expected[key] = now
 	b.last = now
@@ -224,6 +227,7 @@ func (b *Batcher[Req, Res]) Expect(key string) {
 func (b *Batcher[Req, Res]) Forget(key string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	delete(b.lapsed, key)
 	if _, ok := b.expected[key]; ok {
 		delete(b.expected, key)
 		b.signal()
@@ -259,7 +263,7 @@ func (b *Batcher[Req, Res]) Do(ctx context.Context, key string, req Req) (res Re
 	if _, ok := b.expected[key]; ok {
 		delete(b.expected, key)
 	} else {
-		b.shownLocked(now)
+		b.shownLocked(key, now)
 	}
 	if !b.running {
 		b.running = true
@@ -414,10 +418,15 @@ func (b *Batcher[Req, Res]) answered(n int) {
 	}
 }
 
-// shownLocked records that an operation showed itself at now: the oldest
-// operation owed, whatever it is (Terraform starts them in its own
-// order), is no longer owed.
-func (b *Batcher[Req, Res]) shownLocked(now time.Time) {
+// shownLocked records that the operation of key showed itself at now: the
+// oldest operation owed, whatever it is (Terraform starts them in its own
+// order), is no longer owed. An operation whose expected request lapsed
+// had shown itself already.
+func (b *Batcher[Req, Res]) shownLocked(key string, now time.Time) {
+	if _, ok := b.lapsed[key]; ok {
+		delete(b.lapsed, key)
+		return
+	}
 	b.dropLocked(now)
 	if len(b.owed) == 0 {
 		return
@@ -470,12 +479,18 @@ func (b *Batcher[Req, Res]) owedLocked(now time.Time) (live, late int, next time
 	return live, late, next
 }
 
-// missingLocked counts the expected requests, forgetting those expected
-// for longer than maxWait.
+// missingLocked counts the expected requests, giving up on those expected
+// for longer than maxWait: they lapse, for as long as a batch can wait.
 func (b *Batcher[Req, Res]) missingLocked(now time.Time) int {
 	for k, since := range b.expected {
 		if now.Sub(since) >= b.maxWait {
 			delete(b.expected, k)
+			b.lapsed[k] = since
+		}
+	}
+	for k, since := range b.lapsed {
+		if now.Sub(since) >= maxWaitGrowth*b.maxWait {
+			delete(b.lapsed, k)
 		}
 	}
 	return len(b.expected)

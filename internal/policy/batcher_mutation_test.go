@@ -241,7 +241,7 @@ func TestBatcherOwesTheOperationsItLetsGo(t *testing.T) {
 	if live, late, next := b.owedLocked(now); live != 3 || late != 0 || next != 100*time.Millisecond {
 		t.Errorf("owed = %d live, %d late, next given up in %v; want 3, 0, 100ms", live, late, next)
 	}
-	b.shownLocked(now.Add(50 * time.Millisecond))
+	b.shownLocked("", now.Add(50*time.Millisecond))
 	if hold := b.holdLocked(); hold != 150*time.Millisecond {
 		t.Errorf("hold after one operation took 50ms = %v, want 150ms", hold)
 	}
@@ -253,7 +253,7 @@ func TestBatcherOwesTheOperationsItLetsGo(t *testing.T) {
 	}
 	// A late operation still counts, and teaches the batcher to wait
 	// longer.
-	b.shownLocked(now.Add(300 * time.Millisecond))
+	b.shownLocked("", now.Add(300*time.Millisecond))
 	if hold := b.holdLocked(); hold != 900*time.Millisecond {
 		t.Errorf("hold after one operation took 300ms = %v, want 900ms", hold)
 	}
@@ -268,13 +268,13 @@ func TestBatcherOwesTheOperationsItLetsGo(t *testing.T) {
 	}
 	// An operation shown when nothing is owed teaches nothing.
 	n := len(b.latencies)
-	b.shownLocked(now.Add(3 * time.Second))
+	b.shownLocked("", now.Add(3*time.Second))
 	if len(b.latencies) != n {
 		t.Errorf("an operation that was not owed was timed")
 	}
 	for range latenciesKept + 5 {
 		b.owed = append(b.owed, now)
-		b.shownLocked(now)
+		b.shownLocked("", now)
 	}
 	if len(b.latencies) != latenciesKept {
 		t.Errorf("%d latencies kept, want %d", len(b.latencies), latenciesKept)
@@ -319,5 +319,36 @@ func TestBatcherCompleteWhenEveryOperationLetGoHasCome(t *testing.T) {
 	infos := log.all()
 	if len(infos) != 1 || infos[0].Size != 2 || infos[0].Reason != "complete" || infos[0].Wait > 80*time.Millisecond {
 		t.Errorf("batches %+v, want one complete batch of 2 as soon as the second came", infos)
+	}
+}
+
+func TestBatcherCountsAnOperationWhoseRequestLapsedOnce(t *testing.T) {
+	b := NewBatcher(BatcherOptions[int]{Quiet: 25 * time.Millisecond, MaxWait: 400 * time.Millisecond}, (&recorder{}).run)
+	b.answered(2)
+	b.Expect("k")
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.owed) != 1 {
+		t.Fatalf("%d operations owed once one was expected, want 1", len(b.owed))
+	}
+	// The request of k is given up on, then comes, or is expected again:
+	// the same operation, which pays nothing more.
+	now := b.expected["k"].Add(b.maxWait)
+	if missing := b.missingLocked(now); missing != 0 {
+		t.Fatalf("%d missing after maxWait, want 0", missing)
+	}
+	b.shownLocked("k", now)
+	if len(b.owed) != 1 {
+		t.Errorf("%d operations owed after a lapsed request came, want 1", len(b.owed))
+	}
+	b.shownLocked("k", now)
+	if len(b.owed) != 0 {
+		t.Errorf("%d operations owed after a second arrival of k, want 0", len(b.owed))
+	}
+	// Lapsed requests are kept only as long as a batch can wait.
+	b.lapsed["old"] = now
+	b.missingLocked(now.Add(maxWaitGrowth * b.maxWait))
+	if _, ok := b.lapsed["old"]; ok {
+		t.Errorf("a lapsed request was kept after %v", maxWaitGrowth*b.maxWait)
 	}
 }
