@@ -157,10 +157,7 @@ func (p *Parallelism) learn() {
 func (p *Parallelism) complete(spread time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.spreads = append(p.spreads, spread)
-	if len(p.spreads) > spreadsKept {
-		p.spreads = p.spreads[1:]
-	}
+	p.spreads = keepLast(p.spreads, spread, spreadsKept)
 }
 
 // Target returns how many requests a complete batch holds: 0 until a
@@ -176,11 +173,25 @@ func (p *Parallelism) Target() int {
 func (p *Parallelism) spread() (time.Duration, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var d time.Duration
-	for _, s := range p.spreads {
-		d = max(d, s)
+	return longest(p.spreads), len(p.spreads) > 0
+}
+
+// keepLast appends d to ds and keeps the last kept of them.
+func keepLast(ds []time.Duration, d time.Duration, kept int) []time.Duration {
+	ds = append(ds, d)
+	if len(ds) > kept {
+		ds = ds[len(ds)-kept:]
 	}
-	return d, len(p.spreads) > 0
+	return ds
+}
+
+// longest returns the longest of ds, 0 when there is none.
+func longest(ds []time.Duration) time.Duration {
+	var out time.Duration
+	for _, d := range ds {
+		out = max(out, d)
+	}
+	return out
 }
 
 // BatcherOptions configure a Batcher.
@@ -335,8 +346,7 @@ func (b *Batcher[Req, Res]) settle() BatchInfo {
 		b.mu.Lock()
 		now := time.Now()
 		missing := b.missingLocked(now)
-		live, late, nextGiveUp := b.owedLocked(now)
-		hold := b.holdLocked()
+		live, late, nextGiveUp, hold := b.owedLocked(now)
 		letGo := b.letGo
 		info := BatchInfo{Wait: now.Sub(b.first), Target: target, Missing: missing}
 		n := len(b.queue)
@@ -349,7 +359,7 @@ func (b *Batcher[Req, Res]) settle() BatchInfo {
 		// grow with the arrival spread of the recent complete batches.
 		maxWait, patience := b.maxWait, b.maxWait
 		if spreadKnown {
-			maxWait = min(max(b.maxWait, 3*spread), maxWaitGrowth*b.maxWait)
+			maxWait = min(max(b.maxWait, 3*spread), b.longestWait())
 			patience = min(max(3*spread, 4*b.quiet), maxWait)
 		}
 		maxWait = max(maxWait, hold)
@@ -431,19 +441,15 @@ func (b *Batcher[Req, Res]) shownLocked(key string, now time.Time) {
 	if len(b.owed) == 0 {
 		return
 	}
-	b.latencies = append(b.latencies, now.Sub(b.owed[0]))
-	if len(b.latencies) > latenciesKept {
-		b.latencies = b.latencies[1:]
-	}
+	b.latencies = keepLast(b.latencies, now.Sub(b.owed[0]), latenciesKept)
 	b.owed = b.owed[1:]
 }
 
 // dropLocked forgets the operations owed for longer than a batch can
 // wait: Terraform ran something else.
 func (b *Batcher[Req, Res]) dropLocked(now time.Time) {
-	limit := maxWaitGrowth * b.maxWait
 	i := 0
-	for i < len(b.owed) && now.Sub(b.owed[i]) >= limit {
+	for i < len(b.owed) && now.Sub(b.owed[i]) >= b.longestWait() {
 		i++
 	}
 	b.owed = b.owed[i:]
@@ -453,19 +459,19 @@ func (b *Batcher[Req, Res]) dropLocked(now time.Time) {
 // as long as the recent ones took to show themselves, at least four quiet
 // periods, and at most as long as a batch can wait.
 func (b *Batcher[Req, Res]) holdLocked() time.Duration {
-	var longest time.Duration
-	for _, d := range b.latencies {
-		longest = max(longest, d)
-	}
-	return min(max(3*longest, 4*b.quiet), maxWaitGrowth*b.maxWait)
+	return min(max(3*longest(b.latencies), 4*b.quiet), b.longestWait())
 }
+
+// longestWait is the longest a batch can wait: five times maxWait.
+func (b *Batcher[Req, Res]) longestWait() time.Duration { return maxWaitGrowth * b.maxWait }
 
 // owedLocked counts the operations owed that a batch still waits for
 // (live) and those it has given up on (late), and says how long until the
-// next one is given up on.
-func (b *Batcher[Req, Res]) owedLocked(now time.Time) (live, late int, next time.Duration) {
+// next one is given up on, and how long each is waited for (see
+// holdLocked).
+func (b *Batcher[Req, Res]) owedLocked(now time.Time) (live, late int, next, hold time.Duration) {
 	b.dropLocked(now)
-	hold := b.holdLocked()
+	hold = b.holdLocked()
 	for _, at := range b.owed {
 		if age := now.Sub(at); age < hold {
 			live++
@@ -476,7 +482,7 @@ func (b *Batcher[Req, Res]) owedLocked(now time.Time) (live, late int, next time
 			late++
 		}
 	}
-	return live, late, next
+	return live, late, next, hold
 }
 
 // missingLocked counts the expected requests, giving up on those expected
@@ -489,7 +495,7 @@ func (b *Batcher[Req, Res]) missingLocked(now time.Time) int {
 		}
 	}
 	for k, since := range b.lapsed {
-		if now.Sub(since) >= maxWaitGrowth*b.maxWait {
+		if now.Sub(since) >= b.longestWait() {
 			delete(b.lapsed, k)
 		}
 	}

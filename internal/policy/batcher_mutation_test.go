@@ -238,17 +238,17 @@ func TestBatcherOwesTheOperationsItLetsGo(t *testing.T) {
 	if hold := b.holdLocked(); hold != 100*time.Millisecond {
 		t.Errorf("hold before any operation showed itself = %v, want four quiet periods", hold)
 	}
-	if live, late, next := b.owedLocked(now); live != 3 || late != 0 || next != 100*time.Millisecond {
+	if live, late, next, _ := b.owedLocked(now); live != 3 || late != 0 || next != 100*time.Millisecond {
 		t.Errorf("owed = %d live, %d late, next given up in %v; want 3, 0, 100ms", live, late, next)
 	}
 	b.shownLocked("", now.Add(50*time.Millisecond))
 	if hold := b.holdLocked(); hold != 150*time.Millisecond {
 		t.Errorf("hold after one operation took 50ms = %v, want 150ms", hold)
 	}
-	if live, late, _ := b.owedLocked(now.Add(100 * time.Millisecond)); live != 2 || late != 0 {
+	if live, late, _, _ := b.owedLocked(now.Add(100 * time.Millisecond)); live != 2 || late != 0 {
 		t.Errorf("owed 100ms in = %d live, %d late; want 2, 0", live, late)
 	}
-	if live, late, _ := b.owedLocked(now.Add(200 * time.Millisecond)); live != 0 || late != 2 {
+	if live, late, _, _ := b.owedLocked(now.Add(200 * time.Millisecond)); live != 0 || late != 2 {
 		t.Errorf("owed 200ms in = %d live, %d late; want 0, 2", live, late)
 	}
 	// A late operation still counts, and teaches the batcher to wait
@@ -263,7 +263,7 @@ func TestBatcherOwesTheOperationsItLetsGo(t *testing.T) {
 	if hold := b.holdLocked(); hold != 2*time.Second {
 		t.Errorf("hold after an hour = %v, want 2s", hold)
 	}
-	if live, late, _ := b.owedLocked(now.Add(2 * time.Second)); live != 0 || late != 0 || len(b.owed) != 0 {
+	if live, late, _, _ := b.owedLocked(now.Add(2 * time.Second)); live != 0 || late != 0 || len(b.owed) != 0 {
 		t.Errorf("owed after 2s = %d live, %d late, %d kept; want none", live, late, len(b.owed))
 	}
 	// An operation shown when nothing is owed teaches nothing.
