@@ -7,7 +7,13 @@ set -euo pipefail
 dist=${1:-dist}
 platforms="linux_amd64 linux_arm64 darwin_amd64 darwin_arm64 windows_amd64 windows_arm64"
 
-sums=$(ls "$dist"/terraform-provider-qtail_*_SHA256SUMS 2>/dev/null | head -n 1)
+# No pipelines into grep -q or head here: under pipefail, a reader that exits
+# at its first match kills the writer with SIGPIPE and fails the check at
+# random. Outputs are captured whole, then matched.
+shopt -s nullglob
+sums_files=("$dist"/terraform-provider-qtail_*_SHA256SUMS)
+shopt -u nullglob
+sums=${sums_files[0]:-}
 if [ -z "$sums" ]; then
   echo "error: no terraform-provider-qtail_*_SHA256SUMS in $dist" >&2
   exit 1
@@ -25,7 +31,8 @@ for p in $platforms; do
   fi
   bin="terraform-provider-qtail_v${version}"
   case $p in windows_*) bin="$bin.exe" ;; esac
-  if ! unzip -l "$dist/$zip" | grep -q " $bin\$"; then
+  listing=$(unzip -l "$dist/$zip")
+  if ! grep -q " $bin\$" <<<"$listing"; then
     echo "error: $zip does not hold $bin" >&2
     fail=1
   fi

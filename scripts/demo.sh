@@ -80,7 +80,7 @@ if [ "$mode" = multi-region ]; then
     mr "$1" plan -detailed-exitcode -input=false -compact-warnings >"$work/$1.plan.txt" 2>&1
     local code=$?
     set -e
-    printf '  %-10s %s\n' "$1" "$(grep -E 'No changes|Plan:' "$work/$1.plan.txt" | head -n 1)"
+    printf '  %-10s %s\n' "$1" "$(grep -m 1 -E 'No changes|Plan:' "$work/$1.plan.txt")"
     if [ "$code" -ne 0 ]; then
       cat "$work/$1.plan.txt" >&2
       echo "the plan of $1 is not empty (exit code $code)" >&2
