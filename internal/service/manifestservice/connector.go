@@ -25,36 +25,32 @@ var (
 func NewConnectorResource() resource.Resource {
 	r := &connectorResource{}
 	r.kind = connectorKind
-	r.hooks = r.lifecycleHooks()
+	r.hooks = r
 	return r
 }
 
+// connectorResource adds to the shared lifecycle the connector's devices on
+// the tailnet and the approval of their routes.
 type connectorResource struct {
 	manifestResource[connectorModel, *connectorModel]
+	replicaHooks[connectorModel, *connectorModel]
 }
 
 func (r *connectorResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_connector"
 }
 
-// lifecycleHooks are what a connector adds to the shared lifecycle: its
-// devices on the tailnet and the approval of their routes.
-func (r *connectorResource) lifecycleHooks() manifestHooks[connectorModel] {
-	return replicaHooks(manifestHooks[connectorModel]{
-		deployed: r.waitAndApprove,
-		repair:   r.approveOnly,
-		observe:  r.observe,
-		imported: func(m *connectorModel) {
-			if m.ApproveRoutes.IsNull() {
-				m.ApproveRoutes = types.BoolValue(false)
-			}
-		},
-	})
+// imported sets approve_routes to its default after an import.
+func (r *connectorResource) imported(m *connectorModel) {
+	if m.ApproveRoutes.IsNull() {
+		m.ApproveRoutes = types.BoolValue(false)
+	}
+	r.replicaHooks.imported(m)
 }
 
-// waitAndApprove waits for the connector's devices after a deployment and
+// deployed waits for the connector's devices after a deployment and
 // approves their routes.
-func (r *connectorResource) waitAndApprove(ctx context.Context, m *connectorModel, tn *tailnet.Client, d cluster.Deployment, diags *diag.Diagnostics) {
+func (r *connectorResource) deployed(ctx context.Context, m *connectorModel, tn *tailnet.Client, d cluster.Deployment, diags *diag.Diagnostics) {
 	m.RoutesApproved = types.BoolValue(false)
 	devices, want, ok := r.awaitDevices(ctx, connectorKind, m, m.EnvironmentID.ValueString(), tn, d, diags)
 	if ok {
@@ -80,9 +76,9 @@ func (r *connectorResource) observe(ctx context.Context, m *connectorModel, diag
 	}
 }
 
-// approveOnly approves the routes again on the running devices, when no
+// repair approves the routes again on the running devices, when no
 // deployment is needed.
-func (r *connectorResource) approveOnly(ctx context.Context, m *connectorModel, tn *tailnet.Client, diags *diag.Diagnostics) {
+func (r *connectorResource) repair(ctx context.Context, m *connectorModel, tn *tailnet.Client, diags *diag.Diagnostics) {
 	if tn == nil {
 		return
 	}

@@ -78,7 +78,7 @@ func (r *connectorResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if !creating && (!plan.Name.Equal(state.Name) || !plan.Tags.Equal(state.Tags) || !plan.EnvironmentID.Equal(state.EnvironmentID)) {
+	if connectorReplacing.ReplacedBy(ctx, req, &resp.Diagnostics) {
 		// Replaced: the replacement, planned as a creation, may take the
 		// Helm service name and the hostnames.
 		r.release(ctx, &state.manifestServiceModel, state.Devices)

@@ -11,8 +11,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
@@ -21,14 +19,16 @@ import (
 	"github.com/qtail/terraform-provider-qtail/internal/tfx"
 )
 
+// connectorReplacing are the attributes whose change replaces a connector.
+var connectorReplacing = tfx.Replacing{"environment_id", "name", "tags"}
+
 func (r *connectorResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	attrs := manifestAttributes(ctx, connectorKind, "wait for the connector's devices (and approve their routes)")
 	attrs["name"] = schema.StringAttribute{
 		Required: true,
 		MarkdownDescription: "Name of the `Connector` object (cluster-scoped, so unique per cluster), such as `homelab` or " +
 			"`vpc-us-east-1`. The Helm service is named `" + connectorKind.servicePrefix + "NAME`. Changing it replaces the connector.",
-		PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
-		Validators:    []validator.String{tfx.StringCheck{Rule: "a Kubernetes name", Check: manifest.CheckKubernetesName}},
+		Validators: []validator.String{tfx.StringCheck{Rule: "a Kubernetes name", Check: manifest.CheckKubernetesName}},
 	}
 	attrs["hostname"] = schema.StringAttribute{
 		Optional: true,
@@ -92,6 +92,7 @@ func (r *connectorResource) Schema(ctx context.Context, _ resource.SchemaRequest
 			"(approval, grants).",
 	}
 	addReplicaAttributes(attrs, connectorKind, "Routes the device advertises.")
+	connectorReplacing.AddTo(attrs)
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "A Tailscale `Connector`: a subnet router, an exit node, or both, with one device per replica, " +
 			"deployed as a Qovery Helm service on the cluster of a `qtail_operator`.\n\n" +

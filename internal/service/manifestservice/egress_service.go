@@ -26,12 +26,15 @@ var (
 func NewEgressServiceResource() resource.Resource {
 	r := &egressServiceResource{}
 	r.kind = egressKind
-	r.hooks = r.lifecycleHooks()
+	r.hooks = r
 	return r
 }
 
+// egressServiceResource adds to the shared lifecycle the Service's
+// namespace, read from Qovery, and the device of its proxy.
 type egressServiceResource struct {
 	manifestResource[egressServiceModel, *egressServiceModel]
+	noHooks[egressServiceModel]
 }
 
 func (r *egressServiceResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
@@ -76,34 +79,35 @@ func (r *egressServiceResource) recordNamespace(ctx context.Context, m *egressSe
 	m.setNamespace(types.StringValue(ns))
 }
 
-// lifecycleHooks are what an egress Service adds to the shared lifecycle:
-// its namespace, read from Qovery, and the device of its proxy.
-func (r *egressServiceResource) lifecycleHooks() manifestHooks[egressServiceModel] {
-	return manifestHooks[egressServiceModel]{
-		usesTailnet: func(m *egressServiceModel) bool { return m.waitsForDevices() },
-		written: func(ctx context.Context, m *egressServiceModel, h *qovery.Helm, diags *diag.Diagnostics) {
-			r.recordNamespace(ctx, m, h.ID, diags)
-		},
-		deployed: r.awaitProxy,
-		redeploy: func(ctx context.Context, plan, state *egressServiceModel) bool {
-			return plan.waitsForDevices() && !devicesComplete(ctx, state.Devices, []string{plan.ProxyHostname.ValueString()})
-		},
-		observe: r.observe,
-		imported: func(m *egressServiceModel) {
-			if m.WaitForDevice.IsNull() {
-				m.WaitForDevice = types.BoolValue(true)
-			}
-		},
-		leftovers: func(ctx context.Context, m *egressServiceModel) []string {
-			_, ids := stateDevices(ctx, m.Devices)
-			return ids
-		},
+// usesTailnet reports whether the apply waits for the proxy device.
+func (r *egressServiceResource) usesTailnet(m *egressServiceModel) bool { return m.waitsForDevices() }
+
+// written records the namespace of the Helm service h.
+func (r *egressServiceResource) written(ctx context.Context, m *egressServiceModel, h *qovery.Helm, diags *diag.Diagnostics) {
+	r.recordNamespace(ctx, m, h.ID, diags)
+}
+
+// redeploy reports whether the proxy device is gone from the tailnet.
+func (r *egressServiceResource) redeploy(ctx context.Context, plan, state *egressServiceModel) bool {
+	return plan.waitsForDevices() && !devicesComplete(ctx, state.Devices, []string{plan.ProxyHostname.ValueString()})
+}
+
+// imported sets wait_for_device to its default after an import.
+func (r *egressServiceResource) imported(m *egressServiceModel) {
+	if m.WaitForDevice.IsNull() {
+		m.WaitForDevice = types.BoolValue(true)
 	}
 }
 
-// awaitProxy waits, after a deployment, for the egress proxy device, and
+// leftovers are the IDs of the proxy devices of the state.
+func (r *egressServiceResource) leftovers(ctx context.Context, m *egressServiceModel) []string {
+	_, ids := stateDevices(ctx, m.Devices)
+	return ids
+}
+
+// deployed waits, after a deployment, for the egress proxy device, and
 // records it with its tags. With a ProxyGroup there is none.
-func (r *egressServiceResource) awaitProxy(ctx context.Context, m *egressServiceModel, tn *tailnet.Client, d cluster.Deployment, diags *diag.Diagnostics) {
+func (r *egressServiceResource) deployed(ctx context.Context, m *egressServiceModel, tn *tailnet.Client, d cluster.Deployment, diags *diag.Diagnostics) {
 	if !m.ownProxy() {
 		m.Devices, _ = types.ListValue(manifestDeviceType, nil)
 		return

@@ -101,7 +101,7 @@ func (r *egressServiceResource) ModifyPlan(ctx context.Context, req resource.Mod
 	newProxy := newService || !state.ownProxy()
 	changed := newService || values == "" || !plan.Values.Equal(state.Values)
 	r.planProxy(ctx, &plan, &state, newProxy, changed)
-	if !creating && (newService || !plan.Tags.Equal(state.Tags)) {
+	if egressServiceReplacing.ReplacedBy(ctx, req, &resp.Diagnostics) {
 		// Replaced: the replacement, planned as a creation, may take the
 		// proxy's hostname.
 		r.release(ctx, &state.manifestServiceModel, state.Devices)

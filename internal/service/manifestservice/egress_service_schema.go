@@ -13,9 +13,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listplanmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
@@ -23,6 +20,10 @@ import (
 	"github.com/qtail/terraform-provider-qtail/internal/manifest"
 	"github.com/qtail/terraform-provider-qtail/internal/tfx"
 )
+
+// egressServiceReplacing are the attributes whose change replaces an
+// egress Service.
+var egressServiceReplacing = tfx.Replacing{"environment_id", "name", "tags"}
 
 func (r *egressServiceResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	attrs := manifestAttributes(ctx, egressKind, "wait for the deployment to end")
@@ -32,8 +33,7 @@ func (r *egressServiceResource) Schema(ctx context.Context, _ resource.SchemaReq
 			"with a letter and ending with a letter or a digit (an RFC 1035 label). Workloads reach the tailnet machine at " +
 			"`NAME.NAMESPACE." + clusterDomain + "`. The Helm service is named `" + egressKind.servicePrefix + "NAME`. Changing it " +
 			"replaces the egress Service.",
-		PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
-		Validators:    []validator.String{tfx.StringCheck{Rule: "a Service name", Check: manifest.CheckServiceName}},
+		Validators: []validator.String{tfx.StringCheck{Rule: "a Service name", Check: manifest.CheckServiceName}},
 	}
 	attrs["tailnet_fqdn"] = schema.StringAttribute{
 		Optional: true,
@@ -82,7 +82,6 @@ func (r *egressServiceResource) Schema(ctx context.Context, _ resource.SchemaReq
 			"device gets the operator's proxy tags (`proxy_default_tags` of the `qtail_operator`). The operator mints the proxy's auth " +
 			"key with its OAuth client, which must own each tag (the plan checks it). The tags are set when the device is created, so " +
 			"changing them replaces the egress Service. Conflicts with `proxy_group`.",
-		PlanModifiers: []planmodifier.List{listplanmodifier.RequiresReplace()},
 		Validators: []validator.List{
 			listvalidator.SizeAtLeast(1),
 			listvalidator.UniqueValues(),
@@ -132,6 +131,7 @@ func (r *egressServiceResource) Schema(ctx context.Context, _ resource.SchemaReq
 		MarkdownDescription: "The name cluster workloads call to reach the tailnet machine: `NAME.NAMESPACE." + clusterDomain +
 			"`, such as `db.z1a2b3c4d-production." + clusterDomain + "`. Known at plan time whenever `namespace` is.",
 	}
+	egressServiceReplacing.AddTo(attrs)
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "A Tailscale egress `Service`: cluster workloads reach one tailnet machine at " +
 			"`NAME.NAMESPACE." + clusterDomain + "`, through an egress proxy that the Tailscale operator runs. Deployed as a " +

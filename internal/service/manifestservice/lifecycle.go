@@ -20,7 +20,8 @@ import (
 // qtail_egress_service share, implemented once by manifestResource: write
 // the Helm service, deploy it and wait (cluster.Deployment), then do what
 // the resource does on the tailnet; read it back from Qovery; delete it and
-// wait. Each resource supplies its model and a few hooks.
+// wait. Each resource supplies its model and, as methods (manifestHooks),
+// what it adds to the lifecycle.
 
 // manifestModel is a pointer to a resource model that embeds
 // manifestServiceModel.
@@ -39,36 +40,50 @@ type manifestModel[T any] interface {
 	settle()
 }
 
-// manifestHooks are what one manifest resource adds to the lifecycle.
-// Every hook may be nil.
-type manifestHooks[T any] struct {
+// manifestHooks are what one manifest resource adds to the lifecycle: methods
+// of the resource, which embeds noHooks (or replicaHooks) for those it does
+// not need.
+type manifestHooks[T any] interface {
 	// usesTailnet reports whether a create or an update of m needs the
 	// Tailscale client.
-	usesTailnet func(m *T) bool
+	usesTailnet(m *T) bool
 	// written runs once the Helm service h holds the configuration,
 	// before the deployment.
-	written func(ctx context.Context, m *T, h *qovery.Helm, diags *diag.Diagnostics)
+	written(ctx context.Context, m *T, h *qovery.Helm, diags *diag.Diagnostics)
 	// deployed runs after a successful deployment d: wait for devices,
 	// approve routes.
-	deployed func(ctx context.Context, m *T, tn *tailnet.Client, d cluster.Deployment, diags *diag.Diagnostics)
+	deployed(ctx context.Context, m *T, tn *tailnet.Client, d cluster.Deployment, diags *diag.Diagnostics)
 	// redeploy reports whether an update must deploy although Qovery holds
 	// the planned configuration (a device gone from the tailnet).
-	redeploy func(ctx context.Context, plan, state *T) bool
+	redeploy(ctx context.Context, plan, state *T) bool
 	// repair runs instead of a deployment when the update needs none.
-	repair func(ctx context.Context, m *T, tn *tailnet.Client, diags *diag.Diagnostics)
+	repair(ctx context.Context, m *T, tn *tailnet.Client, diags *diag.Diagnostics)
 	// observe runs in Read, after the attributes were read from Qovery.
-	observe func(ctx context.Context, m *T, diags *diag.Diagnostics)
+	observe(ctx context.Context, m *T, diags *diag.Diagnostics)
 	// imported sets the attributes that Qovery does not hold to their
 	// defaults, after an import.
-	imported func(m *T)
+	imported(m *T)
 	// leftovers are the device IDs that Delete removes if the operator
 	// left them behind.
-	leftovers func(ctx context.Context, m *T) []string
+	leftovers(ctx context.Context, m *T) []string
 }
+
+// noHooks implements every method of manifestHooks as doing nothing.
+type noHooks[T any] struct{}
+
+func (noHooks[T]) usesTailnet(*T) bool                                          { return false }
+func (noHooks[T]) written(context.Context, *T, *qovery.Helm, *diag.Diagnostics) {}
+func (noHooks[T]) deployed(context.Context, *T, *tailnet.Client, cluster.Deployment, *diag.Diagnostics) {
+}
+func (noHooks[T]) redeploy(context.Context, *T, *T) bool                          { return false }
+func (noHooks[T]) repair(context.Context, *T, *tailnet.Client, *diag.Diagnostics) {}
+func (noHooks[T]) observe(context.Context, *T, *diag.Diagnostics)                 {}
+func (noHooks[T]) imported(*T)                                                    {}
+func (noHooks[T]) leftovers(context.Context, *T) []string                         { return nil }
 
 // manifestResource implements Create, Read, Update, Delete and ImportState
 // for a manifest service of kind whose model is T. A resource embeds it and
-// sets the hooks when it is made.
+// sets hooks to itself when it is made.
 type manifestResource[T any, P manifestModel[T]] struct {
 	serviceBase
 	kind  manifestKind
@@ -88,7 +103,7 @@ func (r *manifestResource[T, P]) clients(m *T, diags *diag.Diagnostics) (*qovery
 	q, dd := r.Clients.Qovery()
 	diags.Append(dd...)
 	var tn *tailnet.Client
-	if r.hooks.usesTailnet != nil && r.hooks.usesTailnet(m) {
+	if r.hooks.usesTailnet(m) {
 		tn, dd = r.Clients.Tailnet()
 		diags.Append(dd...)
 	}
@@ -158,13 +173,11 @@ func (r *manifestResource[T, P]) Update(ctx context.Context, req resource.Update
 	if !ok {
 		return
 	}
-	if !base.needsDeployment(old) && (r.hooks.redeploy == nil || !r.hooks.redeploy(ctx, &plan, &state)) {
+	if !base.needsDeployment(old) && !r.hooks.redeploy(ctx, &plan, &state) {
 		// Qovery holds the configuration: only qtail's own settings, or
 		// something on the tailnet, changed.
 		base.Deployed = old.Deployed
-		if r.hooks.repair != nil {
-			r.hooks.repair(ctx, &plan, w.tn, &resp.Diagnostics)
-		}
+		r.hooks.repair(ctx, &plan, w.tn, &resp.Diagnostics)
 		P(&plan).settle()
 		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 		return
@@ -191,16 +204,12 @@ func (r *manifestResource[T, P]) deploy(ctx context.Context, m *T, svc *qovery.H
 	base.ClusterWideResourcesAllowed = types.BoolValue(svc.AllowClusterWideResources)
 	base.Deployed = types.BoolValue(false)
 	base.recordChart(ctx, svc)
-	if r.hooks.written != nil {
-		r.hooks.written(ctx, m, svc, diags)
-	}
+	r.hooks.written(ctx, m, svc, diags)
 	if !d.Deploy(ctx, "waiting for "+r.kind.possessive()+" deployment", diags) {
 		return
 	}
 	base.Deployed = types.BoolValue(true)
-	if r.hooks.deployed != nil {
-		r.hooks.deployed(ctx, m, tn, d, diags)
-	}
+	r.hooks.deployed(ctx, m, tn, d, diags)
 }
 
 func (r *manifestResource[T, P]) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
@@ -226,7 +235,7 @@ func (r *manifestResource[T, P]) Read(ctx context.Context, req resource.ReadRequ
 		return
 	}
 	base.fillFromQovery(ctx, r.kind, obs, &resp.Diagnostics)
-	if imported && r.hooks.imported != nil {
+	if imported {
 		r.hooks.imported(&state)
 	}
 	if err := m.readValues(obs.file, obs.helm.ID, &resp.Diagnostics); err != nil {
@@ -239,17 +248,11 @@ func (r *manifestResource[T, P]) Read(ctx context.Context, req resource.ReadRequ
 		resp.Diagnostics.AddWarning("Unreadable "+tfx.TitleCase(r.kind.noun),
 			fmt.Sprintf("The values of the Helm service %s: %v. qtail plans to write them again and redeploy.", obs.helm.ID, err))
 	}
-	if r.hooks.observe != nil {
-		r.hooks.observe(ctx, &state, &resp.Diagnostics)
-	}
+	r.hooks.observe(ctx, &state, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	var devices []string
-	if r.hooks.leftovers != nil {
-		devices = r.hooks.leftovers(ctx, &state)
-	}
-	r.world().RecordRefresh(obs.helm.ID, devices)
+	r.world().RecordRefresh(obs.helm.ID, r.hooks.leftovers(ctx, &state))
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
@@ -273,7 +276,7 @@ func (r *manifestResource[T, P]) Delete(ctx context.Context, req resource.Delete
 		return
 	}
 	tn := r.Clients.TailnetOrNil()
-	if r.hooks.leftovers == nil || tn == nil {
+	if tn == nil {
 		return
 	}
 	if ids := r.hooks.leftovers(ctx, &state); len(ids) > 0 {

@@ -83,12 +83,6 @@ func (m *proxyGroupModel) fillFromSpec(p manifest.ProxyGroup, helmID string, dia
 	m.ProxyClass = tfx.NullIfEmpty(p.ProxyClass)
 }
 
-// replacedBy reports whether plan replaces the ProxyGroup of m: an
-// attribute that requires replacement changes.
-func (m *proxyGroupModel) replacedBy(plan *proxyGroupModel) bool {
-	return !plan.Name.Equal(m.Name) || !plan.Type.Equal(m.Type) || !plan.Tags.Equal(m.Tags) || !plan.EnvironmentID.Equal(m.EnvironmentID)
-}
-
 func (m *proxyGroupModel) wantedDevices(ctx context.Context) (deviceWant, diag.Diagnostics) {
 	spec, diags := m.spec(ctx)
 	return proxyGroupWant(spec), diags

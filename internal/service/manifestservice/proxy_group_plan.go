@@ -38,7 +38,7 @@ func (r *proxyGroupResource) ModifyPlan(ctx context.Context, req resource.Modify
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if !creating && state.replacedBy(&plan) {
+	if proxyGroupReplacing.ReplacedBy(ctx, req, &resp.Diagnostics) {
 		// Terraform plans the replacement again as a creation: it may
 		// take the Helm service name and the hostnames of this one.
 		r.release(ctx, &state.manifestServiceModel, state.Devices)

@@ -9,8 +9,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 
 	"github.com/qtail/terraform-provider-qtail/internal/cluster"
@@ -30,6 +28,10 @@ func proxyGroupTypeCheck(s string) error {
 	return fmt.Errorf("the type must be %q or %q", manifest.ProxyGroupIngress, manifest.ProxyGroupEgress)
 }
 
+// proxyGroupReplacing are the attributes whose change replaces a
+// ProxyGroup.
+var proxyGroupReplacing = tfx.Replacing{"environment_id", "name", "type", "tags"}
+
 func (r *proxyGroupResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	attrs := manifestAttributes(ctx, proxyGroupKind, "wait for the ProxyGroup's devices")
 	attrs["name"] = schema.StringAttribute{
@@ -38,8 +40,7 @@ func (r *proxyGroupResource) Schema(ctx context.Context, _ resource.SchemaReques
 			"`egress`: the value that `proxy_group` of `qtail_exposed_service` and `qtail_egress_service` takes. The Helm " +
 			"service is named `" + proxyGroupKind.servicePrefix + "NAME`, and without `hostname_prefix` the devices are named " +
 			"`NAME-0`, `NAME-1`, ... Changing it replaces the ProxyGroup.",
-		PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
-		Validators:    []validator.String{tfx.StringCheck{Rule: "a Kubernetes name", Check: manifest.CheckKubernetesName}},
+		Validators: []validator.String{tfx.StringCheck{Rule: "a Kubernetes name", Check: manifest.CheckKubernetesName}},
 	}
 	attrs["type"] = schema.StringAttribute{
 		Required: true,
@@ -47,8 +48,7 @@ func (r *proxyGroupResource) Schema(ctx context.Context, _ resource.SchemaReques
 			"Tailscale Services. `egress`: the replicas carry the traffic of egress Services (`qtail_egress_service` with " +
 			"`proxy_group`) to tailnet machines. The CRD makes the type immutable, so changing it replaces the ProxyGroup: " +
 			"new devices, with new tailnet addresses.",
-		PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
-		Validators:    []validator.String{tfx.StringCheck{Rule: "ingress or egress", Check: proxyGroupTypeCheck}},
+		Validators: []validator.String{tfx.StringCheck{Rule: "ingress or egress", Check: proxyGroupTypeCheck}},
 	}
 	attrs["replicas"] = schema.Int64Attribute{
 		Optional: true,
@@ -73,6 +73,7 @@ func (r *proxyGroupResource) Schema(ctx context.Context, _ resource.SchemaReques
 			"A device gone from the tailnet then shows as a change, and qtail redeploys. Default `true`.",
 	}
 	addReplicaAttributes(attrs, proxyGroupKind, "Routes the device advertises: usually none for a ProxyGroup.")
+	proxyGroupReplacing.AddTo(attrs)
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "A Tailscale `ProxyGroup`: several replicas of an ingress or an egress proxy, one device each, " +
 			"shared by many Services, deployed as a Qovery Helm service on the cluster of a `qtail_operator`. Tailscale " +

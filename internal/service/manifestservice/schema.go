@@ -10,7 +10,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listdefault"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
@@ -24,6 +23,8 @@ import (
 
 // manifestAttributes returns the schema attributes shared by every manifest
 // service. waits says what the resource waits for after a deployment.
+// environment_id requires replacement: every resource lists it in its
+// tfx.Replacing.
 func manifestAttributes(ctx context.Context, k manifestKind, waits string) map[string]schema.Attribute {
 	clusterWide := "Always planned `false`: the " + k.object + " is namespaced, so the Helm service needs no cluster-wide permission."
 	if k.clusterScoped {
@@ -40,8 +41,7 @@ func manifestAttributes(ctx context.Context, k manifestKind, waits string) map[s
 			Required: true,
 			MarkdownDescription: "ID of the Qovery environment of the Helm service, on the cluster whose Tailscale operator runs the " +
 				k.object + ": usually the operator's own environment. Changing it replaces the " + k.noun + ".",
-			PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
-			Validators:    []validator.String{tfx.QoveryID()},
+			Validators: []validator.String{tfx.QoveryID()},
 		},
 		"chart": schema.SingleNestedAttribute{
 			Required: true,
@@ -178,7 +178,8 @@ func rootPathValidator() validator.String {
 // addReplicaAttributes adds to attrs the attributes of a manifest service
 // of kind k whose object brings up one device per replica: tags,
 // proxy_class and devices. advertised describes the routes a device
-// advertises.
+// advertises. tags requires replacement: every resource lists it in its
+// tfx.Replacing.
 func addReplicaAttributes(attrs map[string]schema.Attribute, k manifestKind, advertised string) {
 	attrs["tags"] = schema.ListAttribute{
 		ElementType: types.StringType,
@@ -188,7 +189,6 @@ func addReplicaAttributes(attrs map[string]schema.Attribute, k manifestKind, adv
 		MarkdownDescription: "Tags of " + k.possessive() + " devices. The operator mints their auth keys with its OAuth client, " +
 			"whose tags must be or own each of them in `tagOwners` (the plan checks it). The tags are set when the devices are " +
 			"created, so changing them replaces the " + k.noun + ". Default `[\"" + cluster.DefaultProxyTag + "\"]`.",
-		PlanModifiers: []planmodifier.List{listplanmodifier.RequiresReplace()},
 		Validators: []validator.List{
 			listvalidator.SizeAtLeast(1),
 			listvalidator.UniqueValues(),
