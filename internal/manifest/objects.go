@@ -33,9 +33,15 @@ const (
 	// Annotations of an egress Service.
 	AnnotationTailnetFQDN = "tailscale.com/tailnet-fqdn"
 	AnnotationTailnetIP   = "tailscale.com/tailnet-ip"
-	AnnotationProxyGroup  = "tailscale.com/proxy-group"
-	// AnnotationHostname and AnnotationTags name an egress proxy device
-	// (default NAMESPACE-NAME, and the operator's proxy tags).
+	// AnnotationProxyGroup names the ProxyGroup that serves a Service:
+	// an egress one, or an ingress one for an exposed Service.
+	AnnotationProxyGroup = "tailscale.com/proxy-group"
+	// AnnotationExpose = "true" asks the operator to expose a Service on
+	// the tailnet through a proxy.
+	AnnotationExpose = "tailscale.com/expose"
+	// AnnotationHostname and AnnotationTags name a Service's proxy device:
+	// an egress proxy (default NAMESPACE-NAME, and the operator's proxy
+	// tags) or the proxy of an exposed Service.
 	AnnotationHostname = "tailscale.com/hostname"
 	AnnotationTags     = "tailscale.com/tags"
 	// AnnotationProxyClass names the ProxyClass of a Service's proxy; the

@@ -13,17 +13,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/qtail/terraform-provider-qtail/internal/cluster"
+	"github.com/qtail/terraform-provider-qtail/internal/manifest"
 	"github.com/qtail/terraform-provider-qtail/internal/qovery"
 	"github.com/qtail/terraform-provider-qtail/internal/tailnet"
-)
-
-// The Service annotations the Tailscale operator reads, and its defaults.
-const (
-	exposeAnnotation           = "tailscale.com/expose"
-	exposeHostnameAnnotation   = "tailscale.com/hostname"
-	exposeTagsAnnotation       = "tailscale.com/tags"
-	exposeProxyGroupAnnotation = "tailscale.com/proxy-group"
-	exposeProxyClassAnnotation = "tailscale.com/proxy-class"
 )
 
 type exposedServiceModel struct {
@@ -95,17 +87,17 @@ func (m *exposedServiceModel) desiredAnnotations(ctx context.Context) (map[strin
 		return nil, false, diags
 	}
 	ann := map[string]string{
-		exposeAnnotation:         "true",
-		exposeHostnameAnnotation: m.Hostname.ValueString(),
+		manifest.AnnotationExpose:   "true",
+		manifest.AnnotationHostname: m.Hostname.ValueString(),
 	}
 	if len(tags) > 0 {
-		ann[exposeTagsAnnotation] = strings.Join(tags, ",")
+		ann[manifest.AnnotationTags] = strings.Join(tags, ",")
 	}
 	if v := m.ProxyGroup.ValueString(); v != "" {
-		ann[exposeProxyGroupAnnotation] = v
+		ann[manifest.AnnotationProxyGroup] = v
 	}
 	if v := m.ProxyClass.ValueString(); v != "" {
-		ann[exposeProxyClassAnnotation] = v
+		ann[manifest.AnnotationProxyClass] = v
 	}
 	return ann, true, diags
 }
@@ -166,8 +158,8 @@ func (m *exposedServiceModel) fillGroup(g *qovery.AnnotationsGroup) diag.Diagnos
 	}
 	m.AnnotationsGroupID = types.StringValue(g.ID)
 	m.AnnotationsGroupName = types.StringValue(g.Name)
-	m.Hostname = types.StringValue(ann[exposeHostnameAnnotation])
-	if v, ok := ann[exposeTagsAnnotation]; ok {
+	m.Hostname = types.StringValue(ann[manifest.AnnotationHostname])
+	if v, ok := ann[manifest.AnnotationTags]; ok {
 		var tags []attr.Value
 		for _, t := range strings.Split(v, ",") {
 			if t = strings.TrimSpace(t); t != "" {
@@ -180,8 +172,8 @@ func (m *exposedServiceModel) fillGroup(g *qovery.AnnotationsGroup) diag.Diagnos
 	} else {
 		m.Tags = types.SetNull(types.StringType)
 	}
-	m.ProxyGroup = exposureOptionalString(ann, exposeProxyGroupAnnotation)
-	m.ProxyClass = exposureOptionalString(ann, exposeProxyClassAnnotation)
+	m.ProxyGroup = optionalString(ann, manifest.AnnotationProxyGroup)
+	m.ProxyClass = optionalString(ann, manifest.AnnotationProxyClass)
 	values := make(map[string]attr.Value, len(ann))
 	for k, v := range ann {
 		values[k] = types.StringValue(v)
@@ -197,7 +189,7 @@ func (m *exposedServiceModel) fillGroup(g *qovery.AnnotationsGroup) diag.Diagnos
 	return diags
 }
 
-func exposureOptionalString(m map[string]string, key string) types.String {
+func optionalString(m map[string]string, key string) types.String {
 	if v, ok := m[key]; ok {
 		return types.StringValue(v)
 	}
@@ -256,10 +248,10 @@ func (m *exposedServiceModel) settle() {
 	}
 }
 
-// exposureTagsMatch reports whether a device carries exactly the wanted
+// tagsMatch reports whether a device carries exactly the wanted
 // tags; with no tags wanted (the operator's default), any tagged device
 // matches.
-func exposureTagsMatch(have, want []string) bool {
+func tagsMatch(have, want []string) bool {
 	if len(want) == 0 {
 		return len(have) > 0
 	}

@@ -59,7 +59,7 @@ func (r *exposedServiceResource) ModifyPlan(ctx context.Context, req resource.Mo
 		return
 	}
 	moved := !plan.ApplicationID.Equal(state.ApplicationID) || !plan.ContainerID.Equal(state.ContainerID)
-	replacing := !creating && (moved || !plan.Tags.Equal(state.Tags))
+	replacing := replacingAttributes.ReplacedBy(ctx, req, &resp.Diagnostics)
 
 	resp.Diagnostics.Append(plan.planComputed(ctx, &cfg, &state, creating || replacing)...)
 	if replacing {
@@ -148,8 +148,8 @@ func (m *exposedServiceModel) planComputed(ctx context.Context, cfg, state *expo
 	return diags
 }
 
-// exposureCheck is what the plan-time checks of one exposure share.
-type exposureCheck struct {
+// planCheck is what the plan-time checks of one exposure share.
+type planCheck struct {
 	plan, state *exposedServiceModel
 	// creating is set for a creation or a replacement.
 	creating bool
@@ -188,7 +188,7 @@ func (r *exposedServiceResource) checkPlan(ctx context.Context, plan, state *exp
 		return
 	}
 	if len(app.Ports) == 0 {
-		diags.AddAttributeError(w.attr(), exposureNoPortSummary(w), exposureNoPortDetail(w, app))
+		diags.AddAttributeError(w.attr(), noPortSummary(w), noPortDetail(w, app))
 		return
 	}
 	ports, d := exposedPorts(ctx, app.Ports)
@@ -206,7 +206,7 @@ func (r *exposedServiceResource) checkPlan(ctx context.Context, plan, state *exp
 			fmt.Sprintf("The annotations group %s is not attached to %s, and attach is false: nothing exposes the Service until "+
 				"it is. %s", state.AnnotationsGroupID.ValueString(), w, attachHint(w)))
 	}
-	c := &exposureCheck{plan: plan, state: state, creating: creating, appID: appID, w: w, app: app, leftovers: map[string]bool{}}
+	c := &planCheck{plan: plan, state: state, creating: creating, appID: appID, w: w, app: app, leftovers: map[string]bool{}}
 	if !creating {
 		c.ownGroup = state.AnnotationsGroupID.ValueString()
 	}
@@ -264,7 +264,7 @@ func (r *exposedServiceResource) checkPlan(ctx context.Context, plan, state *exp
 // operator runs and none is planned: nothing would create the proxy, and
 // the apply would wait for it until the timeout. It returns false after an
 // error.
-func (r *exposedServiceResource) checkOperatorRuns(ctx context.Context, c *exposureCheck, diags *diag.Diagnostics) bool {
+func (r *exposedServiceResource) checkOperatorRuns(ctx context.Context, c *planCheck, diags *diag.Diagnostics) bool {
 	env := c.ops.Env
 	op, err := c.ops.Operator(ctx)
 	if err != nil || op.HelmID != "" || r.Clients.Planned().OperatorPlannedOn(env.ClusterID) {
@@ -282,46 +282,46 @@ func (r *exposedServiceResource) checkOperatorRuns(ctx context.Context, c *expos
 // checkAttachedGroups refuses an application that another annotations
 // group already exposes; a group that a failed creation of this exposure
 // left is taken as its own (c.leftovers). It returns false after an error.
-func (r *exposedServiceResource) checkAttachedGroups(c *exposureCheck, diags *diag.Diagnostics) bool {
+func (r *exposedServiceResource) checkAttachedGroups(c *planCheck, diags *diag.Diagnostics) bool {
 	for _, g := range c.app.AnnotationsGroups {
-		if g.ID == c.ownGroup || r.Clients.Planned().Released(g.ID) || exposureAnnotationValue(g.Annotations, exposeAnnotation) != "true" {
+		if g.ID == c.ownGroup || r.Clients.Planned().Released(g.ID) || annotationValue(g.Annotations, manifest.AnnotationExpose) != "true" {
 			continue
 		}
-		if c.creating && exposureLeftover(&g, c.plan) {
+		if c.creating && isLeftover(&g, c.plan) {
 			c.leftovers[g.ID] = true
-			exposureLeftoverWarning(diags, &g, c.w)
+			leftoverWarning(diags, &g, c.w)
 			continue
 		}
 		diags.AddAttributeError(c.w.attr(), tfx.TitleCase(c.w.kind)+" Already Exposed",
 			fmt.Sprintf("%s %s (%s) already has the annotations group %q (%s) attached, which exposes it on the tailnet as %q. "+
 				"The operator reads one set of annotations per Service: detach that group, or import it with %s",
-				tfx.TitleCase(c.w.kind), c.app.Name, c.w.id, g.Name, g.ID, exposureAnnotationValue(g.Annotations, exposeHostnameAnnotation),
-				tfx.ImportHint("qtail_exposed_service", exposureID(c.w, g.ID))))
+				tfx.TitleCase(c.w.kind), c.app.Name, c.w.id, g.Name, g.ID, annotationValue(g.Annotations, manifest.AnnotationHostname),
+				tfx.ImportHint("qtail_exposed_service", resourceID(c.w, g.ID))))
 		return false
 	}
 	return true
 }
 
-// exposureLeftover reports whether a group is what this exposure would
+// isLeftover reports whether a group is what this exposure would
 // create: same name, same hostname. Terraform plans the replacement of a
 // tainted exposure (one whose creation failed half-way) as a creation, with
 // no prior state, while the tainted group still exists until the
 // replacement removes it; such a group is not a conflict.
-func exposureLeftover(g *qovery.AnnotationsGroup, plan *exposedServiceModel) bool {
+func isLeftover(g *qovery.AnnotationsGroup, plan *exposedServiceModel) bool {
 	return !plan.AnnotationsGroupName.IsUnknown() && g.Name == plan.AnnotationsGroupName.ValueString() &&
-		!plan.Hostname.IsUnknown() && strings.EqualFold(exposureAnnotationValue(g.Annotations, exposeHostnameAnnotation), plan.Hostname.ValueString())
+		!plan.Hostname.IsUnknown() && strings.EqualFold(annotationValue(g.Annotations, manifest.AnnotationHostname), plan.Hostname.ValueString())
 }
 
-func exposureLeftoverWarning(diags *diag.Diagnostics, g *qovery.AnnotationsGroup, w workload) {
+func leftoverWarning(diags *diag.Diagnostics, g *qovery.AnnotationsGroup, w workload) {
 	diags.AddWarning("Existing Annotations Group Taken Over",
 		fmt.Sprintf("The annotations group %q (%s) already exposes this hostname, with the name this exposure gives its group. "+
 			"It is taken as this exposure's own earlier group (an exposure being replaced after a failed creation) and is not "+
 			"reported as a conflict. If it belongs to something else, import it instead with %s",
-			g.Name, g.ID, tfx.ImportHint("qtail_exposed_service", exposureID(w, g.ID))))
+			g.Name, g.ID, tfx.ImportHint("qtail_exposed_service", resourceID(w, g.ID))))
 }
 
-// exposureAnnotationValue returns the value of one annotation.
-func exposureAnnotationValue(list []qovery.Annotation, key string) string {
+// annotationValue returns the value of one annotation.
+func annotationValue(list []qovery.Annotation, key string) string {
 	for _, a := range list {
 		if a.Key == key {
 			return a.Value
@@ -332,7 +332,7 @@ func exposureAnnotationValue(list []qovery.Annotation, key string) string {
 
 // checkHostname refuses a hostname that another exposure of the
 // organization, or another device of the tailnet, already uses.
-func (r *exposedServiceResource) checkHostname(ctx context.Context, c *exposureCheck, diags *diag.Diagnostics) {
+func (r *exposedServiceResource) checkHostname(ctx context.Context, c *planCheck, diags *diag.Diagnostics) {
 	hostname := c.plan.Hostname.ValueString()
 	world := r.Clients.Planned()
 	orgID := c.ops.Env.Organization.ID
@@ -342,18 +342,18 @@ func (r *exposedServiceResource) checkHostname(ctx context.Context, c *exposureC
 			". Make sure that no other exposure uses the hostname "+hostname+".")
 	}
 	for _, g := range groups {
-		if g.ID == c.ownGroup || world.Released(g.ID) || exposureAnnotationValue(g.Annotations, exposeAnnotation) != "true" ||
-			!strings.EqualFold(exposureAnnotationValue(g.Annotations, exposeHostnameAnnotation), hostname) || c.leftovers[g.ID] {
+		if g.ID == c.ownGroup || world.Released(g.ID) || annotationValue(g.Annotations, manifest.AnnotationExpose) != "true" ||
+			!strings.EqualFold(annotationValue(g.Annotations, manifest.AnnotationHostname), hostname) || c.leftovers[g.ID] {
 			continue
 		}
-		if c.creating && exposureLeftover(&g, c.plan) && g.AssociatedItemsCount != nil && *g.AssociatedItemsCount == 0 {
-			exposureLeftoverWarning(diags, &g, c.w)
+		if c.creating && isLeftover(&g, c.plan) && g.AssociatedItemsCount != nil && *g.AssociatedItemsCount == 0 {
+			leftoverWarning(diags, &g, c.w)
 			continue
 		}
 		diags.AddAttributeError(path.Root("hostname"), "Hostname Already Used by Another Exposure",
 			fmt.Sprintf("The annotations group %q (%s) of the organization already exposes a Service at the hostname %q. "+
 				"A hostname names one device on the tailnet: choose another one, or, if that group is this service's exposure, "+
-				"import it with %s", g.Name, g.ID, hostname, tfx.ImportHint("qtail_exposed_service", exposureID(c.w, g.ID))))
+				"import it with %s", g.Name, g.ID, hostname, tfx.ImportHint("qtail_exposed_service", resourceID(c.w, g.ID))))
 		return
 	}
 

@@ -41,9 +41,9 @@ func (r *exposedServiceResource) Metadata(_ context.Context, req resource.Metada
 	resp.TypeName = req.ProviderTypeName + "_exposed_service"
 }
 
-// exposureApplicationContext reads the exposed service and the organization
+// applicationContext reads the exposed service and the organization
 // it belongs to (annotations groups are organization objects).
-func exposureApplicationContext(ctx context.Context, q *qovery.Client, w workload) (*qovery.Workload, *qovery.Environment, error) {
+func applicationContext(ctx context.Context, q *qovery.Client, w workload) (*qovery.Workload, *qovery.Environment, error) {
 	app, err := w.get(ctx, q, "")
 	if err != nil {
 		return nil, nil, err
@@ -83,13 +83,13 @@ func (r *exposedServiceResource) Create(ctx context.Context, req resource.Create
 		return
 	}
 	w := plan.workload()
-	app, env, err := exposureApplicationContext(ctx, q, w)
+	app, env, err := applicationContext(ctx, q, w)
 	if err != nil {
 		tfx.APIError(&resp.Diagnostics, "read "+w.String(), err)
 		return
 	}
 	if len(app.Ports) == 0 {
-		resp.Diagnostics.AddAttributeError(w.attr(), exposureNoPortSummary(w), exposureNoPortDetail(w, app))
+		resp.Diagnostics.AddAttributeError(w.attr(), noPortSummary(w), noPortDetail(w, app))
 		return
 	}
 	orgID := env.Organization.ID
@@ -103,7 +103,7 @@ func (r *exposedServiceResource) Create(ctx context.Context, req resource.Create
 	// From here on the group exists: a failure saves what was done, and
 	// Terraform marks the exposure tainted so that the next apply
 	// replaces it.
-	plan.ID = types.StringValue(exposureID(w, group.ID))
+	plan.ID = types.StringValue(resourceID(w, group.ID))
 	plan.OrganizationID = types.StringValue(orgID)
 	plan.AnnotationsGroupID = types.StringValue(group.ID)
 	plan.Attached = types.BoolValue(false)
@@ -184,7 +184,7 @@ func (r *exposedServiceResource) settleDevice(ctx context.Context, t *tailnet.Cl
 			"refresh records it.\n\n%s", hostname, err))
 		return nil, nil
 	}
-	if d == nil || !exposureTagsMatch(d.Tags, tags) {
+	if d == nil || !tagsMatch(d.Tags, tags) {
 		return nil, nil
 	}
 	return d, nil
@@ -253,7 +253,7 @@ func (r *exposedServiceResource) Read(ctx context.Context, req resource.ReadRequ
 		return
 	}
 	resp.Diagnostics.Append(state.fillGroup(group)...)
-	state.ID = types.StringValue(exposureID(w, groupID))
+	state.ID = types.StringValue(resourceID(w, groupID))
 	attached := slices.Contains(app.AnnotationsGroupIDs(), groupID)
 	state.Attached = types.BoolValue(attached)
 	if state.Attach.IsNull() {
@@ -336,7 +336,7 @@ func (r *exposedServiceResource) findProxy(ctx context.Context, t *tailnet.Clien
 		return nil, err
 	}
 	tags, _, _ := m.planTags(ctx)
-	if !exposureTagsMatch(d.Tags, tags) {
+	if !tagsMatch(d.Tags, tags) {
 		return nil, nil
 	}
 	return d, nil
@@ -495,11 +495,11 @@ func (r *exposedServiceResource) ImportState(ctx context.Context, req resource.I
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("annotations_group_id"), parts[1])...)
 }
 
-// exposureNoPortSummary and exposureNoPortDetail explain why a service
+// noPortSummary and noPortDetail explain why a service
 // without a port cannot be exposed.
-func exposureNoPortSummary(w workload) string { return tfx.TitleCase(w.kind) + " Declares No Port" }
+func noPortSummary(w workload) string { return tfx.TitleCase(w.kind) + " Declares No Port" }
 
-func exposureNoPortDetail(w workload, app *qovery.Workload) string {
+func noPortDetail(w workload, app *qovery.Workload) string {
 	return fmt.Sprintf("%s %s (%s) declares no port. Qovery creates a Kubernetes Service only for a service with at "+
 		"least one port, so the Tailscale operator would have nothing to expose. Declare the port the %s listens on "+
 		"in Qovery (every declared port becomes reachable from the tailnet), or use an egress or a subnet router instead.",

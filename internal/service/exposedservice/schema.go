@@ -12,7 +12,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/setplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -20,15 +19,15 @@ import (
 	"github.com/qtail/terraform-provider-qtail/internal/tfx"
 )
 
-// exposureKubernetesNameRE is a Kubernetes object name (an RFC 1123
+// kubernetesNameRE is a Kubernetes object name (an RFC 1123
 // subdomain).
-var exposureKubernetesNameRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+var kubernetesNameRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
 
-func exposureKubernetesNameValidator(kind string) validator.String {
+func kubernetesNameValidator(kind string) validator.String {
 	return tfx.StringCheck{
 		Rule: "must be the name of a Kubernetes " + kind,
 		Check: func(s string) error {
-			if len(s) <= 253 && exposureKubernetesNameRE.MatchString(s) {
+			if len(s) <= 253 && kubernetesNameRE.MatchString(s) {
 				return nil
 			}
 			return fmt.Errorf("must be the name of a Kubernetes %s: at most 253 lower-case letters, digits, dashes and dots, "+
@@ -36,6 +35,11 @@ func exposureKubernetesNameValidator(kind string) validator.String {
 		},
 	}
 }
+
+// replacingAttributes are the attributes whose change replaces an exposure:
+// the workload it exposes, and the tags (Tailscale fixes a device's tags when
+// its auth key is created: new tags need a new proxy).
+var replacingAttributes = tfx.Replacing{"application_id", "container_id", "tags"}
 
 func (r *exposedServiceResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	resp.Schema = schema.Schema{
@@ -59,7 +63,6 @@ func (r *exposedServiceResource) Schema(ctx context.Context, _ resource.SchemaRe
 				MarkdownDescription: "ID of the Qovery application to expose (exactly one of `application_id` and `container_id`). It must " +
 					"declare at least one port: without one Qovery creates no Kubernetes Service and the operator has nothing to expose. " +
 					"Changing it replaces the exposure.",
-				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
 				Validators: []validator.String{tfx.QoveryID(),
 					stringvalidator.ExactlyOneOf(path.MatchRoot("application_id"), path.MatchRoot("container_id"))},
 			},
@@ -68,7 +71,6 @@ func (r *exposedServiceResource) Schema(ctx context.Context, _ resource.SchemaRe
 				MarkdownDescription: "ID of the Qovery container (a service run from a registry's image) to expose, instead of an " +
 					"application: qtail attaches the annotations group to the container and redeploys it. It must declare at least one " +
 					"port. Changing it replaces the exposure.",
-				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
 				Validators: []validator.String{tfx.QoveryID(),
 					stringvalidator.ExactlyOneOf(path.MatchRoot("application_id"), path.MatchRoot("container_id"))},
 			},
@@ -91,21 +93,18 @@ func (r *exposedServiceResource) Schema(ctx context.Context, _ resource.SchemaRe
 					setvalidator.SizeAtLeast(1),
 					setvalidator.ValueStringsAre(tfx.Tag()),
 				},
-				// Tailscale fixes a device's tags when its auth key is
-				// created: new tags need a new proxy.
-				PlanModifiers: []planmodifier.Set{setplanmodifier.RequiresReplace()},
 			},
 			"proxy_group": schema.StringAttribute{
 				Optional: true,
 				MarkdownDescription: "Name of an existing ingress `ProxyGroup` to serve the application through " +
 					"(`tailscale.com/proxy-group`), instead of one proxy pod for this service. The service is then a Tailscale Service " +
 					"served by the ProxyGroup's devices and has no device of its own, so `wait_for_device` must be `false`.",
-				Validators: []validator.String{exposureKubernetesNameValidator("ProxyGroup")},
+				Validators: []validator.String{kubernetesNameValidator("ProxyGroup")},
 			},
 			"proxy_class": schema.StringAttribute{
 				Optional:            true,
 				MarkdownDescription: "Name of a `ProxyClass` that configures the proxy pod (`tailscale.com/proxy-class`).",
-				Validators:          []validator.String{exposureKubernetesNameValidator("ProxyClass")},
+				Validators:          []validator.String{kubernetesNameValidator("ProxyClass")},
 			},
 			"annotations_group_name": schema.StringAttribute{
 				Optional:            true,
@@ -197,4 +196,5 @@ func (r *exposedServiceResource) Schema(ctx context.Context, _ resource.SchemaRe
 			},
 		},
 	}
+	replacingAttributes.AddTo(resp.Schema.Attributes)
 }

@@ -80,7 +80,7 @@ func (r *exposedServiceResource) waitForDevice(ctx context.Context, t *tailnet.C
 			return nil, fmt.Errorf("looking up the proxy device %s: %w", hostname, err)
 		}
 		if d != nil {
-			if exposureTagsMatch(d.Tags, tags) {
+			if tagsMatch(d.Tags, tags) {
 				return d, nil
 			}
 			last = d
@@ -127,7 +127,7 @@ func (r *exposedServiceResource) waitForDeviceGone(ctx context.Context, t *tailn
 				return false, err
 			}
 			d, err := t.FindDeviceByHostname(ctx, hostname)
-			return err == nil && (d == nil || !exposureTagsMatch(d.Tags, tags)), err
+			return err == nil && (d == nil || !tagsMatch(d.Tags, tags)), err
 		}()
 		if gone {
 			return nil

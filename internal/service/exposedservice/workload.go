@@ -90,9 +90,9 @@ func (w workload) status(ctx context.Context, q *qovery.Client) (*qovery.Status,
 	return q.GetApplicationStatus(ctx, w.id)
 }
 
-// exposureID is the id attribute: APPLICATION_ID/ANNOTATIONS_GROUP_ID, or
+// resourceID is the id attribute: APPLICATION_ID/ANNOTATIONS_GROUP_ID, or
 // container/CONTAINER_ID/ANNOTATIONS_GROUP_ID.
-func exposureID(w workload, groupID string) string {
+func resourceID(w workload, groupID string) string {
 	if w.kind == kindContainer {
 		return kindContainer + "/" + w.id + "/" + groupID
 	}
