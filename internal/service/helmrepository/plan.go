@@ -45,7 +45,7 @@ func (r *helmRepositoryResource) ModifyPlan(ctx context.Context, req resource.Mo
 	if resp.Diagnostics.HasError() || plan.OrganizationID.IsUnknown() || plan.Name.IsUnknown() {
 		return
 	}
-	creating := req.State.Raw.IsNull() || !plan.OrganizationID.Equal(state.OrganizationID)
+	creating := req.State.Raw.IsNull() || replacingAttributes.ReplacedBy(ctx, req, &resp.Diagnostics)
 	renaming := !creating && !plan.Name.Equal(state.Name)
 	if !creating && !renaming {
 		return

@@ -15,6 +15,10 @@ import (
 	"github.com/qtail/terraform-provider-qtail/internal/tfx"
 )
 
+// replacingAttributes are the attributes whose change replaces the
+// repository.
+var replacingAttributes = tfx.Replacing{"organization_id"}
+
 func (r *helmRepositoryResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "An organization Helm repository in Qovery (kind `HTTPS`) that serves the Tailscale operator chart. " +
@@ -29,7 +33,6 @@ func (r *helmRepositoryResource) Schema(_ context.Context, _ resource.SchemaRequ
 			"organization_id": schema.StringAttribute{
 				Required:            true,
 				MarkdownDescription: "ID of the Qovery organization that owns the repository. Changing it replaces the repository.",
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
 				Validators:          []validator.String{tfx.QoveryID()},
 			},
 			"name": schema.StringAttribute{
@@ -59,4 +62,5 @@ func (r *helmRepositoryResource) Schema(_ context.Context, _ resource.SchemaRequ
 			},
 		},
 	}
+	replacingAttributes.AddTo(resp.Schema.Attributes)
 }

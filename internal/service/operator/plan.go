@@ -106,7 +106,7 @@ func (r *operatorResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if !creating && (helmGone || !plan.EnvironmentID.Equal(state.EnvironmentID)) {
+	if helmGone || replacingAttributes.ReplacedBy(ctx, req, &resp.Diagnostics) {
 		// A replacement: Terraform plans the new operator again as a
 		// creation, where the checks run. The Helm service and the device
 		// of the operator being replaced are no conflict then.

@@ -21,6 +21,10 @@ import (
 	"github.com/qtail/terraform-provider-qtail/internal/tfx"
 )
 
+// replacingAttributes are the attributes whose change replaces the
+// operator. ModifyPlan also replaces an operator whose Helm service is gone.
+var replacingAttributes = tfx.Replacing{"environment_id"}
+
 func (r *operatorResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	tagElems := []validator.String{tfx.Tag()}
 	resp.Schema = schema.Schema{
@@ -54,8 +58,7 @@ func (r *operatorResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 				Required: true,
 				MarkdownDescription: "ID of the Qovery environment the operator is installed in; its cluster is the one the operator serves " +
 					"(one operator per cluster). Changing it replaces the operator.",
-				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
-				Validators:    []validator.String{tfx.QoveryID()},
+				Validators: []validator.String{tfx.QoveryID()},
 			},
 			"helm_repository_id": schema.StringAttribute{
 				Required:            true,
@@ -218,6 +221,7 @@ func (r *operatorResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 				"Time to delete the Helm service, wait until it is gone, revoke a created OAuth client and wait for the device to leave."),
 		},
 	}
+	replacingAttributes.AddTo(resp.Schema.Attributes)
 }
 
 func operatorBackquoted(items []string) string {
