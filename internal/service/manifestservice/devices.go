@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
@@ -19,15 +18,6 @@ import (
 
 // The devices that a Connector or a ProxyGroup brings up, one per replica,
 // as the `devices` attribute reports them.
-
-var manifestDeviceType = types.ObjectType{AttrTypes: map[string]attr.Type{
-	"hostname":          types.StringType,
-	"id":                types.StringType,
-	"tailnet_fqdn":      types.StringType,
-	"tailnet_ips":       types.ListType{ElemType: types.StringType},
-	"advertised_routes": types.ListType{ElemType: types.StringType},
-	"approved_routes":   types.ListType{ElemType: types.StringType},
-}}
 
 // deviceWant is what one replica's device must look like.
 type deviceWant struct {
@@ -178,93 +168,6 @@ func routesApprovedOn(devices []tailnet.Device, routes []string) bool {
 	return true
 }
 
-// devicesValue is the `devices` attribute for devices.
-func devicesValue(devices []tailnet.Device) (types.List, diag.Diagnostics) {
-	var diags diag.Diagnostics
-	elems := make([]attr.Value, 0, len(devices))
-	for i := range devices {
-		d := &devices[i]
-		obj, dd := types.ObjectValue(manifestDeviceType.AttrTypes, map[string]attr.Value{
-			"hostname":          types.StringValue(d.Hostname),
-			"id":                types.StringValue(cluster.DeviceID(d)),
-			"tailnet_fqdn":      types.StringValue(cluster.DeviceFQDN(d)),
-			"tailnet_ips":       tfx.StringList(d.Addresses),
-			"advertised_routes": tfx.StringList(d.AdvertisedRoutes),
-			"approved_routes":   tfx.StringList(d.EnabledRoutes),
-		})
-		diags.Append(dd...)
-		elems = append(elems, obj)
-	}
-	l, dd := types.ListValue(manifestDeviceType, elems)
-	diags.Append(dd...)
-	return l, diags
-}
-
-// deviceModel is one element of a `devices` attribute.
-type deviceModel struct {
-	Hostname         types.String `tfsdk:"hostname"`
-	ID               types.String `tfsdk:"id"`
-	TailnetFQDN      types.String `tfsdk:"tailnet_fqdn"`
-	TailnetIPs       types.List   `tfsdk:"tailnet_ips"`
-	AdvertisedRoutes types.List   `tfsdk:"advertised_routes"`
-	ApprovedRoutes   types.List   `tfsdk:"approved_routes"`
-}
-
-// stateDevices reads the hostnames and IDs of the `devices` attribute.
-func stateDevices(ctx context.Context, l types.List) (hostnames, ids []string) {
-	if l.IsNull() || l.IsUnknown() {
-		return nil, nil
-	}
-	var devs []deviceModel
-	if d := l.ElementsAs(ctx, &devs, false); d.HasError() {
-		return nil, nil
-	}
-	for _, d := range devs {
-		hostnames = append(hostnames, d.Hostname.ValueString())
-		ids = append(ids, d.ID.ValueString())
-	}
-	return hostnames, ids
-}
-
-// withRoutesApproved returns the `devices` attribute as approveRoutes
-// leaves it: on each device, every route of routes that it advertises is
-// approved, after the routes approved already. ok is false when l cannot be
-// read.
-func withRoutesApproved(ctx context.Context, l types.List, routes []string) (types.List, bool) {
-	if l.IsNull() || l.IsUnknown() {
-		return l, false
-	}
-	var devs []deviceModel
-	if d := l.ElementsAs(ctx, &devs, false); d.HasError() {
-		return l, false
-	}
-	for i := range devs {
-		var advertised, approved []string
-		if devs[i].AdvertisedRoutes.ElementsAs(ctx, &advertised, false).HasError() ||
-			devs[i].ApprovedRoutes.ElementsAs(ctx, &approved, false).HasError() {
-			return l, false
-		}
-		for _, r := range routes {
-			if slices.Contains(advertised, r) && !slices.Contains(approved, r) {
-				approved = append(approved, r)
-			}
-		}
-		devs[i].ApprovedRoutes = tfx.StringList(approved)
-	}
-	out, d := types.ListValueFrom(ctx, manifestDeviceType, devs)
-	return out, !d.HasError()
-}
-
-// planDevices plans the `devices` attribute: unknown when the apply changes
-// them (changing), or when a device is gone and the redeployment brings it
-// back (waiting for devices); otherwise as in the state.
-func planDevices(ctx context.Context, changing, wait bool, state types.List, hostnames []string) types.List {
-	if changing || (wait && !devicesComplete(ctx, state, hostnames)) {
-		return types.ListUnknown(manifestDeviceType)
-	}
-	return state
-}
-
 // devicesComplete reports whether the `devices` attribute holds a device
 // for each wanted hostname.
 func devicesComplete(ctx context.Context, l types.List, want []string) bool {
@@ -362,39 +265,4 @@ func matchingDevices(found []tailnet.Device, w deviceWant) []tailnet.Device {
 		}
 	}
 	return out
-}
-
-// withReplicas is a pointer to a manifest model whose object brings up one
-// device per replica.
-type withReplicas[T any] interface {
-	*T
-	withDevices
-	replicas() *proxyReplicas
-}
-
-// replicaHooks are the hooks of a model whose object brings up one device
-// per replica, which every such resource embeds: it needs the Tailscale
-// client while it waits for the devices, redeploys when a device is gone
-// from the tailnet (the redeployment brings it back), removes the devices
-// the operator left behind, and waits for devices after an import.
-type replicaHooks[T any, P withReplicas[T]] struct {
-	noHooks[T]
-}
-
-func (replicaHooks[T, P]) usesTailnet(m *T) bool { return P(m).waitsForDevices() }
-
-func (replicaHooks[T, P]) redeploy(ctx context.Context, plan, state *T) bool {
-	want, _ := P(plan).wantedDevices(ctx)
-	return P(plan).waitsForDevices() && !devicesComplete(ctx, *P(state).devicesAttr(), want.hostnames)
-}
-
-func (replicaHooks[T, P]) leftovers(ctx context.Context, m *T) []string {
-	_, ids := stateDevices(ctx, *P(m).devicesAttr())
-	return ids
-}
-
-func (replicaHooks[T, P]) imported(m *T) {
-	if r := P(m).replicas(); r.WaitForDevices.IsNull() {
-		r.WaitForDevices = types.BoolValue(true)
-	}
 }

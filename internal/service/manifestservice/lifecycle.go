@@ -294,3 +294,38 @@ func (r *manifestResource[T, P]) ImportState(ctx context.Context, req resource.I
 	}
 	resource.ImportStatePassthroughID(ctx, path.Root("id"), req, resp)
 }
+
+// withReplicas is a pointer to a manifest model whose object brings up one
+// device per replica.
+type withReplicas[T any] interface {
+	*T
+	withDevices
+	replicas() *proxyReplicas
+}
+
+// replicaHooks are the hooks of a model whose object brings up one device
+// per replica, which every such resource embeds: it needs the Tailscale
+// client while it waits for the devices, redeploys when a device is gone
+// from the tailnet (the redeployment brings it back), removes the devices
+// the operator left behind, and waits for devices after an import.
+type replicaHooks[T any, P withReplicas[T]] struct {
+	noHooks[T]
+}
+
+func (replicaHooks[T, P]) usesTailnet(m *T) bool { return P(m).waitsForDevices() }
+
+func (replicaHooks[T, P]) redeploy(ctx context.Context, plan, state *T) bool {
+	want, _ := P(plan).wantedDevices(ctx)
+	return P(plan).waitsForDevices() && !devicesComplete(ctx, *P(state).devicesAttr(), want.hostnames)
+}
+
+func (replicaHooks[T, P]) leftovers(ctx context.Context, m *T) []string {
+	_, ids := stateDevices(ctx, *P(m).devicesAttr())
+	return ids
+}
+
+func (replicaHooks[T, P]) imported(m *T) {
+	if r := P(m).replicas(); r.WaitForDevices.IsNull() {
+		r.WaitForDevices = types.BoolValue(true)
+	}
+}

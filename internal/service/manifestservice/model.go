@@ -11,8 +11,10 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 
+	"github.com/qtail/terraform-provider-qtail/internal/cluster"
 	"github.com/qtail/terraform-provider-qtail/internal/manifest"
 	"github.com/qtail/terraform-provider-qtail/internal/qovery"
+	"github.com/qtail/terraform-provider-qtail/internal/tailnet"
 	"github.com/qtail/terraform-provider-qtail/internal/tfx"
 )
 
@@ -253,23 +255,6 @@ func (m *manifestServiceModel) recordChart(ctx context.Context, h *qovery.Helm) 
 	}
 }
 
-// planShared plans the shared computed attributes at their desired values:
-// values is the file qtail would write ("" when not known yet).
-func (m *manifestServiceModel) planShared(k manifestKind, name types.String, values string) {
-	if values != "" {
-		m.Values = types.StringValue(values)
-	} else {
-		m.Values = types.StringUnknown()
-	}
-	if name.IsUnknown() {
-		m.HelmServiceName = types.StringUnknown()
-	} else {
-		m.HelmServiceName = types.StringValue(k.serviceName(name.ValueString()))
-	}
-	m.ClusterWideResourcesAllowed = types.BoolValue(k.clusterScoped)
-	m.Deployed = types.BoolValue(true)
-}
-
 // nullUnknowns replaces the unknown computed values by null, so that a
 // partial state can be saved.
 func (m *manifestServiceModel) nullUnknowns() {
@@ -302,4 +287,61 @@ func (k manifestKind) article() string {
 		return "an"
 	}
 	return "a"
+}
+
+var manifestDeviceType = types.ObjectType{AttrTypes: map[string]attr.Type{
+	"hostname":          types.StringType,
+	"id":                types.StringType,
+	"tailnet_fqdn":      types.StringType,
+	"tailnet_ips":       types.ListType{ElemType: types.StringType},
+	"advertised_routes": types.ListType{ElemType: types.StringType},
+	"approved_routes":   types.ListType{ElemType: types.StringType},
+}}
+
+// devicesValue is the `devices` attribute for devices.
+func devicesValue(devices []tailnet.Device) (types.List, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	elems := make([]attr.Value, 0, len(devices))
+	for i := range devices {
+		d := &devices[i]
+		obj, dd := types.ObjectValue(manifestDeviceType.AttrTypes, map[string]attr.Value{
+			"hostname":          types.StringValue(d.Hostname),
+			"id":                types.StringValue(cluster.DeviceID(d)),
+			"tailnet_fqdn":      types.StringValue(cluster.DeviceFQDN(d)),
+			"tailnet_ips":       tfx.StringList(d.Addresses),
+			"advertised_routes": tfx.StringList(d.AdvertisedRoutes),
+			"approved_routes":   tfx.StringList(d.EnabledRoutes),
+		})
+		diags.Append(dd...)
+		elems = append(elems, obj)
+	}
+	l, dd := types.ListValue(manifestDeviceType, elems)
+	diags.Append(dd...)
+	return l, diags
+}
+
+// deviceModel is one element of a `devices` attribute.
+type deviceModel struct {
+	Hostname         types.String `tfsdk:"hostname"`
+	ID               types.String `tfsdk:"id"`
+	TailnetFQDN      types.String `tfsdk:"tailnet_fqdn"`
+	TailnetIPs       types.List   `tfsdk:"tailnet_ips"`
+	AdvertisedRoutes types.List   `tfsdk:"advertised_routes"`
+	ApprovedRoutes   types.List   `tfsdk:"approved_routes"`
+}
+
+// stateDevices reads the hostnames and IDs of the `devices` attribute.
+func stateDevices(ctx context.Context, l types.List) (hostnames, ids []string) {
+	if l.IsNull() || l.IsUnknown() {
+		return nil, nil
+	}
+	var devs []deviceModel
+	if d := l.ElementsAs(ctx, &devs, false); d.HasError() {
+		return nil, nil
+	}
+	for _, d := range devs {
+		hostnames = append(hostnames, d.Hostname.ValueString())
+		ids = append(ids, d.ID.ValueString())
+	}
+	return hostnames, ids
 }

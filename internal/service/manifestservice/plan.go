@@ -336,3 +336,59 @@ func (b *serviceBase) resolveTags(ctx context.Context, m *proxyReplicas, envID, 
 	m.Tags = keepReplacing(diags, helmID, "tags", m.priorTags, tfx.StringList(manifest.ProxyDeviceTags(nil, proxyTags)))
 	m.untagged = false
 }
+
+// planShared plans the shared computed attributes at their desired values:
+// values is the file qtail would write ("" when not known yet).
+func (m *manifestServiceModel) planShared(k manifestKind, name types.String, values string) {
+	if values != "" {
+		m.Values = types.StringValue(values)
+	} else {
+		m.Values = types.StringUnknown()
+	}
+	if name.IsUnknown() {
+		m.HelmServiceName = types.StringUnknown()
+	} else {
+		m.HelmServiceName = types.StringValue(k.serviceName(name.ValueString()))
+	}
+	m.ClusterWideResourcesAllowed = types.BoolValue(k.clusterScoped)
+	m.Deployed = types.BoolValue(true)
+}
+
+// withRoutesApproved returns the `devices` attribute as approveRoutes
+// leaves it: on each device, every route of routes that it advertises is
+// approved, after the routes approved already. ok is false when l cannot be
+// read.
+func withRoutesApproved(ctx context.Context, l types.List, routes []string) (types.List, bool) {
+	if l.IsNull() || l.IsUnknown() {
+		return l, false
+	}
+	var devs []deviceModel
+	if d := l.ElementsAs(ctx, &devs, false); d.HasError() {
+		return l, false
+	}
+	for i := range devs {
+		var advertised, approved []string
+		if devs[i].AdvertisedRoutes.ElementsAs(ctx, &advertised, false).HasError() ||
+			devs[i].ApprovedRoutes.ElementsAs(ctx, &approved, false).HasError() {
+			return l, false
+		}
+		for _, r := range routes {
+			if slices.Contains(advertised, r) && !slices.Contains(approved, r) {
+				approved = append(approved, r)
+			}
+		}
+		devs[i].ApprovedRoutes = tfx.StringList(approved)
+	}
+	out, d := types.ListValueFrom(ctx, manifestDeviceType, devs)
+	return out, !d.HasError()
+}
+
+// planDevices plans the `devices` attribute: unknown when the apply changes
+// them (changing), or when a device is gone and the redeployment brings it
+// back (waiting for devices); otherwise as in the state.
+func planDevices(ctx context.Context, changing, wait bool, state types.List, hostnames []string) types.List {
+	if changing || (wait && !devicesComplete(ctx, state, hostnames)) {
+		return types.ListUnknown(manifestDeviceType)
+	}
+	return state
+}
