@@ -53,8 +53,8 @@ func TestReplacingAddTo(t *testing.T) {
 	if err := (Replacing{"name", "tags"}).Check(context.Background(), s); err != nil {
 		t.Fatal(err)
 	}
-	if got := len(s.Attributes["id"].(schema.StringAttribute).PlanModifiers); got != 1 {
-		t.Errorf("id has %d plan modifiers, want its own one", got)
+	if id, ok := s.Attributes["id"].(schema.StringAttribute); !ok || len(id.PlanModifiers) != 1 {
+		t.Errorf("id is %#v, want its own one plan modifier", s.Attributes["id"])
 	}
 	err := (Replacing{"name", "size"}).Check(context.Background(), s)
 	if err == nil || !strings.Contains(err.Error(), "tags requires replacement in the schema but is not listed") ||
