@@ -6,6 +6,8 @@ import (
 	"errors"
 	"sync"
 	"time"
+
+	"github.com/qtail/terraform-provider-qtail/internal/batch"
 )
 
 // Planner holds the fragment changes planned by one provider instance (one
@@ -33,7 +35,7 @@ import (
 // The writes themselves are gathered by the Store.
 type Planner struct {
 	store  *Store
-	checks *Batcher[*planCheck, error]
+	checks *batch.Batcher[*planCheck, error]
 
 	mu sync.Mutex
 	// planned are the changes that passed, one per key, in order: order
@@ -80,17 +82,17 @@ const planCheckTimeout = 2 * time.Minute
 // estimate of Terraform's parallelism.
 func NewPlanner(store *Store) *Planner {
 	p := &Planner{store: store, hasRule: map[string]bool{}, planned: map[Key]plannedChange{}, claims: map[Key]Claim{}}
-	p.checks = NewBatcher(BatcherOptions[*planCheck]{
+	p.checks = batch.NewBatcher(batch.BatcherOptions[*planCheck]{
 		Quiet: store.quiet, MaxWait: store.maxWait, Parallelism: store.par,
-		OnBatch: func(batch []*planCheck, info BatchInfo) { store.logBatch(batch[0].ctx, "validate", info) },
+		OnBatch: func(checks []*planCheck, info batch.BatchInfo) { store.logBatch(checks[0].ctx, "validate", info) },
 	}, p.checkBatch)
 	return p
 }
 
 // Expect says that Terraform is on its way to plan the fragment of key (it
 // validates its resource's configuration): the batch of checks under way
-// waits for it (see Batcher) until Check or Forget. The Store expects its
-// change too.
+// waits for it (see batch.Batcher) until Check or Forget. The Store
+// expects its change too.
 func (p *Planner) Expect(key Key) {
 	p.checks.Expect(claimKey(key))
 	p.store.Expect(key)

@@ -10,15 +10,17 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/qtail/terraform-provider-qtail/internal/batch"
 	"github.com/qtail/terraform-provider-qtail/internal/retry"
 )
 
 // Defaults of the batching and of the 412 budget.
 const (
-	// DefaultQuiet is the shortest quiet period of a Batcher (the Store's
-	// writes, the Planner's validations): how long a batch that is not
-	// known to be complete waits with no new request before it runs. It
-	// grows with the gaps between the arrivals of the batch (see Batcher).
+	// DefaultQuiet is the shortest quiet period of a batch.Batcher (the
+	// Store's writes, the Planner's validations): how long a batch that is
+	// not known to be complete waits with no new request before it runs.
+	// It grows with the gaps between the arrivals of the batch (see
+	// batch.Batcher).
 	DefaultQuiet = 25 * time.Millisecond
 	// DefaultMaxWait bounds the wait of a batch.
 	DefaultMaxWait = 400 * time.Millisecond
@@ -38,7 +40,7 @@ type StoreOptions struct {
 	// DefaultConflictAttempts.
 	ConflictAttempts int
 	// Quiet is the shortest quiet period of a batch of writes or of
-	// plan-time checks, and MaxWait bounds its wait (see Batcher). Zero
+	// plan-time checks, and MaxWait bounds its wait (see batch.Batcher). Zero
 	// means DefaultQuiet and DefaultMaxWait; a negative Quiet does not
 	// wait.
 	Quiet   time.Duration
@@ -78,9 +80,9 @@ type Store struct {
 	// quiet and maxWait are the batching settings, which the Planner
 	// shares, and par the estimate of Terraform's parallelism.
 	quiet, maxWait time.Duration
-	par            *Parallelism
+	par            *batch.Parallelism
 	// writes gathers concurrent changes into batches for cycle.
-	writes *Batcher[*request, error]
+	writes *batch.Batcher[*request, error]
 	// changing is set once the Store was asked to change the file: the
 	// process applies a plan.
 	changing atomic.Bool
@@ -126,7 +128,7 @@ type request struct {
 
 // NewStore returns a Store over b.
 func NewStore(b Backend, opts StoreOptions) *Store {
-	s := &Store{backend: b, retry: opts.Retry, attempts: opts.ConflictAttempts, log: opts.Log, par: &Parallelism{}}
+	s := &Store{backend: b, retry: opts.Retry, attempts: opts.ConflictAttempts, log: opts.Log, par: &batch.Parallelism{}}
 	if s.attempts <= 0 {
 		s.attempts = DefaultConflictAttempts
 	}
@@ -144,15 +146,15 @@ func NewStore(b Backend, opts StoreOptions) *Store {
 	if s.maxWait <= 0 {
 		s.maxWait = DefaultMaxWait
 	}
-	s.writes = NewBatcher(BatcherOptions[*request]{
+	s.writes = batch.NewBatcher(batch.BatcherOptions[*request]{
 		Quiet: s.quiet, MaxWait: s.maxWait, Parallelism: s.par,
-		OnBatch: func(batch []*request, info BatchInfo) { s.logBatch(batch[0].ctx, "write", info) },
+		OnBatch: func(reqs []*request, info batch.BatchInfo) { s.logBatch(reqs[0].ctx, "write", info) },
 	}, s.writeBatch)
 	return s
 }
 
 // logBatch records one batch of kind (write or validate).
-func (s *Store) logBatch(ctx context.Context, kind string, info BatchInfo) {
+func (s *Store) logBatch(ctx context.Context, kind string, info batch.BatchInfo) {
 	s.log(ctx, "policy batch", map[string]any{
 		"batch": kind, "size": info.Size, "wait_ms": info.Wait.Milliseconds(), "reason": info.Reason,
 		"target": info.Target, "missing": info.Missing,
@@ -166,7 +168,7 @@ func claimKey(k Key) string { return string(k.Kind) + ":" + k.Name }
 
 // Expect says that Terraform is on its way to change the fragment of key
 // (it validates or plans its resource): the batch of writes under way waits
-// for it (see Batcher) unless Forget says it will not come.
+// for it (see batch.Batcher) unless Forget says it will not come.
 func (s *Store) Expect(key Key) { s.writes.Expect(claimKey(key)) }
 
 // Forget says that no change of the fragment of key follows: its plan

@@ -1,4 +1,4 @@
-package policy
+package batch
 
 import (
 	"context"
@@ -9,8 +9,7 @@ import (
 // Batcher gathers the requests that arrive together and hands them, as one
 // batch, to a single runner, which returns one result per request (same
 // index); the batcher answers each caller with its own. One runner runs at a
-// time; requests that arrive while it works form the next batch. The Store
-// batches its writes with it, the Planner its plan-time validations.
+// time; requests that arrive while it works form the next batch.
 //
 // Terraform runs up to -parallelism operations at once and starts the next
 // one as soon as one ends, so when a batch is answered its callers end

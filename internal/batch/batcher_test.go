@@ -1,4 +1,4 @@
-package policy
+package batch
 
 import (
 	"context"
@@ -222,6 +222,13 @@ func TestBatcherReportsARequestInFlight(t *testing.T) {
 	}
 }
 
+// storeQuiet and storeMaxWait are the batching settings of qtail's
+// policy Store.
+const (
+	storeQuiet   = 25 * time.Millisecond
+	storeMaxWait = 400 * time.Millisecond
+)
+
 // terraformRun makes n requests through b as Terraform makes its
 // operations: p at a time, each starting as soon as another ends. An
 // operation first says that its request is on its way (it validates its
@@ -269,7 +276,7 @@ func TestBatcherKeepsSlowWavesWhole(t *testing.T) {
 			t.Parallel()
 			log := &infoLog{}
 			r := &recorder{}
-			b := NewBatcher(BatcherOptions[int]{Quiet: DefaultQuiet, MaxWait: DefaultMaxWait, OnBatch: log.add}, func(batch []int) []int {
+			b := NewBatcher(BatcherOptions[int]{Quiet: storeQuiet, MaxWait: storeMaxWait, OnBatch: log.add}, func(batch []int) []int {
 				time.Sleep(20 * time.Millisecond) // the API call
 				return r.run(batch)
 			})
