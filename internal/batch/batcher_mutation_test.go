@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -67,27 +68,32 @@ func TestParallelismKeepsTheRecentSpreads(t *testing.T) {
 
 func TestBatchWaitIsMeasuredFromItsFirstRequest(t *testing.T) {
 	t.Parallel()
-	var infos []BatchInfo
-	r := &recorder{}
-	b := NewBatcher(BatcherOptions[int]{Quiet: 5 * time.Millisecond, MaxWait: time.Second,
-		OnBatch: func(_ []int, info BatchInfo) { infos = append(infos, info) }}, r.run)
-	for i := 1; i <= 2; i++ {
-		time.Sleep(20 * time.Millisecond)
-		res, _, err := b.Do(context.Background(), "", i)
-		if err != nil || res != 2*i {
-			t.Fatalf("Do(%d) = %d, %v", i, res, err)
+	synctest.Test(t, func(t *testing.T) {
+		var infos []BatchInfo
+		r := &recorder{}
+		b := NewBatcher(BatcherOptions[int]{Quiet: 5 * time.Millisecond, MaxWait: time.Second,
+			OnBatch: func(_ []int, info BatchInfo) { infos = append(infos, info) }}, r.run)
+		for i := 1; i <= 2; i++ {
+			pause(20 * time.Millisecond)
+			res, _, err := b.Do(context.Background(), "", i)
+			if err != nil || res != 2*i {
+				t.Fatalf("Do(%d) = %d, %v", i, res, err)
+			}
 		}
-	}
-	if len(infos) != 2 {
-		t.Fatalf("%d batches, want 2", len(infos))
-	}
-	// The first waits out the quiet period; the second is complete at once
-	// (one request at a time is what the first cycle saw).
-	for i, want := range []string{"quiet", "complete"} {
-		if info := infos[i]; info.Size != 1 || info.Reason != want || info.Wait < 0 || info.Wait > 500*time.Millisecond {
-			t.Errorf("batch %d: %+v, want one request, %s, that waited less than 500ms", i, info, want)
+		if len(infos) != 2 {
+			t.Fatalf("%d batches, want 2", len(infos))
 		}
-	}
+		// The first waits out the quiet period; the second is complete at
+		// once (one request at a time is what the first cycle saw).
+		for i, want := range []struct {
+			reason string
+			wait   time.Duration
+		}{{"quiet", 5 * time.Millisecond}, {"complete", 0}} {
+			if info := infos[i]; info.Size != 1 || info.Reason != want.reason || info.Wait != want.wait {
+				t.Errorf("batch %d: %+v, want one request, %s, that waited %v", i, info, want.reason, want.wait)
+			}
+		}
+	})
 }
 
 // infoLog collects the BatchInfo of each batch.
@@ -138,95 +144,103 @@ func TestBatcherZeroQuietStillSettles(t *testing.T) {
 
 func TestBatcherShortBatchWaitsThriceTheSpread(t *testing.T) {
 	t.Parallel()
-	// Target 2, spread 100ms: a lone request waits 300ms for the rest of
-	// its wave, not four quiet periods.
-	log := &infoLog{}
-	b := NewBatcher(BatcherOptions[int]{Quiet: time.Millisecond, MaxWait: 2 * time.Second, Parallelism: seasoned(2, 100*time.Millisecond), OnBatch: log.add}, (&recorder{}).run)
-	if _, _, err := b.Do(context.Background(), "", 1); err != nil {
-		t.Fatal(err)
-	}
-	if infos := log.all(); len(infos) != 1 || infos[0].Reason != "short" || infos[0].Wait < 250*time.Millisecond || infos[0].Wait > time.Second {
-		t.Errorf("batches %+v, want one short batch after about 300ms", infos)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		// Target 2, spread 100ms: a lone request waits 300ms for the rest
+		// of its wave, not four quiet periods.
+		log := &infoLog{}
+		b := NewBatcher(BatcherOptions[int]{Quiet: time.Millisecond, MaxWait: 2 * time.Second, Parallelism: seasoned(2, 100*time.Millisecond), OnBatch: log.add}, (&recorder{}).run)
+		if _, _, err := b.Do(context.Background(), "", 1); err != nil {
+			t.Fatal(err)
+		}
+		if infos := log.all(); len(infos) != 1 || infos[0].Reason != "short" || infos[0].Wait != 300*time.Millisecond {
+			t.Errorf("batches %+v, want one short batch after 300ms", infos)
+		}
+	})
 }
 
 func TestBatcherShortBatchCountsFromItsFirstRequest(t *testing.T) {
 	t.Parallel()
-	// Target 3, patience 300ms: a second request 150ms in does not push
-	// the start back.
-	log := &infoLog{}
-	b := NewBatcher(BatcherOptions[int]{Quiet: time.Millisecond, MaxWait: 2 * time.Second, Parallelism: seasoned(3, 100*time.Millisecond), OnBatch: log.add}, (&recorder{}).run)
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		time.Sleep(150 * time.Millisecond)
-		_, _, _ = b.Do(context.Background(), "", 2)
-	}()
-	if _, _, err := b.Do(context.Background(), "", 1); err != nil {
-		t.Fatal(err)
-	}
-	wg.Wait()
-	if infos := log.all(); len(infos) != 1 || infos[0].Size != 2 || infos[0].Reason != "short" || infos[0].Wait < 250*time.Millisecond || infos[0].Wait > 450*time.Millisecond {
-		t.Errorf("batches %+v, want one short batch of 2 after about 300ms", infos)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		// Target 3, patience 300ms: a second request 150ms in does not
+		// push the start back.
+		log := &infoLog{}
+		b := NewBatcher(BatcherOptions[int]{Quiet: time.Millisecond, MaxWait: 2 * time.Second, Parallelism: seasoned(3, 100*time.Millisecond), OnBatch: log.add}, (&recorder{}).run)
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			pause(150 * time.Millisecond)
+			_, _, _ = b.Do(context.Background(), "", 2)
+		}()
+		if _, _, err := b.Do(context.Background(), "", 1); err != nil {
+			t.Fatal(err)
+		}
+		wg.Wait()
+		if infos := log.all(); len(infos) != 1 || infos[0].Size != 2 || infos[0].Reason != "short" || infos[0].Wait != 300*time.Millisecond {
+			t.Errorf("batches %+v, want one short batch of 2 after 300ms", infos)
+		}
+	})
 }
 
 func TestBatcherMaxWaitEndsAnEndlessExpectation(t *testing.T) {
 	t.Parallel()
-	// A request that stays expected (Expect again and again) holds the
-	// batch only until maxWait.
-	log := &infoLog{}
-	// An expectation lapses maxWait after it was last renewed: 300ms
-	// leaves the renewals every 5ms a wide margin on a busy machine.
-	b := NewBatcher(BatcherOptions[int]{Quiet: time.Millisecond, MaxWait: 300 * time.Millisecond, OnBatch: log.add}, (&recorder{}).run)
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	b.Expect("k")
-	go func() {
-		defer wg.Done()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(5 * time.Millisecond):
+	synctest.Test(t, func(t *testing.T) {
+		// A request that stays expected (Expect again and again) holds
+		// the batch only until maxWait.
+		log := &infoLog{}
+		// An expectation lapses maxWait after it was last renewed: the
+		// renewals every 5ms keep it alive.
+		b := NewBatcher(BatcherOptions[int]{Quiet: time.Millisecond, MaxWait: 300 * time.Millisecond, OnBatch: log.add}, (&recorder{}).run)
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		wg.Add(1)
+		b.Expect("k")
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				case <-time.After(5 * time.Millisecond):
+				}
+				b.Expect("k")
 			}
-			b.Expect("k")
+		}()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		start := time.Now()
+		_, _, err := b.Do(ctx, "", 1)
+		took := time.Since(start)
+		close(stop)
+		wg.Wait()
+		if err != nil {
+			t.Fatal(err)
 		}
-	}()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	start := time.Now()
-	_, _, err := b.Do(ctx, "", 1)
-	took := time.Since(start)
-	close(stop)
-	wg.Wait()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if infos := log.all(); len(infos) != 1 || infos[0].Reason != "max wait" || infos[0].Missing != 1 || took < 300*time.Millisecond || took > 5*time.Second {
-		t.Errorf("batches %+v after %v, want one that started at max wait with the request still missing", infos, took)
-	}
+		if infos := log.all(); len(infos) != 1 || infos[0].Reason != "max wait" || infos[0].Missing != 1 || infos[0].Wait != 300*time.Millisecond || took != 300*time.Millisecond {
+			t.Errorf("batches %+v after %v, want one that started at max wait, 300ms, with the request still missing", infos, took)
+		}
+	})
 }
 
 func TestBatcherQuietCountsFromTheLastArrival(t *testing.T) {
 	t.Parallel()
-	// An expected request is forgotten 150ms after the only one arrived:
-	// the quiet period of 300ms counts from that arrival.
-	log := &infoLog{}
-	b := NewBatcher(BatcherOptions[int]{Quiet: 300 * time.Millisecond, MaxWait: 2 * time.Second, OnBatch: log.add}, (&recorder{}).run)
-	b.Expect("k")
-	go func() {
-		time.Sleep(150 * time.Millisecond)
-		b.Forget("k")
-	}()
-	if _, _, err := b.Do(context.Background(), "", 1); err != nil {
-		t.Fatal(err)
-	}
-	if infos := log.all(); len(infos) != 1 || infos[0].Reason != "quiet" || infos[0].Wait < 250*time.Millisecond || infos[0].Wait > 420*time.Millisecond {
-		t.Errorf("batches %+v, want one quiet batch after about 300ms", infos)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		// An expected request is forgotten 150ms after the only one
+		// arrived: the quiet period of 300ms counts from that arrival.
+		log := &infoLog{}
+		b := NewBatcher(BatcherOptions[int]{Quiet: 300 * time.Millisecond, MaxWait: 2 * time.Second, OnBatch: log.add}, (&recorder{}).run)
+		b.Expect("k")
+		go func() {
+			pause(150 * time.Millisecond)
+			b.Forget("k")
+		}()
+		if _, _, err := b.Do(context.Background(), "", 1); err != nil {
+			t.Fatal(err)
+		}
+		if infos := log.all(); len(infos) != 1 || infos[0].Reason != "quiet" || infos[0].Wait != 300*time.Millisecond {
+			t.Errorf("batches %+v, want one quiet batch after 300ms", infos)
+		}
+	})
 }
 
 func TestBatcherOwesTheOperationsItLetsGo(t *testing.T) {
@@ -283,43 +297,47 @@ func TestBatcherOwesTheOperationsItLetsGo(t *testing.T) {
 
 func TestBatcherGivesUpOnOperationsThatDoNotCome(t *testing.T) {
 	t.Parallel()
-	// A batch of three answered, then one request: the two other
-	// operations never come (Terraform runs something else), and the lone
-	// request starts short once they are given up on, after four quiet
-	// periods.
-	log := &infoLog{}
-	b := NewBatcher(BatcherOptions[int]{Quiet: 25 * time.Millisecond, MaxWait: time.Second, Parallelism: seasoned(3, 0), OnBatch: log.add}, (&recorder{}).run)
-	b.answered(3)
-	if _, _, err := b.Do(context.Background(), "", 3); err != nil {
-		t.Fatal(err)
-	}
-	if infos := log.all(); len(infos) != 1 || infos[0].Size != 1 || infos[0].Reason != "short" || infos[0].Wait < 80*time.Millisecond || infos[0].Wait > 500*time.Millisecond {
-		t.Errorf("batches %+v, want a lone short batch after about 100ms", infos)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		// A batch of three answered, then one request: the two other
+		// operations never come (Terraform runs something else), and the
+		// lone request starts short once they are given up on, after four
+		// quiet periods.
+		log := &infoLog{}
+		b := NewBatcher(BatcherOptions[int]{Quiet: 25 * time.Millisecond, MaxWait: time.Second, Parallelism: seasoned(3, 0), OnBatch: log.add}, (&recorder{}).run)
+		b.answered(3)
+		if _, _, err := b.Do(context.Background(), "", 3); err != nil {
+			t.Fatal(err)
+		}
+		if infos := log.all(); len(infos) != 1 || infos[0].Size != 1 || infos[0].Reason != "short" || infos[0].Wait != 100*time.Millisecond {
+			t.Errorf("batches %+v, want a lone short batch after 100ms", infos)
+		}
+	})
 }
 
 func TestBatcherCompleteWhenEveryOperationLetGoHasCome(t *testing.T) {
 	t.Parallel()
-	// Four requests seen at once, then a batch of two answered: when the
-	// two operations that it let go have come, the batch is complete,
-	// though smaller than the target.
-	log := &infoLog{}
-	b := NewBatcher(BatcherOptions[int]{Quiet: 25 * time.Millisecond, MaxWait: time.Second, Parallelism: seasoned(4, 0), OnBatch: log.add}, (&recorder{}).run)
-	b.answered(2)
-	var wg sync.WaitGroup
-	for i := range 2 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			time.Sleep(time.Duration(i) * 20 * time.Millisecond)
-			_, _, _ = b.Do(context.Background(), "", i)
-		}()
-	}
-	wg.Wait()
-	infos := log.all()
-	if len(infos) != 1 || infos[0].Size != 2 || infos[0].Reason != "complete" || infos[0].Wait > 80*time.Millisecond {
-		t.Errorf("batches %+v, want one complete batch of 2 as soon as the second came", infos)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		// Four requests seen at once, then a batch of two answered: when
+		// the two operations that it let go have come, the batch is
+		// complete, though smaller than the target.
+		log := &infoLog{}
+		b := NewBatcher(BatcherOptions[int]{Quiet: 25 * time.Millisecond, MaxWait: time.Second, Parallelism: seasoned(4, 0), OnBatch: log.add}, (&recorder{}).run)
+		b.answered(2)
+		var wg sync.WaitGroup
+		for i := range 2 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				pause(time.Duration(i) * 20 * time.Millisecond)
+				_, _, _ = b.Do(context.Background(), "", i)
+			}()
+		}
+		wg.Wait()
+		infos := log.all()
+		if len(infos) != 1 || infos[0].Size != 2 || infos[0].Reason != "complete" || infos[0].Wait != 20*time.Millisecond {
+			t.Errorf("batches %+v, want one complete batch of 2 as soon as the second came, 20ms after the first", infos)
+		}
+	})
 }
 
 func TestBatcherCountsAnOperationWhoseRequestLapsedOnce(t *testing.T) {
