@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/qtail/terraform-provider-qtail/internal/batch"
+	"github.com/qtail/terraform-provider-qtail/internal/policyfile"
 	"github.com/qtail/terraform-provider-qtail/internal/retry"
 )
 
@@ -62,11 +64,11 @@ type StoreOptions struct {
 // with If-Match, and answers every caller. On a 412 it reads again and
 // re-applies the whole batch, with bounded jittered retries.
 //
-// A change that fails on its own (an *UnmanagedConflictError, an invalid
-// value) fails only its caller; the others are still written. When the
-// server rejects a batch (HTTP 400), each of its changes is written again
-// on its own, once, so that only the culprit fails with the server's
-// message.
+// A change that fails on its own (a *policyfile.UnmanagedConflictError,
+// an invalid value) fails only its caller; the others are still written.
+// When the server rejects a batch (HTTP 400), each of its changes is
+// written again on its own, once, so that only the culprit fails with the
+// server's message.
 //
 // The copy is replaced by every successful write (qtail knows the bytes
 // it wrote and the new ETag) and dropped on a 412. Refresh forces a read.
@@ -98,14 +100,14 @@ type Store struct {
 type cached struct {
 	snap Snapshot
 	once sync.Once
-	doc  *Document
+	doc  *policyfile.Document
 	err  error
 }
 
-func (c *cached) document() (*Document, error) {
+func (c *cached) document() (*policyfile.Document, error) {
 	c.once.Do(func() {
 		if c.doc == nil {
-			c.doc, c.err = Parse(c.snap.HuJSON)
+			c.doc, c.err = policyfile.Parse(c.snap.HuJSON)
 		}
 	})
 	return c.doc, c.err
@@ -123,7 +125,7 @@ type load struct {
 // nothing, and the context of its caller.
 type request struct {
 	ctx  context.Context
-	muts []Mutation
+	muts []policyfile.Mutation
 }
 
 // NewStore returns a Store over b.
@@ -164,16 +166,16 @@ func (s *Store) logBatch(ctx context.Context, kind string, info batch.BatchInfo)
 // claimKey is the key under which batchers expect the request of a
 // fragment: its kind and name, whatever its owner (not known before it is
 // created).
-func claimKey(k Key) string { return string(k.Kind) + ":" + k.Name }
+func claimKey(k policyfile.Key) string { return string(k.Kind) + ":" + k.Name }
 
 // Expect says that Terraform is on its way to change the fragment of key
 // (it validates or plans its resource): the batch of writes under way waits
 // for it (see batch.Batcher) unless Forget says it will not come.
-func (s *Store) Expect(key Key) { s.writes.Expect(claimKey(key)) }
+func (s *Store) Expect(key policyfile.Key) { s.writes.Expect(claimKey(key)) }
 
 // Forget says that no change of the fragment of key follows: its plan
 // failed, or changes nothing.
-func (s *Store) Forget(key Key) { s.writes.Forget(claimKey(key)) }
+func (s *Store) Forget(key policyfile.Key) { s.writes.Forget(claimKey(key)) }
 
 // Changing reports whether the Store was asked to change the policy file:
 // the process applies a plan. Terraform plans each resource again just
@@ -200,26 +202,26 @@ func (s *Store) Refresh(ctx context.Context) (Snapshot, error) {
 }
 
 // Read returns the fragment of key from the kept copy of the policy file.
-func (s *Store) Read(ctx context.Context, key Key) (Fragment, error) {
+func (s *Store) Read(ctx context.Context, key policyfile.Key) (policyfile.Fragment, error) {
 	return s.Lookup(ctx, key, nil)
 }
 
 // Lookup is Read that also finds an unmarked grant or test identical to
-// want; see Document.Lookup.
-func (s *Store) Lookup(ctx context.Context, key Key, want json.RawMessage) (Fragment, error) {
+// want; see policyfile.Document.Lookup.
+func (s *Store) Lookup(ctx context.Context, key policyfile.Key, want json.RawMessage) (policyfile.Fragment, error) {
 	c, err := s.get(ctx, false)
 	if err != nil {
-		return Fragment{}, err
+		return policyfile.Fragment{}, err
 	}
 	doc, err := c.document()
 	if err != nil {
-		return Fragment{}, err
+		return policyfile.Fragment{}, err
 	}
 	return doc.Lookup(key, want), nil
 }
 
 // Fragments lists the fragments qtail owns in the kept copy.
-func (s *Store) Fragments(ctx context.Context) ([]OwnedFragment, error) {
+func (s *Store) Fragments(ctx context.Context) ([]policyfile.OwnedFragment, error) {
 	c, err := s.get(ctx, false)
 	if err != nil {
 		return nil, err
@@ -233,7 +235,7 @@ func (s *Store) Fragments(ctx context.Context) ([]OwnedFragment, error) {
 
 // Preview returns the policy file as it would be after muts, applied in
 // order to the kept copy, without writing it.
-func (s *Store) Preview(ctx context.Context, muts ...Mutation) ([]byte, error) {
+func (s *Store) Preview(ctx context.Context, muts ...policyfile.Mutation) ([]byte, error) {
 	c, err := s.get(ctx, false)
 	if err != nil {
 		return nil, err
@@ -251,29 +253,30 @@ func (s *Store) Preview(ctx context.Context, muts ...Mutation) ([]byte, error) {
 	return doc.Bytes(), nil
 }
 
-// Put creates or updates the fragment of key. See Document.Apply.
-func (s *Store) Put(ctx context.Context, key Key, value json.RawMessage) error {
-	return s.Apply(ctx, Mutation{Key: key, Value: value})
+// Put creates or updates the fragment of key. See
+// policyfile.Document.Apply.
+func (s *Store) Put(ctx context.Context, key policyfile.Key, value json.RawMessage) error {
+	return s.Apply(ctx, policyfile.Mutation{Key: key, Value: value})
 }
 
 // Delete removes the fragment of key. Deleting a fragment that is not
 // there is not an error.
-func (s *Store) Delete(ctx context.Context, key Key) error {
-	return s.Apply(ctx, Mutation{Key: key, Delete: true})
+func (s *Store) Delete(ctx context.Context, key policyfile.Key) error {
+	return s.Apply(ctx, policyfile.Mutation{Key: key, Delete: true})
 }
 
 // Apply queues m, waits until the batch that holds it is written, and
 // returns m's own outcome. When ctx ends first, Apply returns at once; a
 // change already taken into a batch may still be written.
-func (s *Store) Apply(ctx context.Context, m Mutation) error {
-	return s.ApplyAll(ctx, m.Key, []Mutation{m})
+func (s *Store) Apply(ctx context.Context, m policyfile.Mutation) error {
+	return s.ApplyAll(ctx, m.Key, []policyfile.Mutation{m})
 }
 
 // ApplyAll is Apply for several mutations that succeed or fail together:
 // they are written in the same batch, in order, or not at all. claim is
 // the key under which the change was expected (see Expect), the key of
 // one of muts.
-func (s *Store) ApplyAll(ctx context.Context, claim Key, muts []Mutation) error {
+func (s *Store) ApplyAll(ctx context.Context, claim policyfile.Key, muts []policyfile.Mutation) error {
 	if len(muts) == 0 {
 		return nil
 	}
@@ -386,7 +389,7 @@ func (s *Store) cycle(ctx context.Context, batch []*request, isolate bool) []err
 		case IsRejected(err) && isolate && len(applied) > 1:
 			return s.isolate(ctx, batch, applied, errs, err)
 		case IsRejected(err):
-			var keys []Key
+			var keys []policyfile.Key
 			for _, i := range applied {
 				for _, m := range batch[i].muts {
 					keys = append(keys, m.Key)
@@ -404,7 +407,7 @@ func (s *Store) cycle(ctx context.Context, batch []*request, isolate bool) []err
 // applyRequests applies the requests of batch, in order, to a copy of
 // base, each all or nothing, sets errs[i] to the outcome of batch[i], and
 // returns the copy and the indexes of the requests applied.
-func applyRequests(base *Document, batch []*request, errs []error) (*Document, []int) {
+func applyRequests(base *policyfile.Document, batch []*request, errs []error) (*policyfile.Document, []int) {
 	doc := base.Clone()
 	var applied []int
 	for i, r := range batch {
@@ -496,7 +499,7 @@ func (s *Store) read(ctx context.Context, l *load) {
 
 // replace keeps the snapshot just written, and doc, the document whose
 // bytes it holds.
-func (s *Store) replace(base *cached, snap Snapshot, doc *Document) {
+func (s *Store) replace(base *cached, snap Snapshot, doc *policyfile.Document) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.gen++
@@ -526,3 +529,44 @@ func (s *Store) drop(base *cached) {
 func isContextError(err error) bool {
 	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
+
+// ContentionError reports that every attempt to write the policy file was
+// refused with HTTP 412 because the file kept changing between the read
+// and the write. Nothing of the batch was written.
+type ContentionError struct {
+	// Attempts is the number of writes tried.
+	Attempts int
+	// Err is the last refusal.
+	Err error
+}
+
+// Error says how many attempts were made and why they failed.
+func (e *ContentionError) Error() string {
+	return fmt.Sprintf("policy: gave up after %d attempts to write the policy file: it kept changing underneath "+
+		"(each write was refused with HTTP 412 because the file had changed since it was read; last error: %v); "+
+		"nothing was written, run the apply again", e.Attempts, e.Err)
+}
+
+// Unwrap returns the last refusal.
+func (e *ContentionError) Unwrap() error { return e.Err }
+
+// RejectedError reports that the server refused the policy file that
+// contained a fragment (HTTP 400: an invalid policy or a failing test).
+type RejectedError struct {
+	// Keys are the fragments of the refused write.
+	Keys []policyfile.Key
+	// Err is the server's error, with its message.
+	Err error
+}
+
+// Error names the fragments and gives the server's message.
+func (e *RejectedError) Error() string {
+	names := make([]string, len(e.Keys))
+	for i, k := range e.Keys {
+		names[i] = k.String()
+	}
+	return fmt.Sprintf("policy: the server rejected the policy file with %s: %v", strings.Join(names, ", "), e.Err)
+}
+
+// Unwrap returns the server's error.
+func (e *RejectedError) Unwrap() error { return e.Err }

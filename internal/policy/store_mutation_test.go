@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/qtail/terraform-provider-qtail/internal/policyfile"
 )
 
 // logRecords collects the Store's log records.
@@ -42,7 +44,7 @@ func TestStoreZeroOptionsTakeTheDefaults(t *testing.T) {
 	b := newMemBackend(basePolicy)
 	b.storm = DefaultConflictAttempts - 1
 	s := NewStore(b, StoreOptions{Retry: testRetry(3), Quiet: -1})
-	if err := s.Put(context.Background(), Key{Kind: KindGrant, Name: "g"}, grantValue("g")); err != nil {
+	if err := s.Put(context.Background(), policyfile.Key{Kind: policyfile.KindGrant, Name: "g"}, grantValue("g")); err != nil {
 		t.Fatalf("Put through %d conflicts: %v", DefaultConflictAttempts-1, err)
 	}
 	if c := b.counts(); c.sets != DefaultConflictAttempts || c.writes != 1 {
@@ -51,7 +53,7 @@ func TestStoreZeroOptionsTakeTheDefaults(t *testing.T) {
 	b.mu.Lock()
 	b.storm = DefaultConflictAttempts
 	b.mu.Unlock()
-	err := s.Put(context.Background(), Key{Kind: KindGrant, Name: "h"}, grantValue("h"))
+	err := s.Put(context.Background(), policyfile.Key{Kind: policyfile.KindGrant, Name: "h"}, grantValue("h"))
 	var ce *ContentionError
 	if !errors.As(err, &ce) || ce.Attempts != DefaultConflictAttempts {
 		t.Errorf("err = %v, want a *ContentionError after %d attempts", err, DefaultConflictAttempts)
@@ -78,7 +80,7 @@ func TestStoreQuietAndMaxWaitDefaults(t *testing.T) {
 		l := &logRecords{}
 		tc.opts.Retry, tc.opts.Log = testRetry(3), l.log
 		s := NewStore(b, tc.opts)
-		if err := s.Put(context.Background(), Key{Kind: KindGrant, Name: "g"}, grantValue("g")); err != nil {
+		if err := s.Put(context.Background(), policyfile.Key{Kind: policyfile.KindGrant, Name: "g"}, grantValue("g")); err != nil {
 			t.Fatal(err)
 		}
 		bs := l.batches()
@@ -96,7 +98,7 @@ func TestStoreSingleRejectedChangeIsWrittenOnce(t *testing.T) {
 	b := newMemBackend(basePolicy)
 	b.reject = func([]byte) string { return "tests failed" }
 	s := NewStore(b, StoreOptions{Retry: testRetry(3), ConflictAttempts: 3, Quiet: -1})
-	key := Key{Kind: KindGrant, Name: "bad"}
+	key := policyfile.Key{Kind: policyfile.KindGrant, Name: "bad"}
 	err := s.Put(context.Background(), key, grantValue("bad"))
 	var re *RejectedError
 	if !errors.As(err, &re) || len(re.Keys) != 1 || re.Keys[0] != key || !strings.Contains(err.Error(), "tests failed") {
@@ -113,7 +115,7 @@ func TestStoreTooLargeBatchIsIsolated(t *testing.T) {
 	// the first and refuses the second.
 	b := newMemBackend(basePolicy)
 	doc := mustParse(t, []byte(basePolicy))
-	if err := doc.Put(Key{Kind: KindGrant, Name: "a"}, grantValue("a")); err != nil {
+	if err := doc.Put(policyfile.Key{Kind: policyfile.KindGrant, Name: "a"}, grantValue("a")); err != nil {
 		t.Fatal(err)
 	}
 	limit := len(doc.Bytes()) + 10
@@ -126,7 +128,7 @@ func TestStoreTooLargeBatchIsIsolated(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			time.Sleep(time.Duration(i) * 10 * time.Millisecond)
-			errs[i] = s.Put(context.Background(), Key{Kind: KindGrant, Name: name}, grantValue(name))
+			errs[i] = s.Put(context.Background(), policyfile.Key{Kind: policyfile.KindGrant, Name: name}, grantValue(name))
 		}()
 	}
 	wg.Wait()
@@ -187,7 +189,7 @@ func TestStoreWriteStopsWhenEveryCallerLeft(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
 	defer cancel()
-	err := s.Put(ctx, Key{Kind: KindGrant, Name: "g"}, grantValue("g"))
+	err := s.Put(ctx, policyfile.Key{Kind: policyfile.KindGrant, Name: "g"}, grantValue("g"))
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "may or may not have been applied") {
 		t.Fatalf("err = %v, want the end of the wait for a write under way", err)
 	}
@@ -206,9 +208,9 @@ func TestStoreWriteStopsWhenEveryCallerLeft(t *testing.T) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		_ = s2.Put(short, Key{Kind: KindGrant, Name: "a"}, grantValue("a"))
+		_ = s2.Put(short, policyfile.Key{Kind: policyfile.KindGrant, Name: "a"}, grantValue("a"))
 	}()
-	if err := s2.Put(context.Background(), Key{Kind: KindGrant, Name: "b"}, grantValue("b")); err != nil {
+	if err := s2.Put(context.Background(), policyfile.Key{Kind: policyfile.KindGrant, Name: "b"}, grantValue("b")); err != nil {
 		t.Fatal(err)
 	}
 	wg.Wait()
@@ -258,7 +260,7 @@ func TestStoreSingleTooLargeChangeIsNotIsolated(t *testing.T) {
 	b := newMemBackend(basePolicy)
 	l := &logRecords{}
 	s := NewStore(b, StoreOptions{Retry: testRetry(3), ConflictAttempts: 3, MaxSize: len(basePolicy), Quiet: -1, Log: l.log})
-	err := s.Put(context.Background(), Key{Kind: KindGrant, Name: "a"}, grantValue("a"))
+	err := s.Put(context.Background(), policyfile.Key{Kind: policyfile.KindGrant, Name: "a"}, grantValue("a"))
 	var tl *TooLargeError
 	if !errors.As(err, &tl) || tl.Before != len(basePolicy) || tl.Limit != len(basePolicy) {
 		t.Fatalf("err = %v, want a *TooLargeError", err)
@@ -287,7 +289,7 @@ func TestStoreKeepsWhatItWroteDuringARefresh(t *testing.T) {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- s.Put(ctx, Key{Kind: KindGrant, Name: "g"}, grantValue("g")) }()
+	go func() { done <- s.Put(ctx, policyfile.Key{Kind: policyfile.KindGrant, Name: "g"}, grantValue("g")) }()
 	time.Sleep(20 * time.Millisecond)
 	if _, err := s.Refresh(ctx); err != nil {
 		t.Fatal(err)
@@ -302,5 +304,21 @@ func TestStoreKeepsWhatItWroteDuringARefresh(t *testing.T) {
 	}
 	if c := b.counts(); c.gets != gets || c.writes != 1 {
 		t.Errorf("counts %+v, want no read after the write and the refresh (%d before)", c, gets)
+	}
+}
+
+func TestErrorMessages(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{&ContentionError{Attempts: 3, Err: errors.New("412")},
+			"policy: gave up after 3 attempts to write the policy file: it kept changing underneath (each write was refused with HTTP 412 because the file had changed since it was read; last error: 412); nothing was written, run the apply again"},
+		{&RejectedError{Keys: []policyfile.Key{{Kind: policyfile.KindGrant, Name: "a"}, {Kind: policyfile.KindPolicyTest, Name: "b"}}, Err: errors.New("bad")},
+			`policy: the server rejected the policy file with qtail_grant "a", qtail_policy_test "b": bad`},
+	} {
+		if got := tc.err.Error(); got != tc.want {
+			t.Errorf("Error() =\n%s\nwant\n%s", got, tc.want)
+		}
 	}
 }
