@@ -58,7 +58,7 @@ func TestRemoveAllowAllKeepsEverythingElse(t *testing.T) {
 	if err := doc.Apply(Mutation{Key: AllowAllKey(), Value: []byte(`{}`)}); err == nil {
 		t.Error("writing the allow-all rule was accepted")
 	}
-	if _, ok := ParseMarker("// qtail:allow_all:default"); ok {
+	if _, ok := parseMarker("// qtail:allow_all:default"); ok {
 		t.Error("allow_all parsed as a marker")
 	}
 }

@@ -169,7 +169,7 @@ func (d *Document) Delete(key Key) bool {
 		return false
 	}
 	if key.Kind == KindAllowAll {
-		return RemoveAllowAll(d) > 0
+		return removeAllowAll(d) > 0
 	}
 	if key.Kind == KindAutoApprover {
 		return d.deleteApprovers(key, false)

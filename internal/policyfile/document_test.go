@@ -434,17 +434,17 @@ func TestParseMarker(t *testing.T) {
 		"// qtail:auto_approver:exitNode\n":         {Kind: KindAutoApprover, Name: "exitNode"},
 		"qtail:policy_test:t1":                      {Kind: KindPolicyTest, Name: "t1"},
 	} {
-		got, ok := ParseMarker(s)
+		got, ok := parseMarker(s)
 		if !ok || got != want {
-			t.Errorf("ParseMarker(%q) = %v, %v", s, got, ok)
+			t.Errorf("parseMarker(%q) = %v, %v", s, got, ok)
 		}
 		if ok && strings.TrimSpace(got.Marker()) != got.Marker() {
 			t.Errorf("Marker() has spaces around it: %q", got.Marker())
 		}
 	}
 	for _, s := range []string{"// qtail:acl:x", "// qtail:grant:", "// qtail:grant:a b", "// grant:x", "// qtail:auto_approver:foo", "// qtail:auto_approver:route:"} {
-		if k, ok := ParseMarker(s); ok {
-			t.Errorf("ParseMarker(%q) = %v", s, k)
+		if k, ok := parseMarker(s); ok {
+			t.Errorf("parseMarker(%q) = %v", s, k)
 		}
 	}
 	if m := (Key{Kind: KindGrant, Name: "web"}).Marker(); m != "// qtail:grant:web" {

@@ -145,7 +145,7 @@ func markersIn(e []byte) []Key {
 		if t.kind != tokLine {
 			continue
 		}
-		if k, ok := ParseMarker(string(e[t.start:t.end])); ok {
+		if k, ok := parseMarker(string(e[t.start:t.end])); ok {
 			out = append(out, k)
 		}
 	}
@@ -189,7 +189,7 @@ func isMarkerLine(c string, isMarker func(Key) bool, marker string) bool {
 	if marker != "" && strings.TrimSpace(c) == marker {
 		return true
 	}
-	k, ok := ParseMarker(c)
+	k, ok := parseMarker(c)
 	return ok && isMarker != nil && isMarker(k)
 }
 

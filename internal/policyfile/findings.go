@@ -72,10 +72,10 @@ func isAllowAll(section string, v *hujson.Value) bool {
 	return false
 }
 
-// RemoveAllowAll removes every default allow-all rule (grants and acls
+// removeAllowAll removes every default allow-all rule (grants and acls
 // forms) and returns how many it removed. The comments around a removed
 // rule stay, and so does everything else.
-func RemoveAllowAll(d *Document) int {
+func removeAllowAll(d *Document) int {
 	root, ok := d.root.Value.(*hujson.Object)
 	if !ok {
 		return 0

@@ -44,15 +44,15 @@ func TestAllowAllForms(t *testing.T) {
 func TestRemoveAllowAllCountsAndKeepsTheRest(t *testing.T) {
 	src := "{\n\t\"groups\": {},\n\t\"grants\": [\n\t\t{\"src\": [\"*\"], \"dst\": [\"*\"], \"ip\": [\"*\"]},\n\t\t{\"src\": [\"a@b.c\"], \"dst\": [\"*\"], \"ip\": [\"*\"]},\n\t\t// everyone\n\t\t{\"src\": [\"*\"], \"dst\": [\"*\"], \"ip\": [\"*\"]},\n\t],\n\t\"acls\": [\n\t\t{\"action\": \"accept\", \"src\": [\"*\"], \"dst\": [\"*:*\"]},\n\t],\n}\n"
 	d := mustParse(t, []byte(src))
-	if n := RemoveAllowAll(d); n != 3 {
-		t.Errorf("RemoveAllowAll = %d, want 3", n)
+	if n := removeAllowAll(d); n != 3 {
+		t.Errorf("removeAllowAll = %d, want 3", n)
 	}
 	want := "{\n\t\"groups\": {},\n\t\"grants\": [\n\t\t{\"src\": [\"a@b.c\"], \"dst\": [\"*\"], \"ip\": [\"*\"]},\n\t\t// everyone\n\t],\n\t\"acls\": [],\n}\n"
 	if got := string(d.Bytes()); got != want {
-		t.Errorf("after RemoveAllowAll:\n%q\nwant\n%q", got, want)
+		t.Errorf("after removeAllowAll:\n%q\nwant\n%q", got, want)
 	}
-	if n := RemoveAllowAll(d); n != 0 || HasAllowAll(d) {
-		t.Errorf("a second RemoveAllowAll removed %d", n)
+	if n := removeAllowAll(d); n != 0 || HasAllowAll(d) {
+		t.Errorf("a second removeAllowAll removed %d", n)
 	}
 	if d.Delete(AllowAllKey()) {
 		t.Error("Delete(allow all) reported a removal from a file without one")

@@ -180,7 +180,7 @@ func (k Key) Validate() error {
 		if !ok {
 			return fmt.Errorf("policy: auto approver %q must be %q or %q followed by a CIDR", k.Name, ExitNodeName, RoutePrefix)
 		}
-		if err := ValidCIDR(cidr); err != nil {
+		if err := validCIDR(cidr); err != nil {
 			return fmt.Errorf("policy: auto approver %q: %w", k.Name, err)
 		}
 	}
@@ -207,9 +207,9 @@ func markerSafe(s string) bool {
 	return true
 }
 
-// ParseMarker reads a marker comment such as "// qtail:grant:web" (the
+// parseMarker reads a marker comment such as "// qtail:grant:web" (the
 // leading "//" and surrounding spaces are optional) and returns its key.
-func ParseMarker(comment string) (Key, bool) {
+func parseMarker(comment string) (Key, bool) {
 	s := strings.TrimSpace(comment)
 	s = strings.TrimSpace(strings.TrimPrefix(s, "//"))
 	s, ok := strings.CutPrefix(s, markerPrefix)

@@ -100,8 +100,8 @@ func TestParseMarkerOwners(t *testing.T) {
 		"  //   qtail:grant:a#b  \n":                {Kind: KindGrant, Name: "a#b"},
 		"// qtail:auto_approver:route:10.0.0.0/8":   {Kind: KindAutoApprover, Name: "route:10.0.0.0/8"},
 	} {
-		if got, ok := ParseMarker(s); !ok || got != want {
-			t.Errorf("ParseMarker(%q) = %#v, %v; want %#v", s, got, ok, want)
+		if got, ok := parseMarker(s); !ok || got != want {
+			t.Errorf("parseMarker(%q) = %#v, %v; want %#v", s, got, ok, want)
 		}
 	}
 	for _, s := range []string{
@@ -109,8 +109,8 @@ func TestParseMarkerOwners(t *testing.T) {
 		"// qtail:auto_approver:route:#abc", "// qtail:auto_approver:other", "// qtail:grant:", "// qtail:grant",
 		"// qtail:nope:x", "// qtail:allow_all:default", "// other:grant:x", "// qtail:grant:a b",
 	} {
-		if k, ok := ParseMarker(s); ok {
-			t.Errorf("ParseMarker(%q) = %#v, want no marker", s, k)
+		if k, ok := parseMarker(s); ok {
+			t.Errorf("parseMarker(%q) = %#v, want no marker", s, k)
 		}
 	}
 }

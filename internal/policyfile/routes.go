@@ -10,8 +10,8 @@ import (
 	"github.com/tailscale/hujson"
 )
 
-// ExitRoutes are the routes that make a device an exit node.
-var ExitRoutes = []netip.Prefix{
+// exitRoutes are the routes that make a device an exit node.
+var exitRoutes = []netip.Prefix{
 	netip.MustParsePrefix("0.0.0.0/0"),
 	netip.MustParsePrefix("::/0"),
 }
@@ -19,7 +19,7 @@ var ExitRoutes = []netip.Prefix{
 // IsExitRoute reports whether route is 0.0.0.0/0 or ::/0.
 func IsExitRoute(route netip.Prefix) bool {
 	route = route.Masked()
-	return route == ExitRoutes[0] || route == ExitRoutes[1]
+	return route == exitRoutes[0] || route == exitRoutes[1]
 }
 
 // RouteDevice is what decides whether autoApprovers cover a device: its

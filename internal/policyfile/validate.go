@@ -46,9 +46,9 @@ func ValidVia(s string) error {
 	return nil
 }
 
-// ValidCIDR checks a route as written in autoApprovers.routes: an IPv4 or
+// validCIDR checks a route as written in autoApprovers.routes: an IPv4 or
 // IPv6 prefix with no bits set after the prefix length.
-func ValidCIDR(s string) error {
+func validCIDR(s string) error {
 	p, err := netip.ParsePrefix(s)
 	if err != nil {
 		return fmt.Errorf("%q is not a CIDR, like 10.0.0.0/16 or fd7a:115c:a1e0:b1a::/64", s)
@@ -60,10 +60,10 @@ func ValidCIDR(s string) error {
 }
 
 // ValidCanonicalCIDR checks a route written the way qtail and Tailscale
-// print it (ValidCIDR, and IPv6 in lower case), so that the key in the
+// print it (validCIDR, and IPv6 in lower case), so that the key in the
 // policy file is the one in the configuration.
 func ValidCanonicalCIDR(s string) error {
-	if err := ValidCIDR(s); err != nil {
+	if err := validCIDR(s); err != nil {
 		return err
 	}
 	if c := netip.MustParsePrefix(s).Masked().String(); c != s {

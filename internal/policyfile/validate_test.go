@@ -54,8 +54,8 @@ func TestValidIPPort(t *testing.T) {
 
 func TestValidCIDR(t *testing.T) {
 	for _, s := range []string{"10.0.0.0/16", "0.0.0.0/0", "::/0", "fd7a:115c:a1e0::/48", "192.168.1.7/32"} {
-		if err := ValidCIDR(s); err != nil {
-			t.Errorf("ValidCIDR(%q) = %v", s, err)
+		if err := validCIDR(s); err != nil {
+			t.Errorf("validCIDR(%q) = %v", s, err)
 		}
 	}
 	for s, part := range map[string]string{
@@ -64,8 +64,8 @@ func TestValidCIDR(t *testing.T) {
 		"10.0.0.0/33": "is not a CIDR",
 		"tag:x":       "is not a CIDR",
 	} {
-		if err := ValidCIDR(s); err == nil || !strings.Contains(err.Error(), part) {
-			t.Errorf("ValidCIDR(%q) = %v, want it to say %q", s, err, part)
+		if err := validCIDR(s); err == nil || !strings.Contains(err.Error(), part) {
+			t.Errorf("validCIDR(%q) = %v, want it to say %q", s, err, part)
 		}
 	}
 }
