@@ -7,7 +7,7 @@ import (
 )
 
 // The costs that grow with the number of fragments N, measured at N = 100,
-// 1,000 and 5,000 (go test -bench . -run '^$' ./internal/policy/, or make
+// 1,000 and 5,000 (go test -bench . -run '^$' ./internal/policyfile/, or make
 // bench-policy-go). Each reports ns/fragment: flat when the cost is linear
 // in N. A write sends the whole file, so a write costs time in proportion
 // to the document: the wave benchmark reports its time per fragment of the
