@@ -3,6 +3,7 @@ package policy
 import (
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/tailscale/hujson"
 
@@ -35,6 +36,14 @@ func mustParse(t *testing.T, b []byte) *policyfile.Document {
 		t.Fatalf("result is not valid HuJSON: %v\n%s", err, d.Bytes())
 	}
 	return d
+}
+
+// pause lets d of virtual time pass for the calling goroutine, in a
+// synctest bubble.
+func pause(d time.Duration) {
+	if d > 0 {
+		<-time.After(d)
+	}
 }
 
 // perFragment reports the time per fragment of a benchmark over n.

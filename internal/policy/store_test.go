@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/qtail/terraform-provider-qtail/internal/policyfile"
@@ -85,23 +86,28 @@ func TestStoreBatchesConcurrentPuts(t *testing.T) {
 		{"parallelism 10", 40, 5, 10},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b := newMemBackend(basePolicy)
-			b.latency = 2 * time.Millisecond
-			s := NewStore(b, StoreOptions{Retry: testRetry(6), ConflictAttempts: 6})
-			putGrants(t, s, "g", tc.callers, tc.perCaller, tc.parallel)
-			checkGrants(t, b, "g", tc.callers, tc.perCaller)
-			n := tc.callers * tc.perCaller
-			c := b.counts()
-			t.Logf("%d grants, %d at a time: %d policy reads, %d writes (bound %d)", n, tc.parallel, c.gets, c.writes, n/8+2)
-			if c.writes > n/8+2 {
-				t.Errorf("%d writes for %d grants, want at most %d", c.writes, n, n/8+2)
-			}
-			if c.gets != 1 {
-				t.Errorf("%d policy reads, want 1", c.gets)
-			}
-			if !strings.HasPrefix(string(b.bytes()), basePolicy[:len(basePolicy)-len("\t],\n}\n")]) {
-				t.Error("the bytes before the new grants changed")
-			}
+			// On virtual time the waves make 5 and 20 writes; one more
+			// when an answered caller's next change reaches the batcher
+			// while its writer looks at an empty queue.
+			synctest.Test(t, func(t *testing.T) {
+				b := newMemBackend(basePolicy)
+				b.latency = 2 * time.Millisecond
+				s := NewStore(b, StoreOptions{Retry: testRetry(6), ConflictAttempts: 6})
+				putGrants(t, s, "g", tc.callers, tc.perCaller, tc.parallel)
+				checkGrants(t, b, "g", tc.callers, tc.perCaller)
+				n := tc.callers * tc.perCaller
+				c := b.counts()
+				t.Logf("%d grants, %d at a time: %d policy reads, %d writes (bound %d)", n, tc.parallel, c.gets, c.writes, n/8+2)
+				if c.writes > n/8+2 {
+					t.Errorf("%d writes for %d grants, want at most %d", c.writes, n, n/8+2)
+				}
+				if c.gets != 1 {
+					t.Errorf("%d policy reads, want 1", c.gets)
+				}
+				if !strings.HasPrefix(string(b.bytes()), basePolicy[:len(basePolicy)-len("\t],\n}\n")]) {
+					t.Error("the bytes before the new grants changed")
+				}
+			})
 		})
 	}
 }
@@ -357,19 +363,23 @@ func TestStoreNoOpsDoNotWrite(t *testing.T) {
 }
 
 func TestStoreCanceledBeforeBatch(t *testing.T) {
-	b := newMemBackend(basePolicy)
-	s := NewStore(b, StoreOptions{Retry: testRetry(3), ConflictAttempts: 3, Quiet: 200 * time.Millisecond, MaxWait: time.Second})
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
-	defer cancel()
-	err := s.Put(ctx, policyfile.Key{Kind: policyfile.KindGrant, Name: "late"}, grantValue("late"))
-	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("err = %v", err)
-	}
-	// Wait for the writer to find an empty queue.
-	time.Sleep(300 * time.Millisecond)
-	if c := b.counts(); c.sets != 0 || c.gets != 0 {
-		t.Fatalf("a canceled put reached the backend: %+v", c)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		b := newMemBackend(basePolicy)
+		s := NewStore(b, StoreOptions{Retry: testRetry(3), ConflictAttempts: 3, Quiet: 200 * time.Millisecond, MaxWait: time.Second})
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+		defer cancel()
+		err := s.Put(ctx, policyfile.Key{Kind: policyfile.KindGrant, Name: "late"}, grantValue("late"))
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("err = %v", err)
+		}
+		// Past the quiet period, once every goroutine is blocked, the writer
+		// has found an empty queue.
+		pause(300 * time.Millisecond)
+		synctest.Wait()
+		if c := b.counts(); c.sets != 0 || c.gets != 0 {
+			t.Fatalf("a canceled put reached the backend: %+v", c)
+		}
+	})
 }
 
 func TestStoreReadError(t *testing.T) {
@@ -394,23 +404,25 @@ func (failingBackend) Validate(context.Context, []byte) error { return errors.Ne
 // share one write as long as each comes within the quiet period of the
 // previous one.
 func TestStoreGathersAStaggeredWave(t *testing.T) {
-	b := newMemBackend("{\n\t\"grants\": [],\n}\n")
-	s := NewStore(b, StoreOptions{Retry: testRetry(3), ConflictAttempts: 3, Quiet: 300 * time.Millisecond, MaxWait: 5 * time.Second})
-	var wg sync.WaitGroup
-	for i := range 10 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			time.Sleep(time.Duration(i) * 5 * time.Millisecond)
-			if err := s.Put(context.Background(), policyfile.Key{Kind: policyfile.KindGrant, Name: fmt.Sprintf("g%d", i)}, json.RawMessage(`{"src":["*"],"dst":["tag:x"],"ip":["*"]}`)); err != nil {
-				t.Error(err)
-			}
-		}()
-	}
-	wg.Wait()
-	if c := b.counts(); c.writes != 1 {
-		t.Fatalf("a wave of 10 changes made %d writes, want 1", c.writes)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		b := newMemBackend("{\n\t\"grants\": [],\n}\n")
+		s := NewStore(b, StoreOptions{Retry: testRetry(3), ConflictAttempts: 3, Quiet: 300 * time.Millisecond, MaxWait: 5 * time.Second})
+		var wg sync.WaitGroup
+		for i := range 10 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				pause(time.Duration(i) * 5 * time.Millisecond)
+				if err := s.Put(context.Background(), policyfile.Key{Kind: policyfile.KindGrant, Name: fmt.Sprintf("g%d", i)}, json.RawMessage(`{"src":["*"],"dst":["tag:x"],"ip":["*"]}`)); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+		if c := b.counts(); c.writes != 1 {
+			t.Fatalf("a wave of 10 changes made %d writes, want 1", c.writes)
+		}
+	})
 }
 
 // A policy read without an ETag is never written back: the write would be
