@@ -472,16 +472,6 @@ func (p *Planner) validate(ctx context.Context, doc *policyfile.Document, before
 	return p.store.backend.Validate(ctx, out)
 }
 
-// applyAll applies muts to doc in order and stops at the first error.
-func applyAll(doc *policyfile.Document, muts []policyfile.Mutation) error {
-	for _, m := range muts {
-		if err := doc.Apply(m); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // validateError is the outcome of a validation that returned err: the
 // server's refusal, a size refusal, or a failure to ask.
 func validateError(err error) error {

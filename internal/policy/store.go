@@ -453,6 +453,16 @@ func applyRequests(base *policyfile.Document, batch []*request, errs []error) (*
 	return doc, applied
 }
 
+// applyAll applies muts to doc in order and stops at the first error.
+func applyAll(doc *policyfile.Document, muts []policyfile.Mutation) error {
+	for _, m := range muts {
+		if err := doc.Apply(m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // isolate writes the applied changes of a batch that was refused one at a
 // time, so that only the culprit fails.
 func (s *Store) isolate(ctx context.Context, batch []*request, applied []int, errs []error, cause error) []error {
