@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/qtail/terraform-provider-qtail/internal/manifest"
-	"github.com/qtail/terraform-provider-qtail/internal/policy"
+	"github.com/qtail/terraform-provider-qtail/internal/policyfile"
 	"github.com/qtail/terraform-provider-qtail/internal/qovery"
 )
 
@@ -27,7 +27,7 @@ type OperatorFixture struct {
 func (e *Env) DeclareTagOwners(t testing.TB, owners map[string][]string) {
 	t.Helper()
 	body, _ := e.Tailnet.Policy()
-	doc, err := policy.Parse(body)
+	doc, err := policyfile.Parse(body)
 	if err != nil {
 		t.Fatalf("parsing the tailnet policy: %v", err)
 	}
@@ -39,7 +39,7 @@ func (e *Env) DeclareTagOwners(t testing.TB, owners map[string][]string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := doc.Put(policy.Key{Kind: policy.KindTagOwner, Name: tag}, v); err != nil {
+		if err := doc.Put(policyfile.Key{Kind: policyfile.KindTagOwner, Name: tag}, v); err != nil {
 			t.Fatalf("declaring %s: %v", tag, err)
 		}
 	}

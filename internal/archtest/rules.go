@@ -1,7 +1,11 @@
 // Package archtest checks which way qtail's imports point (see DESIGN.md):
 //
-//   - the lower packages (internal/qovery, tailnet, policy, manifest,
-//     retry) know no Terraform: they import no terraform-plugin-* module;
+//   - the lower packages (internal/qovery, tailnet, policy, policyfile,
+//     batch, manifest, retry) know no Terraform: they import no
+//     terraform-plugin-* module;
+//   - the leaves (internal/policyfile, the policy file editor, and
+//     internal/batch, the batching of Terraform's waves) depend on no other
+//     package of the module;
 //   - the provider links no test double: no production package depends on
 //     internal/fake/... or internal/acctest;
 //   - a resource family (internal/service/NAME) imports no other family:
@@ -28,7 +32,11 @@ type Package struct {
 
 // lowerPackages are the packages that know no Terraform, relative to the
 // module.
-var lowerPackages = []string{"internal/qovery", "internal/tailnet", "internal/policy", "internal/manifest", "internal/retry"}
+var lowerPackages = []string{"internal/qovery", "internal/tailnet", "internal/policy", "internal/policyfile", "internal/batch", "internal/manifest", "internal/retry"}
+
+// leafPackages are the lower packages that depend on no other package of
+// the module, relative to it.
+var leafPackages = []string{"internal/policyfile", "internal/batch"}
 
 // testOnly are the trees that only tests and the sandbox tools may use.
 var testOnly = []string{"internal/fake", "internal/acctest"}
@@ -60,6 +68,16 @@ func Violations(module string, pkgs []Package) []string {
 			for _, d := range p.Deps {
 				if strings.HasPrefix(d, terraformModules) {
 					out = append(out, fmt.Sprintf("%s depends on %s: the lower packages know no Terraform", p.ImportPath, d))
+				}
+			}
+		}
+		for _, leaf := range leafPackages {
+			if !under(p.ImportPath, leaf) {
+				continue
+			}
+			for _, d := range p.Deps {
+				if strings.HasPrefix(d, module+"/") && !under(d, leaf) {
+					out = append(out, fmt.Sprintf("%s depends on %s: %s is a leaf that depends on no other package of the module", p.ImportPath, d, leaf))
 				}
 			}
 		}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/qtail/terraform-provider-qtail/internal/conn"
 	"github.com/qtail/terraform-provider-qtail/internal/manifest"
-	"github.com/qtail/terraform-provider-qtail/internal/policy"
+	"github.com/qtail/terraform-provider-qtail/internal/policyfile"
 	"github.com/qtail/terraform-provider-qtail/internal/tailnet"
 	"github.com/qtail/terraform-provider-qtail/internal/tfx"
 )
@@ -116,7 +116,7 @@ func (l *Lookup) proxyCannotAppear(ctx context.Context, tn *tailnet.Client, tags
 	if err != nil {
 		return ""
 	}
-	doc, err := policy.Parse(body)
+	doc, err := policyfile.Parse(body)
 	if err != nil {
 		return ""
 	}

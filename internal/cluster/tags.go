@@ -9,7 +9,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 
 	"github.com/qtail/terraform-provider-qtail/internal/conn"
-	"github.com/qtail/terraform-provider-qtail/internal/policy"
+	"github.com/qtail/terraform-provider-qtail/internal/policyfile"
 )
 
 // TagsCheck asks whether the operator of a cluster can apply the tags of
@@ -53,7 +53,7 @@ func CheckOperatorOwnsTags(ctx context.Context, c *conn.Clients, ops *Lookup, ch
 		}
 		return
 	}
-	doc, err := policy.Parse(body)
+	doc, err := policyfile.Parse(body)
 	if err != nil {
 		diags.AddWarning("Tags Not Checked", "qtail could not parse the tailnet policy: "+err.Error())
 		return
@@ -88,7 +88,7 @@ func CheckOperatorOwnsTags(ctx context.Context, c *conn.Clients, ops *Lookup, ch
 
 // unownedTags returns the tags that are neither one of by nor owned by one
 // of them in doc.
-func unownedTags(doc *policy.Document, tags, by []string) []string {
+func unownedTags(doc *policyfile.Document, tags, by []string) []string {
 	var out []string
 	for _, tag := range tags {
 		if owned, _, _ := doc.TagOwnedBy(tag, by); !owned {
@@ -107,7 +107,7 @@ func OperatorCanApply(ctx context.Context, c *conn.Clients, ops *Lookup, tags []
 	if d.HasError() {
 		return false
 	}
-	doc, err := policy.Parse(body)
+	doc, err := policyfile.Parse(body)
 	if err != nil {
 		return false
 	}

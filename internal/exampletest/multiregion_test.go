@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/qtail/terraform-provider-qtail/internal/fake/sandbox"
-	"github.com/qtail/terraform-provider-qtail/internal/policy"
+	"github.com/qtail/terraform-provider-qtail/internal/policyfile"
 )
 
 // handWrittenPolicy is a tailnet's policy file before qtail: the groups and
@@ -79,7 +79,7 @@ func TestMultiRegion_regionsInParallelShareOneTailnet(t *testing.T) {
 			t.Errorf("the policy file lacks qtail's fragment %s; it holds %v", want, slices.Sorted(maps.Keys(owned)))
 		}
 	}
-	if policy.HasAllowAll(doc) {
+	if policyfile.HasAllowAll(doc) {
 		t.Error("the allow-all rule is still in the policy file after the platform root removed it")
 	}
 	for _, region := range regionRoots {
@@ -193,10 +193,10 @@ func regionHostnames(region string) []string {
 	return []string{"tailscale-operator-" + region, "billing-api-" + region, "vpc-" + region}
 }
 
-func currentPolicy(t *testing.T, w *world) *policy.Document {
+func currentPolicy(t *testing.T, w *world) *policyfile.Document {
 	t.Helper()
 	body, _ := w.Tailnet.Policy()
-	doc, err := policy.Parse(body)
+	doc, err := policyfile.Parse(body)
 	if err != nil {
 		t.Fatalf("the tailnet's policy file does not parse: %v\n%s", err, body)
 	}
@@ -205,7 +205,7 @@ func currentPolicy(t *testing.T, w *world) *policy.Document {
 
 // checkHandWritten fails the test unless the hand-written parts of
 // handWrittenPolicy are still there, comments included.
-func checkHandWritten(t *testing.T, doc *policy.Document) {
+func checkHandWritten(t *testing.T, doc *policyfile.Document) {
 	t.Helper()
 	body := string(doc.Bytes())
 	for _, want := range []string{
@@ -222,7 +222,7 @@ func checkHandWritten(t *testing.T, doc *policy.Document) {
 }
 
 // fragmentKeys are the fragments with qtail's marker, as KIND:NAME.
-func fragmentKeys(doc *policy.Document) map[string]bool {
+func fragmentKeys(doc *policyfile.Document) map[string]bool {
 	keys := map[string]bool{}
 	for _, f := range doc.Fragments() {
 		keys[string(f.Key.Kind)+":"+f.Key.Name] = true

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/qtail/terraform-provider-qtail/internal/policyfile"
 )
 
 // A change of several mutations is written whole or not at all, and its
@@ -15,12 +17,12 @@ import (
 func TestStoreApplyAllIsAllOrNothing(t *testing.T) {
 	b := newMemBackend(basePolicy)
 	s := NewStore(b, StoreOptions{Retry: testRetry(3), ConflictAttempts: 3, Quiet: 30 * time.Millisecond, Log: testLog(t)})
-	grant := func(name string) Mutation {
-		return Mutation{Key: Key{Kind: KindGrant, Name: name}, Value: grantValue(name)}
+	grant := func(name string) policyfile.Mutation {
+		return policyfile.Mutation{Key: policyfile.Key{Kind: policyfile.KindGrant, Name: name}, Value: grantValue(name)}
 	}
-	set := []Mutation{grant("set-a"), grant("set-b"), grant("set-c")}
+	set := []policyfile.Mutation{grant("set-a"), grant("set-b"), grant("set-c")}
 	// The second mutation conflicts with a tag owner written by hand.
-	broken := []Mutation{grant("broken-a"), {Key: Key{Kind: KindTagOwner, Name: "tag:db"}, Value: raw(`["someone@example.com"]`)}, grant("broken-c")}
+	broken := []policyfile.Mutation{grant("broken-a"), {Key: policyfile.Key{Kind: policyfile.KindTagOwner, Name: "tag:db"}, Value: raw(`["someone@example.com"]`)}, grant("broken-c")}
 	var wg sync.WaitGroup
 	var setErr, brokenErr, aloneErr error
 	wg.Add(3)
@@ -28,25 +30,25 @@ func TestStoreApplyAllIsAllOrNothing(t *testing.T) {
 	go func() { defer wg.Done(); brokenErr = s.ApplyAll(context.Background(), broken[0].Key, broken) }()
 	go func() { defer wg.Done(); aloneErr = s.Apply(context.Background(), grant("alone")) }()
 	wg.Wait()
-	var conflict *UnmanagedConflictError
+	var conflict *policyfile.UnmanagedConflictError
 	if setErr != nil || aloneErr != nil || !errors.As(brokenErr, &conflict) {
 		t.Fatalf("set: %v, alone: %v, broken: %v (want only the broken change to fail, on its tag owner)", setErr, aloneErr, brokenErr)
 	}
 	doc := mustParse(t, b.bytes())
 	for _, name := range []string{"set-a", "set-b", "set-c", "alone"} {
-		if f := doc.Get(Key{Kind: KindGrant, Name: name}); !f.Found || !f.Marked {
+		if f := doc.Get(policyfile.Key{Kind: policyfile.KindGrant, Name: name}); !f.Found || !f.Marked {
 			t.Errorf("%s was not written", name)
 		}
 	}
 	for _, name := range []string{"broken-a", "broken-c"} {
-		if f := doc.Get(Key{Kind: KindGrant, Name: name}); f.Found {
+		if f := doc.Get(policyfile.Key{Kind: policyfile.KindGrant, Name: name}); f.Found {
 			t.Errorf("%s of the refused change was written", name)
 		}
 	}
 	if c := b.counts(); c.writes != 1 {
 		t.Errorf("%d writes, want the three changes in 1", c.writes)
 	}
-	if err := s.ApplyAll(context.Background(), Key{}, nil); err != nil {
+	if err := s.ApplyAll(context.Background(), policyfile.Key{}, nil); err != nil {
 		t.Errorf("an empty change: %v", err)
 	}
 }
@@ -65,7 +67,7 @@ func TestPlannerBlameBisects(t *testing.T) {
 		return ""
 	}
 	p := NewPlanner(NewStore(b, StoreOptions{}))
-	var muts []Mutation
+	var muts []policyfile.Mutation
 	for i := range 32 {
 		dst := "100.64.0.1"
 		switch i {

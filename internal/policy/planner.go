@@ -6,6 +6,9 @@ import (
 	"errors"
 	"sync"
 	"time"
+
+	"github.com/qtail/terraform-provider-qtail/internal/batch"
+	"github.com/qtail/terraform-provider-qtail/internal/policyfile"
 )
 
 // Planner holds the fragment changes planned by one provider instance (one
@@ -33,36 +36,36 @@ import (
 // The writes themselves are gathered by the Store.
 type Planner struct {
 	store  *Store
-	checks *Batcher[*planCheck, error]
+	checks *batch.Batcher[*planCheck, error]
 
 	mu sync.Mutex
 	// planned are the changes that passed, one per key, in order: order
 	// lists the keys, at the index planned gives them.
-	planned map[Key]plannedChange
-	order   []Key
+	planned map[policyfile.Key]plannedChange
+	order   []policyfile.Key
 	// doc is the policy file as planned: the store's copy base with the
 	// planned changes applied, nil until needed.
-	doc     *Document
+	doc     *policyfile.Document
 	docBase *cached
-	hasRule map[string]bool // HasAllowAll by policy ETag
+	hasRule map[string]bool // policyfile.HasAllowAll by policy ETag
 	// warned is set once the plan has warned about the allow-all rule:
 	// one warning per plan, not one per fragment.
 	warned bool
 	// claims are the fragments that the resources of the plan write, by
 	// key without owner.
-	claims map[Key]Claim
+	claims map[policyfile.Key]Claim
 }
 
 // plannedChange is a planned change and its place in the order.
 type plannedChange struct {
-	mut Mutation
+	mut policyfile.Mutation
 	at  int
 }
 
 // planCheck is one queued check and the context of its caller.
 type planCheck struct {
 	ctx  context.Context
-	muts []Mutation
+	muts []policyfile.Mutation
 }
 
 // ValidateCallError is a failure to ask the server to validate the policy
@@ -79,26 +82,26 @@ const planCheckTimeout = 2 * time.Minute
 // of checks start as the Store's batches of writes do, and share their
 // estimate of Terraform's parallelism.
 func NewPlanner(store *Store) *Planner {
-	p := &Planner{store: store, hasRule: map[string]bool{}, planned: map[Key]plannedChange{}, claims: map[Key]Claim{}}
-	p.checks = NewBatcher(BatcherOptions[*planCheck]{
+	p := &Planner{store: store, hasRule: map[string]bool{}, planned: map[policyfile.Key]plannedChange{}, claims: map[policyfile.Key]Claim{}}
+	p.checks = batch.NewBatcher(batch.BatcherOptions[*planCheck]{
 		Quiet: store.quiet, MaxWait: store.maxWait, Parallelism: store.par,
-		OnBatch: func(batch []*planCheck, info BatchInfo) { store.logBatch(batch[0].ctx, "validate", info) },
+		OnBatch: func(checks []*planCheck, info batch.BatchInfo) { store.logBatch(checks[0].ctx, "validate", info) },
 	}, p.checkBatch)
 	return p
 }
 
 // Expect says that Terraform is on its way to plan the fragment of key (it
 // validates its resource's configuration): the batch of checks under way
-// waits for it (see Batcher) until Check or Forget. The Store expects its
-// change too.
-func (p *Planner) Expect(key Key) {
+// waits for it (see batch.Batcher) until Check or Forget. The Store
+// expects its change too.
+func (p *Planner) Expect(key policyfile.Key) {
 	p.checks.Expect(claimKey(key))
 	p.store.Expect(key)
 }
 
 // Forget says that the plan of the fragment of key needs no check, and,
 // unless changing, that it writes nothing either.
-func (p *Planner) Forget(key Key, changing bool) {
+func (p *Planner) Forget(key policyfile.Key, changing bool) {
 	p.checks.Forget(claimKey(key))
 	if !changing {
 		p.store.Forget(key)
@@ -106,14 +109,14 @@ func (p *Planner) Forget(key Key, changing bool) {
 }
 
 // Planned returns the changes planned so far, in order.
-func (p *Planner) Planned() []Mutation {
+func (p *Planner) Planned() []policyfile.Mutation {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.plannedLocked()
 }
 
-func (p *Planner) plannedLocked() []Mutation {
-	out := make([]Mutation, 0, len(p.planned))
+func (p *Planner) plannedLocked() []policyfile.Mutation {
+	out := make([]policyfile.Mutation, 0, len(p.planned))
 	for i, k := range p.order {
 		if c, ok := p.planned[k]; ok && c.at == i {
 			out = append(out, c.mut)
@@ -135,7 +138,7 @@ func (p *Planner) PlannedPolicy(ctx context.Context) ([]byte, error) {
 
 // plannedDocument returns the policy file as planned, with p.mu held: the
 // document is the Planner's own, to read before unlocking.
-func (p *Planner) plannedDocument(ctx context.Context) (*Document, error) {
+func (p *Planner) plannedDocument(ctx context.Context) (*policyfile.Document, error) {
 	c, err := p.store.get(ctx, false)
 	if err != nil {
 		return nil, err
@@ -158,14 +161,14 @@ func (p *Planner) plannedDocument(ctx context.Context) (*Document, error) {
 }
 
 // Record adds changes that need no check (removals) to the planned ones.
-func (p *Planner) Record(muts ...Mutation) {
+func (p *Planner) Record(muts ...policyfile.Mutation) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.acceptLocked(muts)
 }
 
 // acceptLocked plans muts, and applies them to the document as planned.
-func (p *Planner) acceptLocked(muts []Mutation) {
+func (p *Planner) acceptLocked(muts []policyfile.Mutation) {
 	for _, m := range muts {
 		p.planned[m.Key] = plannedChange{mut: m, at: len(p.order)}
 		p.order = append(p.order, m.Key)
@@ -204,7 +207,7 @@ func (p *Planner) allowAllPresent(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	present = HasAllowAll(doc)
+	present = policyfile.HasAllowAll(doc)
 	p.mu.Lock()
 	p.hasRule[c.snap.ETag] = present
 	p.mu.Unlock()
@@ -216,7 +219,7 @@ func (p *Planner) allowAllPresent(ctx context.Context) (bool, error) {
 // and the plan has not warned yet.
 func (p *Planner) WarnAllowAll(ctx context.Context) bool {
 	p.mu.Lock()
-	c, planned := p.planned[AllowAllKey()]
+	c, planned := p.planned[policyfile.AllowAllKey()]
 	done := p.warned || planned && c.mut.Delete
 	p.mu.Unlock()
 	if done {
@@ -237,7 +240,7 @@ func (p *Planner) WarnAllowAll(ctx context.Context) bool {
 // OwnershipConflict says why creating a fragment would take over an entry
 // that is someone else's.
 type OwnershipConflict struct {
-	Key Key
+	Key policyfile.Key
 	// Existing is the marked entry of the policy file with other content
 	// (another configuration owns it).
 	Existing json.RawMessage
@@ -248,12 +251,12 @@ type OwnershipConflict struct {
 // other content in the policy file. It returns nil when there is no such
 // entry. The approvers of an auto approver are shared, never someone
 // else's.
-func (p *Planner) OwnedElsewhere(ctx context.Context, key Key, value json.RawMessage) *OwnershipConflict {
-	if key.Kind == KindAutoApprover {
+func (p *Planner) OwnedElsewhere(ctx context.Context, key policyfile.Key, value json.RawMessage) *OwnershipConflict {
+	if key.Kind == policyfile.KindAutoApprover {
 		return nil
 	}
 	f, err := p.store.Read(ctx, key)
-	if err != nil || !f.Found || !f.Marked || SameJSON(f.Value, value) {
+	if err != nil || !f.Found || !f.Marked || policyfile.SameJSON(f.Value, value) {
 		return nil
 	}
 	return &OwnershipConflict{Key: key, Existing: f.Value}
@@ -274,7 +277,7 @@ type Claim struct {
 // fragment: each plan would undo the other's apply. Approvers of one route
 // are shared between configurations, but not between two resources of one
 // configuration either: one resource lists them all.
-func (p *Planner) Claim(key Key, c Claim) (Claim, bool) {
+func (p *Planner) Claim(key policyfile.Key, c Claim) (Claim, bool) {
 	k := key.List()
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -288,10 +291,10 @@ func (p *Planner) Claim(key Key, c Claim) (Claim, bool) {
 // Check validates muts against the policy file as it would be after the
 // changes planned so far and muts, and plans muts unless they are refused.
 // It returns nil, the error of applying muts to the policy file (such as
-// an *UnmanagedConflictError or a *TooLargeError), the server's rejection,
-// or a *ValidateCallError when the server could not be asked.
-func (p *Planner) Check(ctx context.Context, muts []Mutation) error {
-	var claim Key
+// a *policyfile.UnmanagedConflictError or a *TooLargeError), the server's
+// rejection, or a *ValidateCallError when the server could not be asked.
+func (p *Planner) Check(ctx context.Context, muts []policyfile.Mutation) error {
+	var claim policyfile.Key
 	if len(muts) > 0 {
 		claim = muts[len(muts)-1].Key
 	}
@@ -301,7 +304,7 @@ func (p *Planner) Check(ctx context.Context, muts []Mutation) error {
 // CheckAll is Check for the changes of a resource that writes several
 // fragments: claim is the key under which the resource was expected (see
 // Expect). The changes pass or fail together.
-func (p *Planner) CheckAll(ctx context.Context, claim Key, muts []Mutation) error {
+func (p *Planner) CheckAll(ctx context.Context, claim policyfile.Key, muts []policyfile.Mutation) error {
 	if p.store.Changing() {
 		// The process applies: the Store's writes check the changes.
 		p.Record(muts...)
@@ -396,7 +399,7 @@ func (p *Planner) validateBatch(ctx context.Context, batch []*planCheck) []error
 // the outcome of each change. A change that could not be checked gets a
 // *ValidateCallError. Independent changes (grants) are blamed exactly, in
 // about 2·k·log2(len(muts)) validations for k at fault.
-func (p *Planner) Blame(ctx context.Context, muts []Mutation) []error {
+func (p *Planner) Blame(ctx context.Context, muts []policyfile.Mutation) []error {
 	errs := make([]error, len(muts))
 	base, before, err := p.plannedCopy(ctx)
 	if err != nil {
@@ -450,7 +453,7 @@ func (p *Planner) Blame(ctx context.Context, muts []Mutation) []error {
 // plannedCopy returns a copy of the policy file as planned, and the policy
 // file as read, for validations; a failure to read it is a
 // *ValidateCallError.
-func (p *Planner) plannedCopy(ctx context.Context) (*Document, []byte, error) {
+func (p *Planner) plannedCopy(ctx context.Context) (*policyfile.Document, []byte, error) {
 	doc, err := p.plannedDocument(ctx)
 	if err != nil {
 		return nil, nil, &ValidateCallError{Err: err}
@@ -461,22 +464,12 @@ func (p *Planner) plannedCopy(ctx context.Context) (*Document, []byte, error) {
 
 // validate checks the size of doc against the policy file before, then
 // asks the server to validate it.
-func (p *Planner) validate(ctx context.Context, doc *Document, before []byte) error {
+func (p *Planner) validate(ctx context.Context, doc *policyfile.Document, before []byte) error {
 	out := doc.Bytes()
 	if err := checkSize(out, before, p.store.maxSize); err != nil {
 		return err
 	}
 	return p.store.backend.Validate(ctx, out)
-}
-
-// applyAll applies muts to doc in order and stops at the first error.
-func applyAll(doc *Document, muts []Mutation) error {
-	for _, m := range muts {
-		if err := doc.Apply(m); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // validateError is the outcome of a validation that returned err: the

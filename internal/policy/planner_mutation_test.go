@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/qtail/terraform-provider-qtail/internal/policyfile"
 )
 
 func TestPlannerOrderStaysBounded(t *testing.T) {
@@ -64,15 +66,15 @@ func TestPlannedPolicyFollowsTheStoreCopy(t *testing.T) {
 
 func TestPlannerClaims(t *testing.T) {
 	p := NewPlanner(NewStore(newMemBackend("{}"), StoreOptions{}))
-	first := Key{Kind: KindAutoApprover, Name: ExitNodeName, Owner: "aaaaaaaaaa"}
+	first := policyfile.Key{Kind: policyfile.KindAutoApprover, Name: policyfile.ExitNodeName, Owner: "aaaaaaaaaa"}
 	if c, taken := p.Claim(first, Claim{Who: "one"}); taken || c != (Claim{}) {
 		t.Errorf("first claim: %+v, %v", c, taken)
 	}
 	// The same list under another owner is the same claim.
-	if c, taken := p.Claim(Key{Kind: KindAutoApprover, Name: ExitNodeName, Owner: "bbbbbbbbbb"}, Claim{Who: "two"}); !taken || c.Who != "one" {
+	if c, taken := p.Claim(policyfile.Key{Kind: policyfile.KindAutoApprover, Name: policyfile.ExitNodeName, Owner: "bbbbbbbbbb"}, Claim{Who: "two"}); !taken || c.Who != "one" {
 		t.Errorf("second claim: %+v, %v", c, taken)
 	}
-	if _, taken := p.Claim(RouteKey("10.0.0.0/8"), Claim{Who: "three"}); taken {
+	if _, taken := p.Claim(policyfile.RouteKey("10.0.0.0/8"), Claim{Who: "three"}); taken {
 		t.Error("another list is taken")
 	}
 }
@@ -83,7 +85,7 @@ func TestPlannerCheckWhileApplying(t *testing.T) {
 	s := NewStore(b, StoreOptions{Retry: testRetry(3), ConflictAttempts: 3, Quiet: -1})
 	p := NewPlanner(s)
 	ctx := context.Background()
-	if err := s.Put(ctx, Key{Kind: KindGrant, Name: "w"}, grantValue("w")); err != nil {
+	if err := s.Put(ctx, policyfile.Key{Kind: policyfile.KindGrant, Name: "w"}, grantValue("w")); err != nil {
 		t.Fatal(err)
 	}
 	// The process applies: a check records the change unchecked.
@@ -121,7 +123,7 @@ func TestPlannerCheckOutcomes(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A change that cannot be applied fails on its own, unchecked.
-	err = p.Check(ctx, []Mutation{{Key: Key{Kind: KindGrant, Name: "three"}, Value: raw(`[]`)}})
+	err = p.Check(ctx, []policyfile.Mutation{{Key: policyfile.Key{Kind: policyfile.KindGrant, Name: "three"}, Value: raw(`[]`)}})
 	if err == nil || IsRejected(err) {
 		t.Errorf("an invalid value: %v", err)
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/qtail/terraform-provider-qtail/internal/policyfile"
 )
 
 // rejectBad refuses a policy file that mentions "bad", as a server refuses
@@ -18,8 +20,8 @@ func rejectBad(body []byte) string {
 	return ""
 }
 
-func grantPut(name, dst string) []Mutation {
-	return []Mutation{{Key: Key{Kind: KindGrant, Name: name},
+func grantPut(name, dst string) []policyfile.Mutation {
+	return []policyfile.Mutation{{Key: policyfile.Key{Kind: policyfile.KindGrant, Name: name},
 		Value: json.RawMessage(`{"src":["*"],"dst":["` + dst + `"],"ip":["*"]}`)}}
 }
 
@@ -130,17 +132,17 @@ func TestPlannerOwnedElsewhere(t *testing.T) {
 		t.Fatal(err)
 	}
 	other := json.RawMessage(`{"src":["*"],"dst":["x"],"ip":["*"]}`)
-	if c := p.OwnedElsewhere(ctx, Key{Kind: KindGrant, Name: "mine"}, other); c != nil {
+	if c := p.OwnedElsewhere(ctx, policyfile.Key{Kind: policyfile.KindGrant, Name: "mine"}, other); c != nil {
 		t.Errorf("a key only planned, not in the file: %+v, want no conflict (claims catch it)", c)
 	}
-	c := p.OwnedElsewhere(ctx, Key{Kind: KindGrant, Name: "theirs"}, other)
-	if c == nil || !SameJSON(c.Existing, json.RawMessage(`{"src":["*"],"dst":["tag:x"],"ip":["*"]}`)) {
+	c := p.OwnedElsewhere(ctx, policyfile.Key{Kind: policyfile.KindGrant, Name: "theirs"}, other)
+	if c == nil || !policyfile.SameJSON(c.Existing, json.RawMessage(`{"src":["*"],"dst":["tag:x"],"ip":["*"]}`)) {
 		t.Errorf("a marked entry with other content: %+v, want a conflict with the existing value", c)
 	}
-	if c := p.OwnedElsewhere(ctx, Key{Kind: KindGrant, Name: "theirs"}, json.RawMessage(`{"dst":["tag:x"],"ip":["*"],"src":["*"]}`)); c != nil {
+	if c := p.OwnedElsewhere(ctx, policyfile.Key{Kind: policyfile.KindGrant, Name: "theirs"}, json.RawMessage(`{"dst":["tag:x"],"ip":["*"],"src":["*"]}`)); c != nil {
 		t.Errorf("a marked entry with the same content: %+v, want no conflict", c)
 	}
-	if c := p.OwnedElsewhere(ctx, Key{Kind: KindGrant, Name: "free"}, other); c != nil {
+	if c := p.OwnedElsewhere(ctx, policyfile.Key{Kind: policyfile.KindGrant, Name: "free"}, other); c != nil {
 		t.Errorf("a free key: %+v, want no conflict", c)
 	}
 }
@@ -157,7 +159,7 @@ func TestPlannerWarnsAboutAllowAllOnce(t *testing.T) {
 	}
 
 	p = NewPlanner(NewStore(newMemBackend(withRule), StoreOptions{}))
-	p.Record(Mutation{Key: AllowAllKey(), Delete: true})
+	p.Record(policyfile.Mutation{Key: policyfile.AllowAllKey(), Delete: true})
 	if p.WarnAllowAll(ctx) {
 		t.Error("a warning although the plan removes the rule")
 	}

@@ -1,3 +1,29 @@
+// Package policy keeps the tailnet policy file of one process: a Store
+// that reads the file once and writes the fragments qtail owns, and a
+// Planner that checks at plan time the changes to them. The file is edited
+// with the policyfile package, and concurrent changes are gathered by the
+// batch package.
+//
+// # Concurrency
+//
+// A Store serves many fragment reads with one policy read, and gathers
+// concurrent changes into one read-modify-write guarded by If-Match,
+// rebased and retried on 412 within a bounded, jittered budget. When the
+// server rejects a batch (400), each change of the batch is written again
+// on its own, once, so that only the fragment at fault fails.
+//
+// A Planner, next to the Store, holds the changes that a Terraform plan
+// makes to the fragments and validates each against the policy file as it
+// will be, with the server's Validate; concurrent checks share one
+// validation and are isolated the same way. The Store's writes and the
+// Planner's checks are gathered by batchers (batch.Batcher) that share
+// their estimate of Terraform's parallelism.
+//
+// # Size
+//
+// The Store writes, and the Planner plans, no change that would make the
+// policy file larger than the file as read and than StoreOptions.MaxSize
+// (MaxPolicySize unless set): such a change fails with a *TooLargeError.
 package policy
 
 import (
@@ -6,19 +32,23 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/qtail/terraform-provider-qtail/internal/batch"
+	"github.com/qtail/terraform-provider-qtail/internal/policyfile"
 	"github.com/qtail/terraform-provider-qtail/internal/retry"
 )
 
 // Defaults of the batching and of the 412 budget.
 const (
-	// DefaultQuiet is the shortest quiet period of a Batcher (the Store's
-	// writes, the Planner's validations): how long a batch that is not
-	// known to be complete waits with no new request before it runs. It
-	// grows with the gaps between the arrivals of the batch (see Batcher).
+	// DefaultQuiet is the shortest quiet period of a batch.Batcher (the
+	// Store's writes, the Planner's validations): how long a batch that is
+	// not known to be complete waits with no new request before it runs.
+	// It grows with the gaps between the arrivals of the batch (see
+	// batch.Batcher).
 	DefaultQuiet = 25 * time.Millisecond
 	// DefaultMaxWait bounds the wait of a batch.
 	DefaultMaxWait = 400 * time.Millisecond
@@ -38,7 +68,7 @@ type StoreOptions struct {
 	// DefaultConflictAttempts.
 	ConflictAttempts int
 	// Quiet is the shortest quiet period of a batch of writes or of
-	// plan-time checks, and MaxWait bounds its wait (see Batcher). Zero
+	// plan-time checks, and MaxWait bounds its wait (see batch.Batcher). Zero
 	// means DefaultQuiet and DefaultMaxWait; a negative Quiet does not
 	// wait.
 	Quiet   time.Duration
@@ -60,11 +90,11 @@ type StoreOptions struct {
 // with If-Match, and answers every caller. On a 412 it reads again and
 // re-applies the whole batch, with bounded jittered retries.
 //
-// A change that fails on its own (an *UnmanagedConflictError, an invalid
-// value) fails only its caller; the others are still written. When the
-// server rejects a batch (HTTP 400), each of its changes is written again
-// on its own, once, so that only the culprit fails with the server's
-// message.
+// A change that fails on its own (a *policyfile.UnmanagedConflictError,
+// an invalid value) fails only its caller; the others are still written.
+// When the server rejects a batch (HTTP 400), each of its changes is
+// written again on its own, once, so that only the culprit fails with the
+// server's message.
 //
 // The copy is replaced by every successful write (qtail knows the bytes
 // it wrote and the new ETag) and dropped on a 412. Refresh forces a read.
@@ -78,9 +108,9 @@ type Store struct {
 	// quiet and maxWait are the batching settings, which the Planner
 	// shares, and par the estimate of Terraform's parallelism.
 	quiet, maxWait time.Duration
-	par            *Parallelism
+	par            *batch.Parallelism
 	// writes gathers concurrent changes into batches for cycle.
-	writes *Batcher[*request, error]
+	writes *batch.Batcher[*request, error]
 	// changing is set once the Store was asked to change the file: the
 	// process applies a plan.
 	changing atomic.Bool
@@ -96,14 +126,14 @@ type Store struct {
 type cached struct {
 	snap Snapshot
 	once sync.Once
-	doc  *Document
+	doc  *policyfile.Document
 	err  error
 }
 
-func (c *cached) document() (*Document, error) {
+func (c *cached) document() (*policyfile.Document, error) {
 	c.once.Do(func() {
 		if c.doc == nil {
-			c.doc, c.err = Parse(c.snap.HuJSON)
+			c.doc, c.err = policyfile.Parse(c.snap.HuJSON)
 		}
 	})
 	return c.doc, c.err
@@ -121,12 +151,12 @@ type load struct {
 // nothing, and the context of its caller.
 type request struct {
 	ctx  context.Context
-	muts []Mutation
+	muts []policyfile.Mutation
 }
 
 // NewStore returns a Store over b.
 func NewStore(b Backend, opts StoreOptions) *Store {
-	s := &Store{backend: b, retry: opts.Retry, attempts: opts.ConflictAttempts, log: opts.Log, par: &Parallelism{}}
+	s := &Store{backend: b, retry: opts.Retry, attempts: opts.ConflictAttempts, log: opts.Log, par: &batch.Parallelism{}}
 	if s.attempts <= 0 {
 		s.attempts = DefaultConflictAttempts
 	}
@@ -144,15 +174,15 @@ func NewStore(b Backend, opts StoreOptions) *Store {
 	if s.maxWait <= 0 {
 		s.maxWait = DefaultMaxWait
 	}
-	s.writes = NewBatcher(BatcherOptions[*request]{
+	s.writes = batch.NewBatcher(batch.BatcherOptions[*request]{
 		Quiet: s.quiet, MaxWait: s.maxWait, Parallelism: s.par,
-		OnBatch: func(batch []*request, info BatchInfo) { s.logBatch(batch[0].ctx, "write", info) },
+		OnBatch: func(reqs []*request, info batch.BatchInfo) { s.logBatch(reqs[0].ctx, "write", info) },
 	}, s.writeBatch)
 	return s
 }
 
 // logBatch records one batch of kind (write or validate).
-func (s *Store) logBatch(ctx context.Context, kind string, info BatchInfo) {
+func (s *Store) logBatch(ctx context.Context, kind string, info batch.BatchInfo) {
 	s.log(ctx, "policy batch", map[string]any{
 		"batch": kind, "size": info.Size, "wait_ms": info.Wait.Milliseconds(), "reason": info.Reason,
 		"target": info.Target, "missing": info.Missing,
@@ -162,16 +192,16 @@ func (s *Store) logBatch(ctx context.Context, kind string, info BatchInfo) {
 // claimKey is the key under which batchers expect the request of a
 // fragment: its kind and name, whatever its owner (not known before it is
 // created).
-func claimKey(k Key) string { return string(k.Kind) + ":" + k.Name }
+func claimKey(k policyfile.Key) string { return string(k.Kind) + ":" + k.Name }
 
 // Expect says that Terraform is on its way to change the fragment of key
 // (it validates or plans its resource): the batch of writes under way waits
-// for it (see Batcher) unless Forget says it will not come.
-func (s *Store) Expect(key Key) { s.writes.Expect(claimKey(key)) }
+// for it (see batch.Batcher) unless Forget says it will not come.
+func (s *Store) Expect(key policyfile.Key) { s.writes.Expect(claimKey(key)) }
 
 // Forget says that no change of the fragment of key follows: its plan
 // failed, or changes nothing.
-func (s *Store) Forget(key Key) { s.writes.Forget(claimKey(key)) }
+func (s *Store) Forget(key policyfile.Key) { s.writes.Forget(claimKey(key)) }
 
 // Changing reports whether the Store was asked to change the policy file:
 // the process applies a plan. Terraform plans each resource again just
@@ -198,26 +228,26 @@ func (s *Store) Refresh(ctx context.Context) (Snapshot, error) {
 }
 
 // Read returns the fragment of key from the kept copy of the policy file.
-func (s *Store) Read(ctx context.Context, key Key) (Fragment, error) {
+func (s *Store) Read(ctx context.Context, key policyfile.Key) (policyfile.Fragment, error) {
 	return s.Lookup(ctx, key, nil)
 }
 
 // Lookup is Read that also finds an unmarked grant or test identical to
-// want; see Document.Lookup.
-func (s *Store) Lookup(ctx context.Context, key Key, want json.RawMessage) (Fragment, error) {
+// want; see policyfile.Document.Lookup.
+func (s *Store) Lookup(ctx context.Context, key policyfile.Key, want json.RawMessage) (policyfile.Fragment, error) {
 	c, err := s.get(ctx, false)
 	if err != nil {
-		return Fragment{}, err
+		return policyfile.Fragment{}, err
 	}
 	doc, err := c.document()
 	if err != nil {
-		return Fragment{}, err
+		return policyfile.Fragment{}, err
 	}
 	return doc.Lookup(key, want), nil
 }
 
 // Fragments lists the fragments qtail owns in the kept copy.
-func (s *Store) Fragments(ctx context.Context) ([]OwnedFragment, error) {
+func (s *Store) Fragments(ctx context.Context) ([]policyfile.OwnedFragment, error) {
 	c, err := s.get(ctx, false)
 	if err != nil {
 		return nil, err
@@ -231,7 +261,7 @@ func (s *Store) Fragments(ctx context.Context) ([]OwnedFragment, error) {
 
 // Preview returns the policy file as it would be after muts, applied in
 // order to the kept copy, without writing it.
-func (s *Store) Preview(ctx context.Context, muts ...Mutation) ([]byte, error) {
+func (s *Store) Preview(ctx context.Context, muts ...policyfile.Mutation) ([]byte, error) {
 	c, err := s.get(ctx, false)
 	if err != nil {
 		return nil, err
@@ -249,29 +279,30 @@ func (s *Store) Preview(ctx context.Context, muts ...Mutation) ([]byte, error) {
 	return doc.Bytes(), nil
 }
 
-// Put creates or updates the fragment of key. See Document.Apply.
-func (s *Store) Put(ctx context.Context, key Key, value json.RawMessage) error {
-	return s.Apply(ctx, Mutation{Key: key, Value: value})
+// Put creates or updates the fragment of key. See
+// policyfile.Document.Apply.
+func (s *Store) Put(ctx context.Context, key policyfile.Key, value json.RawMessage) error {
+	return s.Apply(ctx, policyfile.Mutation{Key: key, Value: value})
 }
 
 // Delete removes the fragment of key. Deleting a fragment that is not
 // there is not an error.
-func (s *Store) Delete(ctx context.Context, key Key) error {
-	return s.Apply(ctx, Mutation{Key: key, Delete: true})
+func (s *Store) Delete(ctx context.Context, key policyfile.Key) error {
+	return s.Apply(ctx, policyfile.Mutation{Key: key, Delete: true})
 }
 
 // Apply queues m, waits until the batch that holds it is written, and
 // returns m's own outcome. When ctx ends first, Apply returns at once; a
 // change already taken into a batch may still be written.
-func (s *Store) Apply(ctx context.Context, m Mutation) error {
-	return s.ApplyAll(ctx, m.Key, []Mutation{m})
+func (s *Store) Apply(ctx context.Context, m policyfile.Mutation) error {
+	return s.ApplyAll(ctx, m.Key, []policyfile.Mutation{m})
 }
 
 // ApplyAll is Apply for several mutations that succeed or fail together:
 // they are written in the same batch, in order, or not at all. claim is
 // the key under which the change was expected (see Expect), the key of
 // one of muts.
-func (s *Store) ApplyAll(ctx context.Context, claim Key, muts []Mutation) error {
+func (s *Store) ApplyAll(ctx context.Context, claim policyfile.Key, muts []policyfile.Mutation) error {
 	if len(muts) == 0 {
 		return nil
 	}
@@ -384,7 +415,7 @@ func (s *Store) cycle(ctx context.Context, batch []*request, isolate bool) []err
 		case IsRejected(err) && isolate && len(applied) > 1:
 			return s.isolate(ctx, batch, applied, errs, err)
 		case IsRejected(err):
-			var keys []Key
+			var keys []policyfile.Key
 			for _, i := range applied {
 				for _, m := range batch[i].muts {
 					keys = append(keys, m.Key)
@@ -402,7 +433,7 @@ func (s *Store) cycle(ctx context.Context, batch []*request, isolate bool) []err
 // applyRequests applies the requests of batch, in order, to a copy of
 // base, each all or nothing, sets errs[i] to the outcome of batch[i], and
 // returns the copy and the indexes of the requests applied.
-func applyRequests(base *Document, batch []*request, errs []error) (*Document, []int) {
+func applyRequests(base *policyfile.Document, batch []*request, errs []error) (*policyfile.Document, []int) {
 	doc := base.Clone()
 	var applied []int
 	for i, r := range batch {
@@ -420,6 +451,16 @@ func applyRequests(base *Document, batch []*request, errs []error) (*Document, [
 		applied = append(applied, i)
 	}
 	return doc, applied
+}
+
+// applyAll applies muts to doc in order and stops at the first error.
+func applyAll(doc *policyfile.Document, muts []policyfile.Mutation) error {
+	for _, m := range muts {
+		if err := doc.Apply(m); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // isolate writes the applied changes of a batch that was refused one at a
@@ -494,7 +535,7 @@ func (s *Store) read(ctx context.Context, l *load) {
 
 // replace keeps the snapshot just written, and doc, the document whose
 // bytes it holds.
-func (s *Store) replace(base *cached, snap Snapshot, doc *Document) {
+func (s *Store) replace(base *cached, snap Snapshot, doc *policyfile.Document) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.gen++
@@ -524,3 +565,44 @@ func (s *Store) drop(base *cached) {
 func isContextError(err error) bool {
 	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
+
+// ContentionError reports that every attempt to write the policy file was
+// refused with HTTP 412 because the file kept changing between the read
+// and the write. Nothing of the batch was written.
+type ContentionError struct {
+	// Attempts is the number of writes tried.
+	Attempts int
+	// Err is the last refusal.
+	Err error
+}
+
+// Error says how many attempts were made and why they failed.
+func (e *ContentionError) Error() string {
+	return fmt.Sprintf("policy: gave up after %d attempts to write the policy file: it kept changing underneath "+
+		"(each write was refused with HTTP 412 because the file had changed since it was read; last error: %v); "+
+		"nothing was written, run the apply again", e.Attempts, e.Err)
+}
+
+// Unwrap returns the last refusal.
+func (e *ContentionError) Unwrap() error { return e.Err }
+
+// RejectedError reports that the server refused the policy file that
+// contained a fragment (HTTP 400: an invalid policy or a failing test).
+type RejectedError struct {
+	// Keys are the fragments of the refused write.
+	Keys []policyfile.Key
+	// Err is the server's error, with its message.
+	Err error
+}
+
+// Error names the fragments and gives the server's message.
+func (e *RejectedError) Error() string {
+	names := make([]string, len(e.Keys))
+	for i, k := range e.Keys {
+		names[i] = k.String()
+	}
+	return fmt.Sprintf("policy: the server rejected the policy file with %s: %v", strings.Join(names, ", "), e.Err)
+}
+
+// Unwrap returns the server's error.
+func (e *RejectedError) Unwrap() error { return e.Err }

@@ -6,7 +6,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
+
+	"github.com/qtail/terraform-provider-qtail/internal/policyfile"
 )
 
 // logRecords collects the Store's log records.
@@ -42,7 +45,7 @@ func TestStoreZeroOptionsTakeTheDefaults(t *testing.T) {
 	b := newMemBackend(basePolicy)
 	b.storm = DefaultConflictAttempts - 1
 	s := NewStore(b, StoreOptions{Retry: testRetry(3), Quiet: -1})
-	if err := s.Put(context.Background(), Key{Kind: KindGrant, Name: "g"}, grantValue("g")); err != nil {
+	if err := s.Put(context.Background(), policyfile.Key{Kind: policyfile.KindGrant, Name: "g"}, grantValue("g")); err != nil {
 		t.Fatalf("Put through %d conflicts: %v", DefaultConflictAttempts-1, err)
 	}
 	if c := b.counts(); c.sets != DefaultConflictAttempts || c.writes != 1 {
@@ -51,7 +54,7 @@ func TestStoreZeroOptionsTakeTheDefaults(t *testing.T) {
 	b.mu.Lock()
 	b.storm = DefaultConflictAttempts
 	b.mu.Unlock()
-	err := s.Put(context.Background(), Key{Kind: KindGrant, Name: "h"}, grantValue("h"))
+	err := s.Put(context.Background(), policyfile.Key{Kind: policyfile.KindGrant, Name: "h"}, grantValue("h"))
 	var ce *ContentionError
 	if !errors.As(err, &ce) || ce.Attempts != DefaultConflictAttempts {
 		t.Errorf("err = %v, want a *ContentionError after %d attempts", err, DefaultConflictAttempts)
@@ -60,43 +63,44 @@ func TestStoreZeroOptionsTakeTheDefaults(t *testing.T) {
 
 func TestStoreQuietAndMaxWaitDefaults(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct {
-		name       string
-		opts       StoreOptions
-		reason     string
-		minWait    int64
-		maxWaitCap int64
-	}{
-		// Zero Quiet waits DefaultQuiet (25ms) with no other request.
-		{"zero quiet", StoreOptions{}, "quiet", 20, 390},
-		// A negative Quiet does not wait.
-		{"negative quiet", StoreOptions{Quiet: -1}, "now", 0, 390},
-		// Zero MaxWait is DefaultMaxWait, not an immediate start.
-		{"zero max wait", StoreOptions{Quiet: 100 * time.Millisecond}, "quiet", 90, 390},
-	} {
-		b := newMemBackend(basePolicy)
-		l := &logRecords{}
-		tc.opts.Retry, tc.opts.Log = testRetry(3), l.log
-		s := NewStore(b, tc.opts)
-		if err := s.Put(context.Background(), Key{Kind: KindGrant, Name: "g"}, grantValue("g")); err != nil {
-			t.Fatal(err)
+	synctest.Test(t, func(t *testing.T) {
+		for _, tc := range []struct {
+			name   string
+			opts   StoreOptions
+			reason string
+			waitMS int64
+		}{
+			// Zero Quiet waits DefaultQuiet (25ms) with no other request.
+			{"zero quiet", StoreOptions{}, "quiet", 25},
+			// A negative Quiet does not wait.
+			{"negative quiet", StoreOptions{Quiet: -1}, "now", 0},
+			// Zero MaxWait is DefaultMaxWait, not an immediate start.
+			{"zero max wait", StoreOptions{Quiet: 100 * time.Millisecond}, "quiet", 100},
+		} {
+			b := newMemBackend(basePolicy)
+			l := &logRecords{}
+			tc.opts.Retry, tc.opts.Log = testRetry(3), l.log
+			s := NewStore(b, tc.opts)
+			if err := s.Put(context.Background(), policyfile.Key{Kind: policyfile.KindGrant, Name: "g"}, grantValue("g")); err != nil {
+				t.Fatal(err)
+			}
+			bs := l.batches()
+			if len(bs) != 1 || bs[0]["reason"] != tc.reason || bs[0]["size"] != 1 || bs[0]["batch"] != "write" {
+				t.Errorf("%s: batches %v, want one write batch of 1 that started for %q", tc.name, bs, tc.reason)
+				continue
+			}
+			if w, _ := bs[0]["wait_ms"].(int64); w != tc.waitMS {
+				t.Errorf("%s: waited %dms, want %dms", tc.name, w, tc.waitMS)
+			}
 		}
-		bs := l.batches()
-		if len(bs) != 1 || bs[0]["reason"] != tc.reason || bs[0]["size"] != 1 || bs[0]["batch"] != "write" {
-			t.Errorf("%s: batches %v, want one write batch of 1 that started for %q", tc.name, bs, tc.reason)
-			continue
-		}
-		if w, _ := bs[0]["wait_ms"].(int64); w < tc.minWait || w > tc.maxWaitCap {
-			t.Errorf("%s: waited %dms, want %d to %d", tc.name, w, tc.minWait, tc.maxWaitCap)
-		}
-	}
+	})
 }
 
 func TestStoreSingleRejectedChangeIsWrittenOnce(t *testing.T) {
 	b := newMemBackend(basePolicy)
 	b.reject = func([]byte) string { return "tests failed" }
 	s := NewStore(b, StoreOptions{Retry: testRetry(3), ConflictAttempts: 3, Quiet: -1})
-	key := Key{Kind: KindGrant, Name: "bad"}
+	key := policyfile.Key{Kind: policyfile.KindGrant, Name: "bad"}
 	err := s.Put(context.Background(), key, grantValue("bad"))
 	var re *RejectedError
 	if !errors.As(err, &re) || len(re.Keys) != 1 || re.Keys[0] != key || !strings.Contains(err.Error(), "tests failed") {
@@ -109,48 +113,50 @@ func TestStoreSingleRejectedChangeIsWrittenOnce(t *testing.T) {
 
 func TestStoreTooLargeBatchIsIsolated(t *testing.T) {
 	t.Parallel()
-	// Each change fits on its own; both together do not. Isolation writes
-	// the first and refuses the second.
-	b := newMemBackend(basePolicy)
-	doc := mustParse(t, []byte(basePolicy))
-	if err := doc.Put(Key{Kind: KindGrant, Name: "a"}, grantValue("a")); err != nil {
-		t.Fatal(err)
-	}
-	limit := len(doc.Bytes()) + 10
-	l := &logRecords{}
-	s := NewStore(b, StoreOptions{Retry: testRetry(3), ConflictAttempts: 3, MaxSize: limit, Quiet: 50 * time.Millisecond, Log: l.log})
-	errs := make([]error, 2)
-	var wg sync.WaitGroup
-	for i, name := range []string{"a", "b"} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			time.Sleep(time.Duration(i) * 10 * time.Millisecond)
-			errs[i] = s.Put(context.Background(), Key{Kind: KindGrant, Name: name}, grantValue(name))
-		}()
-	}
-	wg.Wait()
-	var tl *TooLargeError
-	if errs[0] != nil || !errors.As(errs[1], &tl) || tl.Limit != limit {
-		t.Fatalf("errors %v, want the first written and the second too large", errs)
-	}
-	if c := b.counts(); c.writes != 1 || c.sets != 1 {
-		t.Errorf("counts %+v, want 1 write", c)
-	}
-	if got := string(b.bytes()); got != string(doc.Bytes()) {
-		t.Errorf("file:\n%s\nwant\n%s", got, doc.Bytes())
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	isolated := false
-	for i, m := range l.records {
-		if strings.HasPrefix(m, "policy write refused: writing its changes one at a time") && l.fields[i]["changes"] == 2 {
-			isolated = true
+	synctest.Test(t, func(t *testing.T) {
+		// Each change fits on its own; both together do not. Isolation writes
+		// the first and refuses the second.
+		b := newMemBackend(basePolicy)
+		doc := mustParse(t, []byte(basePolicy))
+		if err := doc.Put(policyfile.Key{Kind: policyfile.KindGrant, Name: "a"}, grantValue("a")); err != nil {
+			t.Fatal(err)
 		}
-	}
-	if !isolated {
-		t.Errorf("the batch of 2 was not isolated: %v", l.records)
-	}
+		limit := len(doc.Bytes()) + 10
+		l := &logRecords{}
+		s := NewStore(b, StoreOptions{Retry: testRetry(3), ConflictAttempts: 3, MaxSize: limit, Quiet: 50 * time.Millisecond, Log: l.log})
+		errs := make([]error, 2)
+		var wg sync.WaitGroup
+		for i, name := range []string{"a", "b"} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				pause(time.Duration(i) * 10 * time.Millisecond)
+				errs[i] = s.Put(context.Background(), policyfile.Key{Kind: policyfile.KindGrant, Name: name}, grantValue(name))
+			}()
+		}
+		wg.Wait()
+		var tl *TooLargeError
+		if errs[0] != nil || !errors.As(errs[1], &tl) || tl.Limit != limit {
+			t.Fatalf("errors %v, want the first written and the second too large", errs)
+		}
+		if c := b.counts(); c.writes != 1 || c.sets != 1 {
+			t.Errorf("counts %+v, want 1 write", c)
+		}
+		if got := string(b.bytes()); got != string(doc.Bytes()) {
+			t.Errorf("file:\n%s\nwant\n%s", got, doc.Bytes())
+		}
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		isolated := false
+		for i, m := range l.records {
+			if strings.HasPrefix(m, "policy write refused: writing its changes one at a time") && l.fields[i]["changes"] == 2 {
+				isolated = true
+			}
+		}
+		if !isolated {
+			t.Errorf("the batch of 2 was not isolated: %v", l.records)
+		}
+	})
 }
 
 func TestCheckSizeBounds(t *testing.T) {
@@ -177,88 +183,95 @@ func TestCheckSizeBounds(t *testing.T) {
 
 func TestStoreWriteStopsWhenEveryCallerLeft(t *testing.T) {
 	t.Parallel()
-	// The only caller gives up while the write is under way: the write
-	// is abandoned.
-	b := newMemBackend(basePolicy)
-	b.latency = 150 * time.Millisecond
-	s := NewStore(b, StoreOptions{Retry: testRetry(3), ConflictAttempts: 3, Quiet: -1})
-	if _, err := s.Snapshot(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
-	defer cancel()
-	err := s.Put(ctx, Key{Kind: KindGrant, Name: "g"}, grantValue("g"))
-	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "may or may not have been applied") {
-		t.Fatalf("err = %v, want the end of the wait for a write under way", err)
-	}
-	time.Sleep(300 * time.Millisecond)
-	if c := b.counts(); c.sets != 0 || c.writes != 0 {
-		t.Errorf("counts %+v, want the write abandoned", c)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		// The only caller gives up while the write is under way: the write
+		// is abandoned.
+		b := newMemBackend(basePolicy)
+		b.latency = 150 * time.Millisecond
+		s := NewStore(b, StoreOptions{Retry: testRetry(3), ConflictAttempts: 3, Quiet: -1})
+		if _, err := s.Snapshot(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+		defer cancel()
+		err := s.Put(ctx, policyfile.Key{Kind: policyfile.KindGrant, Name: "g"}, grantValue("g"))
+		if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "may or may not have been applied") {
+			t.Fatalf("err = %v, want the end of the wait for a write under way", err)
+		}
+		// Past the write's latency, once every goroutine is blocked, the
+		// write has ended.
+		pause(300 * time.Millisecond)
+		synctest.Wait()
+		if c := b.counts(); c.sets != 0 || c.writes != 0 {
+			t.Errorf("counts %+v, want the write abandoned", c)
+		}
 
-	// Another caller in the same batch still waits: the write goes on.
-	b2 := newMemBackend(basePolicy)
-	b2.latency = 50 * time.Millisecond
-	s2 := NewStore(b2, StoreOptions{Retry: testRetry(3), ConflictAttempts: 3, Quiet: 30 * time.Millisecond})
-	short, stop := context.WithTimeout(context.Background(), 60*time.Millisecond)
-	defer stop()
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		_ = s2.Put(short, Key{Kind: KindGrant, Name: "a"}, grantValue("a"))
-	}()
-	if err := s2.Put(context.Background(), Key{Kind: KindGrant, Name: "b"}, grantValue("b")); err != nil {
-		t.Fatal(err)
-	}
-	wg.Wait()
-	if c := b2.counts(); c.writes != 1 {
-		t.Errorf("counts %+v, want the write made for the caller that stayed", c)
-	}
+		// Another caller in the same batch still waits: the write goes on.
+		b2 := newMemBackend(basePolicy)
+		b2.latency = 50 * time.Millisecond
+		s2 := NewStore(b2, StoreOptions{Retry: testRetry(3), ConflictAttempts: 3, Quiet: 30 * time.Millisecond})
+		short, stop := context.WithTimeout(context.Background(), 60*time.Millisecond)
+		defer stop()
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = s2.Put(short, policyfile.Key{Kind: policyfile.KindGrant, Name: "a"}, grantValue("a"))
+		}()
+		if err := s2.Put(context.Background(), policyfile.Key{Kind: policyfile.KindGrant, Name: "b"}, grantValue("b")); err != nil {
+			t.Fatal(err)
+		}
+		wg.Wait()
+		if c := b2.counts(); c.writes != 1 {
+			t.Errorf("counts %+v, want the write made for the caller that stayed", c)
+		}
+	})
 }
 
 func TestStoreReaderTakesOverAnAbandonedRead(t *testing.T) {
 	t.Parallel()
-	b := newMemBackend(basePolicy)
-	b.latency = 100 * time.Millisecond
-	s := NewStore(b, StoreOptions{Retry: testRetry(3), ConflictAttempts: 3})
-	short, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
-	defer cancel()
-	var wg sync.WaitGroup
-	var shortErr error
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		_, shortErr = s.Snapshot(short)
-	}()
-	time.Sleep(10 * time.Millisecond) // the short reader's Get is under way
-	snap, err := s.Snapshot(context.Background())
-	wg.Wait()
-	if !errors.Is(shortErr, context.DeadlineExceeded) {
-		t.Errorf("short reader: %v", shortErr)
-	}
-	if err != nil || string(snap.HuJSON) != basePolicy {
-		t.Fatalf("the reader that stayed: %v", err)
-	}
-	if c := b.counts(); c.gets != 1 {
-		t.Errorf("counts %+v, want one completed read", c)
-	}
-	// Refresh reads again; Snapshot then serves the new copy.
-	b.edit()
-	snap, err = s.Refresh(context.Background())
-	if err != nil || !strings.Contains(string(snap.HuJSON), "edited by hand, 1") {
-		t.Fatalf("Refresh = %v", err)
-	}
-	if snap2, _ := s.Snapshot(context.Background()); string(snap2.HuJSON) != string(snap.HuJSON) || b.counts().gets != 2 {
-		t.Errorf("Snapshot after Refresh read %d times", b.counts().gets)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		b := newMemBackend(basePolicy)
+		b.latency = 100 * time.Millisecond
+		s := NewStore(b, StoreOptions{Retry: testRetry(3), ConflictAttempts: 3})
+		short, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+		defer cancel()
+		var wg sync.WaitGroup
+		var shortErr error
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, shortErr = s.Snapshot(short)
+		}()
+		pause(10 * time.Millisecond) // the short reader's Get is under way
+		snap, err := s.Snapshot(context.Background())
+		wg.Wait()
+		if !errors.Is(shortErr, context.DeadlineExceeded) {
+			t.Errorf("short reader: %v", shortErr)
+		}
+		if err != nil || string(snap.HuJSON) != basePolicy {
+			t.Fatalf("the reader that stayed: %v", err)
+		}
+		if c := b.counts(); c.gets != 1 {
+			t.Errorf("counts %+v, want one completed read", c)
+		}
+		// Refresh reads again; Snapshot then serves the new copy.
+		b.edit()
+		snap, err = s.Refresh(context.Background())
+		if err != nil || !strings.Contains(string(snap.HuJSON), "edited by hand, 1") {
+			t.Fatalf("Refresh = %v", err)
+		}
+		if snap2, _ := s.Snapshot(context.Background()); string(snap2.HuJSON) != string(snap.HuJSON) || b.counts().gets != 2 {
+			t.Errorf("Snapshot after Refresh read %d times", b.counts().gets)
+		}
+	})
 }
 
 func TestStoreSingleTooLargeChangeIsNotIsolated(t *testing.T) {
 	b := newMemBackend(basePolicy)
 	l := &logRecords{}
 	s := NewStore(b, StoreOptions{Retry: testRetry(3), ConflictAttempts: 3, MaxSize: len(basePolicy), Quiet: -1, Log: l.log})
-	err := s.Put(context.Background(), Key{Kind: KindGrant, Name: "a"}, grantValue("a"))
+	err := s.Put(context.Background(), policyfile.Key{Kind: policyfile.KindGrant, Name: "a"}, grantValue("a"))
 	var tl *TooLargeError
 	if !errors.As(err, &tl) || tl.Before != len(basePolicy) || tl.Limit != len(basePolicy) {
 		t.Fatalf("err = %v, want a *TooLargeError", err)
@@ -276,31 +289,49 @@ func TestStoreSingleTooLargeChangeIsNotIsolated(t *testing.T) {
 }
 
 func TestStoreKeepsWhatItWroteDuringARefresh(t *testing.T) {
-	// A Refresh that starts while a write is under way finds no copy when
-	// the write ends: the Store keeps the bytes it wrote, and a later
-	// Snapshot needs no read.
-	b := newMemBackend(basePolicy)
-	b.latency = 80 * time.Millisecond
-	s := NewStore(b, StoreOptions{Retry: testRetry(3), ConflictAttempts: 3, Quiet: -1})
-	ctx := context.Background()
-	if _, err := s.Snapshot(ctx); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- s.Put(ctx, Key{Kind: KindGrant, Name: "g"}, grantValue("g")) }()
-	time.Sleep(20 * time.Millisecond)
-	if _, err := s.Refresh(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	gets := b.counts().gets
-	snap, err := s.Snapshot(ctx)
-	if err != nil || !strings.Contains(string(snap.HuJSON), "qtail:grant:g") {
-		t.Fatalf("Snapshot = %s, %v", snap.HuJSON, err)
-	}
-	if c := b.counts(); c.gets != gets || c.writes != 1 {
-		t.Errorf("counts %+v, want no read after the write and the refresh (%d before)", c, gets)
+	synctest.Test(t, func(t *testing.T) {
+		// A Refresh that starts while a write is under way finds no copy when
+		// the write ends: the Store keeps the bytes it wrote, and a later
+		// Snapshot needs no read.
+		b := newMemBackend(basePolicy)
+		b.latency = 80 * time.Millisecond
+		s := NewStore(b, StoreOptions{Retry: testRetry(3), ConflictAttempts: 3, Quiet: -1})
+		ctx := context.Background()
+		if _, err := s.Snapshot(ctx); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- s.Put(ctx, policyfile.Key{Kind: policyfile.KindGrant, Name: "g"}, grantValue("g")) }()
+		pause(20 * time.Millisecond) // the write is under way
+		if _, err := s.Refresh(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		gets := b.counts().gets
+		snap, err := s.Snapshot(ctx)
+		if err != nil || !strings.Contains(string(snap.HuJSON), "qtail:grant:g") {
+			t.Fatalf("Snapshot = %s, %v", snap.HuJSON, err)
+		}
+		if c := b.counts(); c.gets != gets || c.writes != 1 {
+			t.Errorf("counts %+v, want no read after the write and the refresh (%d before)", c, gets)
+		}
+	})
+}
+
+func TestErrorMessages(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{&ContentionError{Attempts: 3, Err: errors.New("412")},
+			"policy: gave up after 3 attempts to write the policy file: it kept changing underneath (each write was refused with HTTP 412 because the file had changed since it was read; last error: 412); nothing was written, run the apply again"},
+		{&RejectedError{Keys: []policyfile.Key{{Kind: policyfile.KindGrant, Name: "a"}, {Kind: policyfile.KindPolicyTest, Name: "b"}}, Err: errors.New("bad")},
+			`policy: the server rejected the policy file with qtail_grant "a", qtail_policy_test "b": bad`},
+	} {
+		if got := tc.err.Error(); got != tc.want {
+			t.Errorf("Error() =\n%s\nwant\n%s", got, tc.want)
+		}
 	}
 }

@@ -11,8 +11,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
+	"github.com/qtail/terraform-provider-qtail/internal/policyfile"
 	"github.com/qtail/terraform-provider-qtail/internal/retry"
 )
 
@@ -43,7 +45,7 @@ func putGrants(t *testing.T, s *Store, prefix string, callers, perCaller, parall
 			for i := 0; i < perCaller; i++ {
 				sem <- struct{}{}
 				name := fmt.Sprintf("%s-%d-%d", prefix, c, i)
-				if err := s.Put(context.Background(), Key{Kind: KindGrant, Name: name}, grantValue(name)); err != nil {
+				if err := s.Put(context.Background(), policyfile.Key{Kind: policyfile.KindGrant, Name: name}, grantValue(name)); err != nil {
 					errs <- fmt.Errorf("put %s: %w", name, err)
 				}
 				<-sem
@@ -84,23 +86,28 @@ func TestStoreBatchesConcurrentPuts(t *testing.T) {
 		{"parallelism 10", 40, 5, 10},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b := newMemBackend(basePolicy)
-			b.latency = 2 * time.Millisecond
-			s := NewStore(b, StoreOptions{Retry: testRetry(6), ConflictAttempts: 6})
-			putGrants(t, s, "g", tc.callers, tc.perCaller, tc.parallel)
-			checkGrants(t, b, "g", tc.callers, tc.perCaller)
-			n := tc.callers * tc.perCaller
-			c := b.counts()
-			t.Logf("%d grants, %d at a time: %d policy reads, %d writes (bound %d)", n, tc.parallel, c.gets, c.writes, n/8+2)
-			if c.writes > n/8+2 {
-				t.Errorf("%d writes for %d grants, want at most %d", c.writes, n, n/8+2)
-			}
-			if c.gets != 1 {
-				t.Errorf("%d policy reads, want 1", c.gets)
-			}
-			if !strings.HasPrefix(string(b.bytes()), basePolicy[:len(basePolicy)-len("\t],\n}\n")]) {
-				t.Error("the bytes before the new grants changed")
-			}
+			// On virtual time the waves make 5 and 20 writes; one more
+			// when an answered caller's next change reaches the batcher
+			// while its writer looks at an empty queue.
+			synctest.Test(t, func(t *testing.T) {
+				b := newMemBackend(basePolicy)
+				b.latency = 2 * time.Millisecond
+				s := NewStore(b, StoreOptions{Retry: testRetry(6), ConflictAttempts: 6})
+				putGrants(t, s, "g", tc.callers, tc.perCaller, tc.parallel)
+				checkGrants(t, b, "g", tc.callers, tc.perCaller)
+				n := tc.callers * tc.perCaller
+				c := b.counts()
+				t.Logf("%d grants, %d at a time: %d policy reads, %d writes (bound %d)", n, tc.parallel, c.gets, c.writes, n/8+2)
+				if c.writes > n/8+2 {
+					t.Errorf("%d writes for %d grants, want at most %d", c.writes, n, n/8+2)
+				}
+				if c.gets != 1 {
+					t.Errorf("%d policy reads, want 1", c.gets)
+				}
+				if !strings.HasPrefix(string(b.bytes()), basePolicy[:len(basePolicy)-len("\t],\n}\n")]) {
+					t.Error("the bytes before the new grants changed")
+				}
+			})
 		})
 	}
 }
@@ -114,15 +121,15 @@ func TestStoreReadBurstSharesOneGet(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			key := Key{Kind: KindTagOwner, Name: "tag:db"}
+			key := policyfile.Key{Kind: policyfile.KindTagOwner, Name: "tag:db"}
 			if i%2 == 1 {
-				key = Key{Kind: KindGrant, Name: fmt.Sprintf("g%d", i)}
+				key = policyfile.Key{Kind: policyfile.KindGrant, Name: fmt.Sprintf("g%d", i)}
 			}
 			f, err := s.Read(context.Background(), key)
 			if err != nil {
 				t.Error(err)
 			}
-			if key.Kind == KindTagOwner && (!f.Found || f.Marked) {
+			if key.Kind == policyfile.KindTagOwner && (!f.Found || f.Marked) {
 				t.Errorf("Read(%s) = %+v", key, f)
 			}
 		}()
@@ -134,7 +141,7 @@ func TestStoreReadBurstSharesOneGet(t *testing.T) {
 	}
 
 	// Our own write replaces the copy: reads after it cost nothing.
-	key := Key{Kind: KindGrant, Name: "new"}
+	key := policyfile.Key{Kind: policyfile.KindGrant, Name: "new"}
 	if err := s.Put(context.Background(), key, grantValue("new")); err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +173,7 @@ func TestStoreStaleCopyRebasesOn412(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.edit() // someone edits the policy in the admin console
-	if err := s.Put(context.Background(), Key{Kind: KindGrant, Name: "x"}, grantValue("x")); err != nil {
+	if err := s.Put(context.Background(), policyfile.Key{Kind: policyfile.KindGrant, Name: "x"}, grantValue("x")); err != nil {
 		t.Fatal(err)
 	}
 	out := string(b.bytes())
@@ -209,7 +216,7 @@ func TestStore412StormGivesUp(t *testing.T) {
 	b := newMemBackend(basePolicy)
 	b.storm = 100
 	s := NewStore(b, StoreOptions{Retry: testRetry(4), ConflictAttempts: 4, Log: testLog(t)})
-	key := Key{Kind: KindGrant, Name: "storm"}
+	key := policyfile.Key{Kind: policyfile.KindGrant, Name: "storm"}
 	err := s.Put(context.Background(), key, grantValue("storm"))
 	var ce *ContentionError
 	if !errors.As(err, &ce) || ce.Attempts != 4 {
@@ -250,16 +257,16 @@ func TestStoreBadFragmentFailsOnlyItsCaller(t *testing.T) {
 	}
 	s := NewStore(b, StoreOptions{Retry: testRetry(3), ConflictAttempts: 3, Quiet: 30 * time.Millisecond, Log: testLog(t)})
 	type result struct {
-		key Key
+		key policyfile.Key
 		err error
 	}
-	muts := []Mutation{
-		{Key: Key{Kind: KindGrant, Name: "bad"}, Value: raw(`{"src":["tag:forbidden"],"dst":["*"],"ip":["*"]}`)},
-		{Key: Key{Kind: KindTagOwner, Name: "tag:db"}, Value: raw(`["someone@example.com"]`)}, // unmanaged conflict
+	muts := []policyfile.Mutation{
+		{Key: policyfile.Key{Kind: policyfile.KindGrant, Name: "bad"}, Value: raw(`{"src":["tag:forbidden"],"dst":["*"],"ip":["*"]}`)},
+		{Key: policyfile.Key{Kind: policyfile.KindTagOwner, Name: "tag:db"}, Value: raw(`["someone@example.com"]`)}, // unmanaged conflict
 	}
 	for i := 0; i < 8; i++ {
 		name := fmt.Sprintf("good-%d", i)
-		muts = append(muts, Mutation{Key: Key{Kind: KindGrant, Name: name}, Value: grantValue(name)})
+		muts = append(muts, policyfile.Mutation{Key: policyfile.Key{Kind: policyfile.KindGrant, Name: name}, Value: grantValue(name)})
 	}
 	results := make(chan result, len(muts))
 	for _, m := range muts {
@@ -277,7 +284,7 @@ func TestStoreBadFragmentFailsOnlyItsCaller(t *testing.T) {
 				t.Errorf("rejection names %v, want only the culprit", re.Keys)
 			}
 		case "tag:db":
-			var ce *UnmanagedConflictError
+			var ce *policyfile.UnmanagedConflictError
 			if !errors.As(r.err, &ce) {
 				t.Errorf("conflicting tag owner: err = %v", r.err)
 			}
@@ -289,11 +296,11 @@ func TestStoreBadFragmentFailsOnlyItsCaller(t *testing.T) {
 	}
 	doc := mustParse(t, b.bytes())
 	for i := 0; i < 8; i++ {
-		if f := doc.Get(Key{Kind: KindGrant, Name: fmt.Sprintf("good-%d", i)}); !f.Found {
+		if f := doc.Get(policyfile.Key{Kind: policyfile.KindGrant, Name: fmt.Sprintf("good-%d", i)}); !f.Found {
 			t.Errorf("good-%d was not written", i)
 		}
 	}
-	if f := doc.Get(Key{Kind: KindGrant, Name: "bad"}); f.Found {
+	if f := doc.Get(policyfile.Key{Kind: policyfile.KindGrant, Name: "bad"}); f.Found {
 		t.Error("the rejected grant was written")
 	}
 	c := b.counts()
@@ -304,8 +311,8 @@ func TestStorePreviewDoesNotWrite(t *testing.T) {
 	b := newMemBackend(basePolicy)
 	s := NewStore(b, StoreOptions{Retry: testRetry(3), ConflictAttempts: 3})
 	out, err := s.Preview(context.Background(),
-		Mutation{Key: Key{Kind: KindGrant, Name: "p"}, Value: grantValue("p")},
-		Mutation{Key: Key{Kind: KindTagOwner, Name: "tag:p"}, Value: raw(`["group:ops"]`)},
+		policyfile.Mutation{Key: policyfile.Key{Kind: policyfile.KindGrant, Name: "p"}, Value: grantValue("p")},
+		policyfile.Mutation{Key: policyfile.Key{Kind: policyfile.KindTagOwner, Name: "tag:p"}, Value: raw(`["group:ops"]`)},
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -313,14 +320,14 @@ func TestStorePreviewDoesNotWrite(t *testing.T) {
 	if !strings.Contains(string(out), "qtail:grant:p") || !strings.Contains(string(out), "qtail:tag_owner:tag:p") {
 		t.Fatalf("preview lacks the changes:\n%s", out)
 	}
-	if _, err := s.Preview(context.Background(), Mutation{Key: Key{Kind: KindTagOwner, Name: "tag:db"}, Value: raw(`[]`)}); err == nil {
+	if _, err := s.Preview(context.Background(), policyfile.Mutation{Key: policyfile.Key{Kind: policyfile.KindTagOwner, Name: "tag:db"}, Value: raw(`[]`)}); err == nil {
 		t.Fatal("preview of a conflicting change succeeded")
 	}
 	if c := b.counts(); c.sets != 0 || string(b.bytes()) != basePolicy {
 		t.Fatal("preview wrote the policy")
 	}
 	// The kept copy is not changed by a preview.
-	if f, _ := s.Read(context.Background(), Key{Kind: KindGrant, Name: "p"}); f.Found {
+	if f, _ := s.Read(context.Background(), policyfile.Key{Kind: policyfile.KindGrant, Name: "p"}); f.Found {
 		t.Fatal("preview changed the kept copy")
 	}
 }
@@ -329,54 +336,58 @@ func TestStoreNoOpsDoNotWrite(t *testing.T) {
 	b := newMemBackend(basePolicy)
 	s := NewStore(b, StoreOptions{Retry: testRetry(3), ConflictAttempts: 3})
 	ctx := context.Background()
-	if err := s.Delete(ctx, Key{Kind: KindGrant, Name: "absent"}); err != nil {
+	if err := s.Delete(ctx, policyfile.Key{Kind: policyfile.KindGrant, Name: "absent"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Delete(ctx, Key{Kind: KindTagOwner, Name: "tag:db"}); err != nil { // not ours
+	if err := s.Delete(ctx, policyfile.Key{Kind: policyfile.KindTagOwner, Name: "tag:db"}); err != nil { // not ours
 		t.Fatal(err)
 	}
-	if err := s.Put(ctx, Key{Kind: KindGrant, Name: "g"}, grantValue("g")); err != nil {
+	if err := s.Put(ctx, policyfile.Key{Kind: policyfile.KindGrant, Name: "g"}, grantValue("g")); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Put(ctx, Key{Kind: KindGrant, Name: "g"}, grantValue("g")); err != nil {
+	if err := s.Put(ctx, policyfile.Key{Kind: policyfile.KindGrant, Name: "g"}, grantValue("g")); err != nil {
 		t.Fatal(err)
 	}
 	if c := b.counts(); c.sets != 1 {
 		t.Fatalf("%d write attempts, want 1", c.sets)
 	}
-	if err := s.Delete(ctx, Key{Kind: KindGrant, Name: "g"}); err != nil {
+	if err := s.Delete(ctx, policyfile.Key{Kind: policyfile.KindGrant, Name: "g"}); err != nil {
 		t.Fatal(err)
 	}
 	if string(b.bytes()) != basePolicy {
 		t.Fatalf("put then delete did not restore the policy:\n%s", b.bytes())
 	}
-	if err := s.Put(ctx, Key{Kind: KindGrant, Name: "bad name"}, grantValue("g")); err == nil {
+	if err := s.Put(ctx, policyfile.Key{Kind: policyfile.KindGrant, Name: "bad name"}, grantValue("g")); err == nil {
 		t.Fatal("invalid key accepted")
 	}
 }
 
 func TestStoreCanceledBeforeBatch(t *testing.T) {
-	b := newMemBackend(basePolicy)
-	s := NewStore(b, StoreOptions{Retry: testRetry(3), ConflictAttempts: 3, Quiet: 200 * time.Millisecond, MaxWait: time.Second})
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
-	defer cancel()
-	err := s.Put(ctx, Key{Kind: KindGrant, Name: "late"}, grantValue("late"))
-	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("err = %v", err)
-	}
-	// Wait for the writer to find an empty queue.
-	time.Sleep(300 * time.Millisecond)
-	if c := b.counts(); c.sets != 0 || c.gets != 0 {
-		t.Fatalf("a canceled put reached the backend: %+v", c)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		b := newMemBackend(basePolicy)
+		s := NewStore(b, StoreOptions{Retry: testRetry(3), ConflictAttempts: 3, Quiet: 200 * time.Millisecond, MaxWait: time.Second})
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+		defer cancel()
+		err := s.Put(ctx, policyfile.Key{Kind: policyfile.KindGrant, Name: "late"}, grantValue("late"))
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("err = %v", err)
+		}
+		// Past the quiet period, once every goroutine is blocked, the writer
+		// has found an empty queue.
+		pause(300 * time.Millisecond)
+		synctest.Wait()
+		if c := b.counts(); c.sets != 0 || c.gets != 0 {
+			t.Fatalf("a canceled put reached the backend: %+v", c)
+		}
+	})
 }
 
 func TestStoreReadError(t *testing.T) {
 	s := NewStore(failingBackend{}, StoreOptions{Retry: testRetry(2), ConflictAttempts: 2})
-	if _, err := s.Read(context.Background(), Key{Kind: KindGrant, Name: "x"}); err == nil || !strings.Contains(err.Error(), "boom") {
+	if _, err := s.Read(context.Background(), policyfile.Key{Kind: policyfile.KindGrant, Name: "x"}); err == nil || !strings.Contains(err.Error(), "boom") {
 		t.Fatalf("err = %v", err)
 	}
-	if err := s.Put(context.Background(), Key{Kind: KindGrant, Name: "x"}, grantValue("x")); err == nil {
+	if err := s.Put(context.Background(), policyfile.Key{Kind: policyfile.KindGrant, Name: "x"}, grantValue("x")); err == nil {
 		t.Fatal("put without a readable policy succeeded")
 	}
 }
@@ -393,23 +404,25 @@ func (failingBackend) Validate(context.Context, []byte) error { return errors.Ne
 // share one write as long as each comes within the quiet period of the
 // previous one.
 func TestStoreGathersAStaggeredWave(t *testing.T) {
-	b := newMemBackend("{\n\t\"grants\": [],\n}\n")
-	s := NewStore(b, StoreOptions{Retry: testRetry(3), ConflictAttempts: 3, Quiet: 300 * time.Millisecond, MaxWait: 5 * time.Second})
-	var wg sync.WaitGroup
-	for i := range 10 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			time.Sleep(time.Duration(i) * 5 * time.Millisecond)
-			if err := s.Put(context.Background(), Key{Kind: KindGrant, Name: fmt.Sprintf("g%d", i)}, json.RawMessage(`{"src":["*"],"dst":["tag:x"],"ip":["*"]}`)); err != nil {
-				t.Error(err)
-			}
-		}()
-	}
-	wg.Wait()
-	if c := b.counts(); c.writes != 1 {
-		t.Fatalf("a wave of 10 changes made %d writes, want 1", c.writes)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		b := newMemBackend("{\n\t\"grants\": [],\n}\n")
+		s := NewStore(b, StoreOptions{Retry: testRetry(3), ConflictAttempts: 3, Quiet: 300 * time.Millisecond, MaxWait: 5 * time.Second})
+		var wg sync.WaitGroup
+		for i := range 10 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				pause(time.Duration(i) * 5 * time.Millisecond)
+				if err := s.Put(context.Background(), policyfile.Key{Kind: policyfile.KindGrant, Name: fmt.Sprintf("g%d", i)}, json.RawMessage(`{"src":["*"],"dst":["tag:x"],"ip":["*"]}`)); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+		if c := b.counts(); c.writes != 1 {
+			t.Fatalf("a wave of 10 changes made %d writes, want 1", c.writes)
+		}
+	})
 }
 
 // A policy read without an ETag is never written back: the write would be
@@ -417,7 +430,7 @@ func TestStoreGathersAStaggeredWave(t *testing.T) {
 func TestStoreRefusesToWriteWithoutETag(t *testing.T) {
 	b := newMemBackend("{\n\t\"grants\": [],\n}\n")
 	s := NewStore(noETag{b}, StoreOptions{Retry: testRetry(3), ConflictAttempts: 3, Quiet: -1})
-	err := s.Put(context.Background(), Key{Kind: KindGrant, Name: "g"}, json.RawMessage(`{"src":["*"],"dst":["tag:x"],"ip":["*"]}`))
+	err := s.Put(context.Background(), policyfile.Key{Kind: policyfile.KindGrant, Name: "g"}, json.RawMessage(`{"src":["*"],"dst":["tag:x"],"ip":["*"]}`))
 	if err == nil || !strings.Contains(err.Error(), "without an ETag") {
 		t.Fatalf("err = %v, want a refusal to write without an ETag", err)
 	}

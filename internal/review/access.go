@@ -13,7 +13,7 @@ import (
 
 	"github.com/tailscale/hujson"
 
-	"github.com/qtail/terraform-provider-qtail/internal/policy"
+	"github.com/qtail/terraform-provider-qtail/internal/policyfile"
 	"github.com/qtail/terraform-provider-qtail/internal/tailnet"
 )
 
@@ -70,7 +70,7 @@ func (p PortAccess) changed() bool { return len(p.Gained)+len(p.Lost) > 0 }
 type accessReview struct {
 	api             API
 	cur, next       []byte
-	curDoc, nextDoc *policy.Document
+	curDoc, nextDoc *policyfile.Document
 	rep             *Report
 
 	cache   map[string]*tailnet.Preview
@@ -130,7 +130,7 @@ func (a *accessReview) run(ctx context.Context, rs []resource, changes []Fragmen
 	a.cache = map[string]*tailnet.Preview{}
 	var t touched
 	for _, c := range changes {
-		if c.Kind != string(policy.KindGrant) {
+		if c.Kind != string(policyfile.KindGrant) {
 			continue
 		}
 		for _, v := range []json.RawMessage{c.Before, c.After} {

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/qtail/terraform-provider-qtail/internal/policy"
+	"github.com/qtail/terraform-provider-qtail/internal/policyfile"
 )
 
 // FindingKind says what a finding is about.
@@ -60,8 +60,8 @@ type Finding struct {
 // new compared with the current ones.
 func findings(a *accessReview, rs []resource) []Finding {
 	var out []Finding
-	if policy.HasAllowAll(a.nextDoc) {
-		out = append(out, Finding{Kind: FindingAllowAll, Severity: SeverityWarning, New: !policy.HasAllowAll(a.curDoc),
+	if policyfile.HasAllowAll(a.nextDoc) {
+		out = append(out, Finding{Kind: FindingAllowAll, Severity: SeverityWarning, New: !policyfile.HasAllowAll(a.curDoc),
 			Message: "The policy file keeps the default allow-all rule (src \"*\", dst \"*\"): every device reaches every service, whatever the grants say. " +
 				"Remove it with a qtail_allow_all_removal that depends on the grants."})
 	}
@@ -76,7 +76,7 @@ func findings(a *accessReview, rs []resource) []Finding {
 
 	owned := map[string]string{}
 	for _, f := range a.nextDoc.Fragments() {
-		if f.Key.Kind == policy.KindGrant {
+		if f.Key.Kind == policyfile.KindGrant {
 			var g grantFile
 			if json.Unmarshal(f.Value, &g) == nil {
 				owned[grantID(g)] = f.Key.String()

@@ -13,7 +13,7 @@ import (
 
 	tfjson "github.com/hashicorp/terraform-json"
 
-	"github.com/qtail/terraform-provider-qtail/internal/policy"
+	"github.com/qtail/terraform-provider-qtail/internal/policyfile"
 )
 
 // Plan is one saved Terraform plan to review, as `terraform show -json`
@@ -122,19 +122,19 @@ type FragmentChange struct {
 // fragmentChanges returns the fragment changes of the qtail resources and
 // the mutations that make the planned policy: removals first, then the
 // additions and changes, in the order of the plans.
-func fragmentChanges(rs []resource, allowAllPresent bool) ([]FragmentChange, []policy.Mutation, []string) {
+func fragmentChanges(rs []resource, allowAllPresent bool) ([]FragmentChange, []policyfile.Mutation, []string) {
 	var changes []FragmentChange
-	var deletes, puts []policy.Mutation
+	var deletes, puts []policyfile.Mutation
 	var notes []string
 	for _, r := range rs {
-		kind, ok := policy.KindOf(r.typ)
+		kind, ok := policyfile.KindOf(r.typ)
 		if !ok || !r.changed() {
 			continue
 		}
-		if kind == policy.KindAllowAll {
+		if kind == policyfile.KindAllowAll {
 			switch {
 			case r.after != nil && r.before == nil && allowAllPresent:
-				deletes = append(deletes, policy.Mutation{Key: policy.AllowAllKey(), Delete: true})
+				deletes = append(deletes, policyfile.Mutation{Key: policyfile.AllowAllKey(), Delete: true})
 				changes = append(changes, FragmentChange{Plan: r.plan, Address: r.address, Fragment: "the default allow-all rule", Kind: string(kind), Name: "default", Action: "removed"})
 			case r.after == nil:
 				notes = append(notes, fmt.Sprintf("%s is destroyed: that changes nothing in the policy file (qtail never writes the allow-all rule back).", r.address))
@@ -142,16 +142,16 @@ func fragmentChanges(rs []resource, allowAllPresent bool) ([]FragmentChange, []p
 			continue
 		}
 		c := FragmentChange{Plan: r.plan, Address: r.address, Kind: string(kind)}
-		var oldKey, newKey policy.Key
+		var oldKey, newKey policyfile.Key
 		var oldVal, newVal json.RawMessage
 		oldErr, newErr := errAbsent, errAbsent
 		if r.before != nil {
-			oldKey, oldVal, oldErr = policy.FragmentOf(r.typ, r.before)
+			oldKey, oldVal, oldErr = policyfile.FragmentOf(r.typ, r.before)
 		}
 		if r.after != nil {
-			newKey, newVal, newErr = policy.FragmentOf(r.typ, r.after)
+			newKey, newVal, newErr = policyfile.FragmentOf(r.typ, r.after)
 			if newErr == nil && slices.ContainsFunc(fragmentAttrs[kind], r.unknownAttr) {
-				newErr = policy.ErrIncomplete
+				newErr = policyfile.ErrIncomplete
 			}
 		}
 		if oldErr == nil {
@@ -187,10 +187,10 @@ func fragmentChanges(rs []resource, allowAllPresent bool) ([]FragmentChange, []p
 			continue
 		}
 		if r.before != nil && oldErr == nil && (r.after == nil || oldKey != newKey) {
-			deletes = append(deletes, policy.Mutation{Key: oldKey, Delete: true})
+			deletes = append(deletes, policyfile.Mutation{Key: oldKey, Delete: true})
 		}
 		if r.after != nil && newErr == nil {
-			puts = append(puts, policy.Mutation{Key: newKey, Value: newVal, Overwrite: r.before != nil})
+			puts = append(puts, policyfile.Mutation{Key: newKey, Value: newVal, Overwrite: r.before != nil})
 		}
 		changes = append(changes, c)
 	}
@@ -203,15 +203,15 @@ var errAbsent = errors.New("absent")
 
 // fragmentAttrs are the attributes that make the key or the entry of a
 // fragment.
-var fragmentAttrs = map[policy.Kind][]string{
-	policy.KindGrant:        {"name", "src", "dst", "ip", "app", "via", "src_posture"},
-	policy.KindPolicyTest:   {"name", "src", "proto", "accept", "deny"},
-	policy.KindTagOwner:     {"tag", "owners"},
-	policy.KindAutoApprover: {"route", "exit_node", "approvers"},
+var fragmentAttrs = map[policyfile.Kind][]string{
+	policyfile.KindGrant:        {"name", "src", "dst", "ip", "app", "via", "src_posture"},
+	policyfile.KindPolicyTest:   {"name", "src", "proto", "accept", "deny"},
+	policyfile.KindTagOwner:     {"tag", "owners"},
+	policyfile.KindAutoApprover: {"route", "exit_node", "approvers"},
 }
 
 func canonical(v json.RawMessage) json.RawMessage {
-	c, err := policy.Canonicalize(v)
+	c, err := policyfile.Canonicalize(v)
 	if err != nil {
 		return v
 	}

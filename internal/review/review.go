@@ -15,7 +15,7 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/qtail/terraform-provider-qtail/internal/policy"
+	"github.com/qtail/terraform-provider-qtail/internal/policyfile"
 	"github.com/qtail/terraform-provider-qtail/internal/tailnet"
 )
 
@@ -105,13 +105,13 @@ func Run(ctx context.Context, api API, plans []Plan) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the tailnet policy file: %w", err)
 	}
-	curDoc, err := policy.Parse(cur)
+	curDoc, err := policyfile.Parse(cur)
 	if err != nil {
 		return nil, err
 	}
 	rs := resources(plans)
 	rep := &Report{Findings: []Finding{}, Access: []TargetAccess{}, Users: []UserAccess{}}
-	changes, muts, notes := fragmentChanges(rs, policy.HasAllowAll(curDoc))
+	changes, muts, notes := fragmentChanges(rs, policyfile.HasAllowAll(curDoc))
 	rep.Fragments, rep.Notes = changes, notes
 	for _, p := range plans {
 		s := PlanSummary{Label: p.Label}
@@ -179,9 +179,9 @@ func (r *Report) ExitCode() int {
 
 // conflicts reports fragments that two changes write with different
 // content (two plans, say, that both own the same key).
-func conflicts(muts []policy.Mutation) []Finding {
+func conflicts(muts []policyfile.Mutation) []Finding {
 	var out []Finding
-	seen := map[policy.Key]policy.Mutation{}
+	seen := map[policyfile.Key]policyfile.Mutation{}
 	for _, m := range muts {
 		if m.Delete {
 			continue
@@ -198,7 +198,7 @@ func conflicts(muts []policy.Mutation) []Finding {
 func testChanges(changes []FragmentChange) TestChanges {
 	var t TestChanges
 	for _, c := range changes {
-		if c.Kind != string(policy.KindPolicyTest) {
+		if c.Kind != string(policyfile.KindPolicyTest) {
 			continue
 		}
 		switch c.Action {

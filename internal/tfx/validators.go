@@ -10,7 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 
-	"github.com/qtail/terraform-provider-qtail/internal/policy"
+	"github.com/qtail/terraform-provider-qtail/internal/policyfile"
 )
 
 // StringCheck is a validator.String made of a rule (its description, such
@@ -66,7 +66,7 @@ func DeviceHostname() validator.String {
 
 // Tag accepts a Tailscale tag such as tag:k8s-operator.
 func Tag() validator.String {
-	return StringCheck{Rule: "must be a Tailscale tag such as tag:k8s", Check: policy.ValidTag}
+	return StringCheck{Rule: "must be a Tailscale tag such as tag:k8s", Check: policyfile.ValidTag}
 }
 
 // NonBlank refuses an empty or blank string.

@@ -9,7 +9,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/qtail/terraform-provider-qtail/internal/policy"
+	"github.com/qtail/terraform-provider-qtail/internal/policyfile"
 	"github.com/qtail/terraform-provider-qtail/internal/tfx"
 )
 
@@ -29,7 +29,7 @@ func TestOAuthClientDescription(t *testing.T) {
 
 func TestTagOwnerGaps(t *testing.T) {
 	t.Parallel()
-	doc, err := policy.Parse([]byte(`{
+	doc, err := policyfile.Parse([]byte(`{
 		"tagOwners": {
 			"tag:k8s-operator": [],
 			"tag:k8s":          ["autogroup:admin"],

@@ -16,7 +16,7 @@ import (
 	"github.com/qtail/terraform-provider-qtail/internal/cluster"
 	"github.com/qtail/terraform-provider-qtail/internal/manifest"
 	"github.com/qtail/terraform-provider-qtail/internal/planned"
-	"github.com/qtail/terraform-provider-qtail/internal/policy"
+	"github.com/qtail/terraform-provider-qtail/internal/policyfile"
 	"github.com/qtail/terraform-provider-qtail/internal/qovery"
 	"github.com/qtail/terraform-provider-qtail/internal/tailnet"
 	"github.com/qtail/terraform-provider-qtail/internal/tfx"
@@ -349,7 +349,7 @@ func (r *operatorResource) checkTailnet(ctx context.Context, tn *tailnet.Client,
 		}
 		return
 	}
-	doc, err := policy.Parse(body)
+	doc, err := policyfile.Parse(body)
 	if err != nil {
 		diags.AddWarning("Operator's Tag Owners Not Checked", "qtail could not parse the tailnet policy file: "+err.Error()+
 			". The operator reports missing tag owners when it starts instead.")
@@ -428,10 +428,10 @@ type tagOwnerGap struct {
 
 // operatorTagGaps lists what tagOwners lacks for the operator's own
 // tags: each must be declared.
-func operatorTagGaps(doc *policy.Document, tags []string) []tagOwnerGap {
+func operatorTagGaps(doc *policyfile.Document, tags []string) []tagOwnerGap {
 	var gaps []tagOwnerGap
 	for _, t := range tags {
-		if !doc.Get(policy.Key{Kind: policy.KindTagOwner, Name: t}).Found {
+		if !doc.Get(policyfile.Key{Kind: policyfile.KindTagOwner, Name: t}).Found {
 			gaps = append(gaps, tagOwnerGap{tag: t, owners: []string{}, reason: "the operator's own device is tagged with it"})
 		}
 	}
@@ -440,7 +440,7 @@ func operatorTagGaps(doc *policy.Document, tags []string) []tagOwnerGap {
 
 // proxyTagGaps lists what tagOwners lacks for the proxy tags: each must be
 // one of the OAuth client's tags or owned by one of them.
-func proxyTagGaps(doc *policy.Document, proxyTags, clientTags []string) []tagOwnerGap {
+func proxyTagGaps(doc *policyfile.Document, proxyTags, clientTags []string) []tagOwnerGap {
 	var gaps []tagOwnerGap
 	for _, p := range proxyTags {
 		owned, declared, owners := doc.TagOwnedBy(p, clientTags)
@@ -487,7 +487,7 @@ func tagOwnerGapsMessage(gaps []tagOwnerGap, tags []string, consequence string) 
 // scopes the operator needs, and its tags are or own the operator's tags.
 // It returns the key when it passes. A credential that may not read keys
 // skips the check (and returns nil).
-func checkOAuthClient(ctx context.Context, tn *tailnet.Client, doc *policy.Document, id, audience string, tags []string, diags *diag.Diagnostics) *tailnet.Key {
+func checkOAuthClient(ctx context.Context, tn *tailnet.Client, doc *policyfile.Document, id, audience string, tags []string, diags *diag.Diagnostics) *tailnet.Key {
 	attr := path.Root("oauth_client_id")
 	k, err := tn.GetKey(ctx, id)
 	switch {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/qtail/terraform-provider-qtail/internal/conn"
 	"github.com/qtail/terraform-provider-qtail/internal/policy"
+	"github.com/qtail/terraform-provider-qtail/internal/policyfile"
 	"github.com/qtail/terraform-provider-qtail/internal/tfx"
 )
 
@@ -81,7 +82,7 @@ func (r *allowAllRemovalResource) ModifyPlan(ctx context.Context, req resource.M
 		resp.Diagnostics.Append(diags...)
 		return
 	}
-	err := r.Clients.Planner().Check(ctx, []policy.Mutation{{Key: policy.AllowAllKey(), Delete: true}})
+	err := r.Clients.Planner().Check(ctx, []policyfile.Mutation{{Key: policyfile.AllowAllKey(), Delete: true}})
 	var unchecked *policy.ValidateCallError
 	switch {
 	case err == nil:
@@ -105,7 +106,7 @@ func (r *allowAllRemovalResource) Create(ctx context.Context, _ resource.CreateR
 	if resp.Diagnostics.Append(diags...); resp.Diagnostics.HasError() {
 		return
 	}
-	if err := store.Apply(ctx, policy.Mutation{Key: policy.AllowAllKey(), Delete: true}); err != nil {
+	if err := store.Apply(ctx, policyfile.Mutation{Key: policyfile.AllowAllKey(), Delete: true}); err != nil {
 		fragmentWriteError(&resp.Diagnostics, "remove the allow-all rule from the policy file", err)
 		return
 	}
@@ -117,7 +118,7 @@ func (r *allowAllRemovalResource) Read(ctx context.Context, _ resource.ReadReque
 	if resp.Diagnostics.Append(diags...); resp.Diagnostics.HasError() {
 		return
 	}
-	f, err := store.Read(ctx, policy.AllowAllKey())
+	f, err := store.Read(ctx, policyfile.AllowAllKey())
 	if err != nil {
 		tfx.APIError(&resp.Diagnostics, "read the policy file", err)
 		return
@@ -151,7 +152,7 @@ func (r *allowAllRemovalResource) ImportState(ctx context.Context, req resource.
 	if resp.Diagnostics.Append(diags...); resp.Diagnostics.HasError() {
 		return
 	}
-	f, err := store.Read(ctx, policy.AllowAllKey())
+	f, err := store.Read(ctx, policyfile.AllowAllKey())
 	if err != nil {
 		tfx.APIError(&resp.Diagnostics, "read the policy file", err)
 		return

@@ -14,7 +14,7 @@ import (
 
 	"github.com/qtail/terraform-provider-qtail/internal/acctest"
 	"github.com/qtail/terraform-provider-qtail/internal/fake/sandbox"
-	"github.com/qtail/terraform-provider-qtail/internal/policy"
+	"github.com/qtail/terraform-provider-qtail/internal/policyfile"
 )
 
 const allowAllAddr = "qtail_allow_all_removal.this"
@@ -27,11 +27,11 @@ resource "qtail_allow_all_removal" "this" {}
 func hasAllowAll(t *testing.T, env *acctest.Env) bool {
 	t.Helper()
 	body, _ := env.Tailnet.Policy()
-	doc, err := policy.Parse(body)
+	doc, err := policyfile.Parse(body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return policy.HasAllowAll(doc)
+	return policyfile.HasAllowAll(doc)
 }
 
 func TestAllowAllRemoval_lifecycle(t *testing.T) {

@@ -18,7 +18,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/qtail/terraform-provider-qtail/internal/policy"
+	"github.com/qtail/terraform-provider-qtail/internal/policyfile"
 	"github.com/qtail/terraform-provider-qtail/internal/tfx"
 )
 
@@ -54,18 +54,18 @@ type autoApproverModel struct {
 
 // fragmentKey is the key of the resource's approvers, with its owner once
 // it has one.
-func (m *autoApproverModel) fragmentKey() (policy.Key, bool) {
+func (m *autoApproverModel) fragmentKey() (policyfile.Key, bool) {
 	if m.Route.IsUnknown() || m.ExitNode.IsUnknown() {
-		return policy.Key{}, false
+		return policyfile.Key{}, false
 	}
-	var key policy.Key
+	var key policyfile.Key
 	switch {
 	case m.ExitNode.ValueBool() && m.Route.IsNull():
-		key = policy.ExitNodeKey()
+		key = policyfile.ExitNodeKey()
 	case !m.ExitNode.ValueBool() && !m.Route.IsNull():
-		key = policy.RouteKey(m.Route.ValueString())
+		key = policyfile.RouteKey(m.Route.ValueString())
 	default:
-		return policy.Key{}, false
+		return policyfile.Key{}, false
 	}
 	if !m.Owner.IsUnknown() {
 		key.Owner = m.Owner.ValueString()
@@ -77,9 +77,9 @@ func (m *autoApproverModel) ownerAttr() *types.String { return &m.Owner }
 
 func (m *autoApproverModel) entry() (json.RawMessage, bool) { return listJSON(m.Approvers) }
 
-func (m *autoApproverModel) setEntry(key policy.Key, value json.RawMessage) diag.Diagnostics {
+func (m *autoApproverModel) setEntry(key policyfile.Key, value json.RawMessage) diag.Diagnostics {
 	var diags diag.Diagnostics
-	if cidr, ok := strings.CutPrefix(key.Name, policy.RoutePrefix); ok {
+	if cidr, ok := strings.CutPrefix(key.Name, policyfile.RoutePrefix); ok {
 		m.Route, m.ExitNode = types.StringValue(cidr), types.BoolValue(false)
 	} else {
 		m.Route, m.ExitNode = types.StringNull(), types.BoolValue(true)
@@ -123,7 +123,7 @@ func (r *autoApproverResource) Schema(_ context.Context, _ resource.SchemaReques
 					"IPv6 in lower case), for example `10.20.0.0/16` or `fd7a:115c:a1e0:b1a::/64`. Exactly one of `route` and " +
 					"`exit_node = true` must be set. Changing it replaces the auto approver.",
 				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
-				Validators:    []validator.String{tfx.StringCheck{Rule: "must be a CIDR in canonical form", Check: policy.ValidCanonicalCIDR}},
+				Validators:    []validator.String{tfx.StringCheck{Rule: "must be a CIDR in canonical form", Check: policyfile.ValidCanonicalCIDR}},
 			},
 			"exit_node": schema.BoolAttribute{
 				Optional: true,
@@ -182,18 +182,18 @@ func (r *autoApproverResource) ValidateConfig(ctx context.Context, req resource.
 func (r *autoApproverResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	const want = "route:CIDR (such as route:10.20.0.0/16) or exitNode, each optionally followed by #OWNER"
 	name, owner, hasOwner := strings.Cut(req.ID, "#")
-	key := policy.Key{Kind: policy.KindAutoApprover, Name: name, Owner: owner}
+	key := policyfile.Key{Kind: policyfile.KindAutoApprover, Name: name, Owner: owner}
 	if hasOwner && owner == "" {
 		tfx.InvalidImportID(&resp.Diagnostics, req.ID, want+" (the owner is empty)")
 		return
 	}
-	if name != policy.ExitNodeName {
-		cidr, ok := strings.CutPrefix(name, policy.RoutePrefix)
+	if name != policyfile.ExitNodeName {
+		cidr, ok := strings.CutPrefix(name, policyfile.RoutePrefix)
 		if !ok {
 			tfx.InvalidImportID(&resp.Diagnostics, req.ID, want)
 			return
 		}
-		if err := policy.ValidCanonicalCIDR(cidr); err != nil {
+		if err := policyfile.ValidCanonicalCIDR(cidr); err != nil {
 			tfx.InvalidImportID(&resp.Diagnostics, req.ID, fmt.Sprintf("%s (%v)", want, err))
 			return
 		}
@@ -206,10 +206,10 @@ func (r *autoApproverResource) ImportState(ctx context.Context, req resource.Imp
 	if hasOwner {
 		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("owner"), owner)...)
 	}
-	if name == policy.ExitNodeName {
+	if name == policyfile.ExitNodeName {
 		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("exit_node"), true)...)
 		return
 	}
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("route"), strings.TrimPrefix(name, policy.RoutePrefix))...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("route"), strings.TrimPrefix(name, policyfile.RoutePrefix))...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("exit_node"), false)...)
 }

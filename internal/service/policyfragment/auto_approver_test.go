@@ -14,12 +14,12 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/qtail/terraform-provider-qtail/internal/acctest"
-	"github.com/qtail/terraform-provider-qtail/internal/policy"
+	"github.com/qtail/terraform-provider-qtail/internal/policyfile"
 )
 
 var (
-	routeKey    = policy.RouteKey("10.20.0.0/16")
-	exitNodeKey = policy.ExitNodeKey()
+	routeKey    = policyfile.RouteKey("10.20.0.0/16")
+	exitNodeKey = policyfile.ExitNodeKey()
 )
 
 // approvers is a route approver and the exit node approver, approved for
@@ -106,7 +106,7 @@ func TestAutoApprover_lifecycle(t *testing.T) {
 				}},
 				Check: resource.ComposeTestCheckFunc(
 					expectNoFragment(env, routeKey),
-					expectApprovers(env, "qtail_auto_approver.route", policy.RouteKey("fd7a:115c:a1e0:b1a::/64"), `["tag:router"]`),
+					expectApprovers(env, "qtail_auto_approver.route", policyfile.RouteKey("fd7a:115c:a1e0:b1a::/64"), `["tag:router"]`),
 				),
 			},
 		},
@@ -115,7 +115,7 @@ func TestAutoApprover_lifecycle(t *testing.T) {
 
 // captureKey records in *k, during a Check, key with the owner of the
 // qtail_auto_approver at addr, for a later PreConfig.
-func captureKey(k *policy.Key, addr string, key policy.Key) func(*terraform.State) error {
+func captureKey(k *policyfile.Key, addr string, key policyfile.Key) func(*terraform.State) error {
 	return func(s *terraform.State) (err error) {
 		*k, err = ownedKey(s, addr, key)
 		return err
@@ -126,7 +126,7 @@ func TestAutoApprover_drift(t *testing.T) {
 	t.Parallel()
 	env := acctest.New(t)
 	config := approvers("10.20.0.0/16", `[qtail_tag_owner.router.tag]`, `["group:platform-ops"]`)
-	var routeOwned, exitOwned policy.Key
+	var routeOwned, exitOwned policyfile.Key
 	resource.UnitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: env.Factories(),
 		Steps: []resource.TestStep{
@@ -237,7 +237,7 @@ resource "qtail_auto_approver" "exit" {
 `
 	handApprovers := func(*terraform.State) error {
 		body, _ := env.Tailnet.Policy()
-		doc, err := policy.Parse(body)
+		doc, err := policyfile.Parse(body)
 		if err != nil {
 			return err
 		}
@@ -294,7 +294,7 @@ resource "qtail_auto_approver" "exit" {
 					expectApprovers(env, "qtail_auto_approver.route", routeKey, `["group:platform-ops"]`),
 					func(*terraform.State) error {
 						body, _ := env.Tailnet.Policy()
-						doc, err := policy.Parse(body)
+						doc, err := policyfile.Parse(body)
 						if err != nil {
 							return err
 						}
@@ -383,14 +383,14 @@ func TestAutoApprover_twoConfigurationsShareApprovers(t *testing.T) {
 		},
 		func() error {
 			body, _ := env.Tailnet.Policy()
-			doc, err := policy.Parse(body)
+			doc, err := policyfile.Parse(body)
 			if err != nil {
 				return err
 			}
 			if strings.Count(string(body), `"group:platform-ops",`) != 2 {
 				return fmt.Errorf("the common approver is not once in each list:\n%s", body)
 			}
-			for _, key := range []policy.Key{exitNodeKey, routeKey} {
+			for _, key := range []policyfile.Key{exitNodeKey, routeKey} {
 				if f := doc.Get(key); f.Found {
 					return fmt.Errorf("%s has approvers without an owner, %s:\n%s", key, f.Value, body)
 				}

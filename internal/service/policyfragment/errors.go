@@ -8,12 +8,13 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 
 	"github.com/qtail/terraform-provider-qtail/internal/policy"
+	"github.com/qtail/terraform-provider-qtail/internal/policyfile"
 	"github.com/qtail/terraform-provider-qtail/internal/tfx"
 )
 
 // fragmentWriteError adds the error of a failed change of the policy file.
 func fragmentWriteError(diags *diag.Diagnostics, action string, err error) {
-	var conflict *policy.UnmanagedConflictError
+	var conflict *policyfile.UnmanagedConflictError
 	var contention *policy.ContentionError
 	var rejected *policy.RejectedError
 	switch {
@@ -30,14 +31,14 @@ func fragmentWriteError(diags *diag.Diagnostics, action string, err error) {
 }
 
 // describeKey names the entry of key the way the policy file shows it.
-func describeKey(key policy.Key) string {
+func describeKey(key policyfile.Key) string {
 	switch {
-	case key.Kind == policy.KindTagOwner:
+	case key.Kind == policyfile.KindTagOwner:
 		return fmt.Sprintf("tagOwners[%q]", key.Name)
-	case key.Kind == policy.KindAutoApprover && key.Name == policy.ExitNodeName:
+	case key.Kind == policyfile.KindAutoApprover && key.Name == policyfile.ExitNodeName:
 		return "autoApprovers.exitNode"
-	case key.Kind == policy.KindAutoApprover:
-		return fmt.Sprintf("autoApprovers.routes[%q]", strings.TrimPrefix(key.Name, policy.RoutePrefix))
+	case key.Kind == policyfile.KindAutoApprover:
+		return fmt.Sprintf("autoApprovers.routes[%q]", strings.TrimPrefix(key.Name, policyfile.RoutePrefix))
 	}
 	return "marked " + key.Marker()
 }

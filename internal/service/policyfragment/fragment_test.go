@@ -18,7 +18,7 @@ import (
 	"github.com/qtail/terraform-provider-qtail/internal/acctest"
 	"github.com/qtail/terraform-provider-qtail/internal/fake/faults"
 	"github.com/qtail/terraform-provider-qtail/internal/fake/sandbox"
-	"github.com/qtail/terraform-provider-qtail/internal/policy"
+	"github.com/qtail/terraform-provider-qtail/internal/policyfile"
 	"github.com/qtail/terraform-provider-qtail/internal/provider"
 )
 
@@ -54,7 +54,7 @@ func sectionEntries(body []byte, section string) ([]string, error) {
 			return nil, fmt.Errorf("%s is not an array: %w", section, err)
 		}
 		for _, e := range elems {
-			c, err := policy.Canonicalize(e)
+			c, err := policyfile.Canonicalize(e)
 			if err != nil {
 				return nil, err
 			}
@@ -110,11 +110,11 @@ func expectNoGrantValued(t *testing.T, env *acctest.Env, value string) resource.
 // markerLines counts the lines of body that are exactly key's marker.
 // For the list of an auto approver (a key without an owner) it also
 // counts the markers of the approvers that owners added to it.
-func markerLines(body []byte, key policy.Key) int {
+func markerLines(body []byte, key policyfile.Key) int {
 	n := 0
 	for _, line := range strings.Split(string(body), "\n") {
 		line = strings.TrimSpace(line)
-		if line == key.Marker() || key.Kind == policy.KindAutoApprover && !key.Owned() && strings.HasPrefix(line, key.Marker()+"#") {
+		if line == key.Marker() || key.Kind == policyfile.KindAutoApprover && !key.Owned() && strings.HasPrefix(line, key.Marker()+"#") {
 			n++
 		}
 	}
@@ -122,7 +122,7 @@ func markerLines(body []byte, key policy.Key) int {
 }
 
 // ownedKey is key with the owner of the qtail_auto_approver at addr in s.
-func ownedKey(s *terraform.State, addr string, key policy.Key) (policy.Key, error) {
+func ownedKey(s *terraform.State, addr string, key policyfile.Key) (policyfile.Key, error) {
 	rs, ok := s.RootModule().Resources[addr]
 	if !ok {
 		return key, fmt.Errorf("%s is not in the state", addr)
@@ -136,7 +136,7 @@ func ownedKey(s *terraform.State, addr string, key policy.Key) (policy.Key, erro
 
 // expectApprovers is expectFragment for the approvers that the
 // qtail_auto_approver at addr added to the list of key.
-func expectApprovers(env *acctest.Env, addr string, key policy.Key, want string) func(*terraform.State) error {
+func expectApprovers(env *acctest.Env, addr string, key policyfile.Key, want string) func(*terraform.State) error {
 	return func(s *terraform.State) error {
 		k, err := ownedKey(s, addr, key)
 		if err != nil {
@@ -149,10 +149,10 @@ func expectApprovers(env *acctest.Env, addr string, key policy.Key, want string)
 // expectFragment checks that the fake tailnet's policy file holds key's
 // fragment once, marked, with the canonical value want, and no unmarked
 // copy of it. The approvers of an owner carry one marker each.
-func expectFragment(env *acctest.Env, key policy.Key, want string) func(*terraform.State) error {
+func expectFragment(env *acctest.Env, key policyfile.Key, want string) func(*terraform.State) error {
 	return func(*terraform.State) error {
 		body, _ := env.Tailnet.Policy()
-		doc, err := policy.Parse(body)
+		doc, err := policyfile.Parse(body)
 		if err != nil {
 			return err
 		}
@@ -174,7 +174,7 @@ func expectFragment(env *acctest.Env, key policy.Key, want string) func(*terrafo
 		if n := markerLines(body, key); n != markers {
 			return fmt.Errorf("the marker of %s appears %d times, want %d:\n%s", key, n, markers, body)
 		}
-		if section := map[policy.Kind]string{policy.KindGrant: "grants", policy.KindPolicyTest: "tests"}[key.Kind]; section != "" {
+		if section := map[policyfile.Kind]string{policyfile.KindGrant: "grants", policyfile.KindPolicyTest: "tests"}[key.Kind]; section != "" {
 			entries, err := sectionEntries(body, section)
 			if err != nil {
 				return err
@@ -194,10 +194,10 @@ func expectFragment(env *acctest.Env, key policy.Key, want string) func(*terrafo
 }
 
 // expectNoFragment checks that key's fragment and its marker are gone.
-func expectNoFragment(env *acctest.Env, key policy.Key) func(*terraform.State) error {
+func expectNoFragment(env *acctest.Env, key policyfile.Key) func(*terraform.State) error {
 	return func(*terraform.State) error {
 		body, _ := env.Tailnet.Policy()
-		doc, err := policy.Parse(body)
+		doc, err := policyfile.Parse(body)
 		if err != nil {
 			return err
 		}
@@ -214,7 +214,7 @@ func expectNoFragment(env *acctest.Env, key policy.Key) func(*terraform.State) e
 // stripFragments returns body with every fragment qtail owns removed,
 // markers included: the bytes that belong to others.
 func stripFragments(body []byte) ([]byte, error) {
-	doc, err := policy.Parse(body)
+	doc, err := policyfile.Parse(body)
 	if err != nil {
 		return nil, err
 	}
@@ -245,10 +245,10 @@ func withoutFragments(t testing.TB, body []byte) []byte {
 
 // deleteByHand removes key's entry and its marker from the tailnet's
 // policy file, as a person cleaning up the file would.
-func deleteByHand(t *testing.T, env *acctest.Env, key policy.Key) {
+func deleteByHand(t *testing.T, env *acctest.Env, key policyfile.Key) {
 	t.Helper()
 	body, _ := env.Tailnet.Policy()
-	doc, err := policy.Parse(body)
+	doc, err := policyfile.Parse(body)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +259,7 @@ func deleteByHand(t *testing.T, env *acctest.Env, key policy.Key) {
 }
 
 // removeMarkerByHand deletes the line of key's marker, leaving the entry.
-func removeMarkerByHand(t *testing.T, env *acctest.Env, key policy.Key) {
+func removeMarkerByHand(t *testing.T, env *acctest.Env, key policyfile.Key) {
 	t.Helper()
 	body, _ := env.Tailnet.Policy()
 	var out []string
@@ -370,7 +370,7 @@ func expectOthersIntact(t *testing.T, env *acctest.Env, original string, n int) 
 		if got := withoutFragments(t, body); string(got) != original {
 			return fmt.Errorf("bytes outside qtail's fragments changed:\n--- got (fragments removed)\n%s\n--- policy file\n%s", got, body)
 		}
-		doc, err := policy.Parse(body)
+		doc, err := policyfile.Parse(body)
 		if err != nil {
 			return err
 		}
@@ -401,11 +401,11 @@ func TestFragments_goldenHandwrittenPolicy(t *testing.T) {
 				Config: everyKind(`["tcp:5432"]`, `["group:ops"]`, `["tag:db"]`, `["group:ops"]`, "tag:db:5432"),
 				Check: resource.ComposeTestCheckFunc(
 					expectOthersIntact(t, env, handwrittenPolicy, 5),
-					expectFragment(env, policy.Key{Kind: policy.KindGrant, Name: "eng-to-db"}, `{"dst":["tag:db","tag:cache"],"ip":["tcp:5432"],"src":["group:eng"]}`),
-					expectFragment(env, policy.Key{Kind: policy.KindTagOwner, Name: "tag:cache"}, `["group:ops"]`),
-					expectApprovers(env, "qtail_auto_approver.route", policy.RouteKey("10.2.0.0/16"), `["tag:db"]`),
-					expectApprovers(env, "qtail_auto_approver.exit", policy.ExitNodeKey(), `["group:ops"]`),
-					expectFragment(env, policy.Key{Kind: policy.KindPolicyTest, Name: "eng-reach-db"}, `{"accept":["tag:db:5432"],"src":"alice@example.com"}`),
+					expectFragment(env, policyfile.Key{Kind: policyfile.KindGrant, Name: "eng-to-db"}, `{"dst":["tag:db","tag:cache"],"ip":["tcp:5432"],"src":["group:eng"]}`),
+					expectFragment(env, policyfile.Key{Kind: policyfile.KindTagOwner, Name: "tag:cache"}, `["group:ops"]`),
+					expectApprovers(env, "qtail_auto_approver.route", policyfile.RouteKey("10.2.0.0/16"), `["tag:db"]`),
+					expectApprovers(env, "qtail_auto_approver.exit", policyfile.ExitNodeKey(), `["group:ops"]`),
+					expectFragment(env, policyfile.Key{Kind: policyfile.KindPolicyTest, Name: "eng-reach-db"}, `{"accept":["tag:db:5432"],"src":"alice@example.com"}`),
 				),
 			},
 			{
@@ -419,8 +419,8 @@ func TestFragments_goldenHandwrittenPolicy(t *testing.T) {
 				}},
 				Check: resource.ComposeTestCheckFunc(
 					expectOthersIntact(t, env, handwrittenPolicy, 5),
-					expectFragment(env, policy.Key{Kind: policy.KindGrant, Name: "eng-to-db"}, `{"dst":["tag:db","tag:cache"],"ip":["tcp:5432","tcp:5433"],"src":["group:eng"]}`),
-					expectFragment(env, policy.Key{Kind: policy.KindPolicyTest, Name: "eng-reach-db"}, `{"accept":["tag:db:5433"],"src":"alice@example.com"}`),
+					expectFragment(env, policyfile.Key{Kind: policyfile.KindGrant, Name: "eng-to-db"}, `{"dst":["tag:db","tag:cache"],"ip":["tcp:5432","tcp:5433"],"src":["group:eng"]}`),
+					expectFragment(env, policyfile.Key{Kind: policyfile.KindPolicyTest, Name: "eng-reach-db"}, `{"accept":["tag:db:5433"],"src":"alice@example.com"}`),
 				),
 			},
 		},
@@ -563,7 +563,7 @@ func fourRegionsAtOnce(t *testing.T, config func(region string, r, n int) string
 		func(r int, region string) resource.TestCheckFunc {
 			return func(s *terraform.State) error {
 				for i := range perRegion {
-					k := policy.Key{Kind: policy.KindGrant, Name: fmt.Sprintf("%s-%02d", region, i)}
+					k := policyfile.Key{Kind: policyfile.KindGrant, Name: fmt.Sprintf("%s-%02d", region, i)}
 					if err := expectFragment(env, k, `{"dst":["`+regionGrantDst(r, i)+`"],"ip":["tcp:443"],"src":["group:ops"]}`)(s); err != nil {
 						return err
 					}
@@ -573,7 +573,7 @@ func fourRegionsAtOnce(t *testing.T, config func(region string, r, n int) string
 		},
 		func() error {
 			body, _ := env.Tailnet.Policy()
-			doc, err := policy.Parse(body)
+			doc, err := policyfile.Parse(body)
 			switch {
 			case err != nil:
 				return err
@@ -584,7 +584,7 @@ func fourRegionsAtOnce(t *testing.T, config func(region string, r, n int) string
 			}
 			for _, r := range regions {
 				for i := range perRegion {
-					k := policy.Key{Kind: policy.KindGrant, Name: fmt.Sprintf("%s-%02d", r, i)}
+					k := policyfile.Key{Kind: policyfile.KindGrant, Name: fmt.Sprintf("%s-%02d", r, i)}
 					if n := markerLines(body, k); n != 1 {
 						return fmt.Errorf("%s appears %d times", k, n)
 					}
@@ -627,7 +627,7 @@ resource "qtail_grant" "c" {
 func expectThreeGrantsOnce(env *acctest.Env) resource.TestCheckFunc {
 	var checks []resource.TestCheckFunc
 	for i, name := range []string{"a", "b", "c"} {
-		checks = append(checks, expectFragment(env, policy.Key{Kind: policy.KindGrant, Name: name},
+		checks = append(checks, expectFragment(env, policyfile.Key{Kind: policyfile.KindGrant, Name: name},
 			fmt.Sprintf(`{"dst":["100.64.0.%d"],"ip":["tcp:22"],"src":["group:platform-ops"]}`, i+1)))
 	}
 	return resource.ComposeTestCheckFunc(checks...)

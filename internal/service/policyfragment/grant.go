@@ -21,7 +21,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
-	"github.com/qtail/terraform-provider-qtail/internal/policy"
+	"github.com/qtail/terraform-provider-qtail/internal/policyfile"
 	"github.com/qtail/terraform-provider-qtail/internal/tfx"
 )
 
@@ -69,16 +69,16 @@ type grantModel struct {
 // fragmentNameRE is the form of the name of a grant or a policy test.
 var fragmentNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
-func (m *grantModel) fragmentKey() (policy.Key, bool) {
+func (m *grantModel) fragmentKey() (policyfile.Key, bool) {
 	if m.Name.IsUnknown() || m.Name.IsNull() {
-		return policy.Key{}, false
+		return policyfile.Key{}, false
 	}
-	return policy.Key{Kind: policy.KindGrant, Name: m.Name.ValueString()}, true
+	return policyfile.Key{Kind: policyfile.KindGrant, Name: m.Name.ValueString()}, true
 }
 
 func (m *grantModel) entry() (json.RawMessage, bool) { return m.fields().entry() }
 
-func (m *grantModel) setEntry(key policy.Key, value json.RawMessage) diag.Diagnostics {
+func (m *grantModel) setEntry(key policyfile.Key, value json.RawMessage) diag.Diagnostics {
 	var f grantFields
 	diags := f.setEntry(key, value)
 	if !diags.HasError() {
@@ -108,7 +108,7 @@ func (g grantFields) entry() (json.RawMessage, bool) {
 	if g.Src.IsNull() || g.Dst.IsNull() {
 		return nil, false
 	}
-	var e policy.GrantEntry
+	var e policyfile.GrantEntry
 	known := stringsOf(&e.Src, g.Src) && stringsOf(&e.Dst, g.Dst) && stringsOf(&e.IP, g.IP) &&
 		stringsOf(&e.Via, g.Via) && stringsOf(&e.SrcPosture, g.SrcPosture)
 	app, appKnown := optString(g.App.StringValue)
@@ -122,7 +122,7 @@ func (g grantFields) entry() (json.RawMessage, bool) {
 }
 
 // setEntry fills g from the standardized value of the grant of key.
-func (g *grantFields) setEntry(key policy.Key, value json.RawMessage) diag.Diagnostics {
+func (g *grantFields) setEntry(key policyfile.Key, value json.RawMessage) diag.Diagnostics {
 	var diags diag.Diagnostics
 	f, err := parseEntryFields(key, value)
 	if err != nil {
@@ -199,7 +199,7 @@ func grantAttributes() map[string]schema.Attribute {
 				"At least one.",
 			Validators: []validator.List{
 				listvalidator.SizeAtLeast(1),
-				listvalidator.ValueStringsAre(selectorValidator(policy.GrantSrc)),
+				listvalidator.ValueStringsAre(selectorValidator(policyfile.GrantSrc)),
 			},
 		},
 		"dst": schema.ListAttribute{
@@ -209,7 +209,7 @@ func grantAttributes() map[string]schema.Attribute {
 				"without ports (ports go in `ip`). At least one.",
 			Validators: []validator.List{
 				listvalidator.SizeAtLeast(1),
-				listvalidator.ValueStringsAre(selectorValidator(policy.GrantDst)),
+				listvalidator.ValueStringsAre(selectorValidator(policyfile.GrantDst)),
 			},
 		},
 		"ip": schema.ListAttribute{
@@ -218,7 +218,7 @@ func grantAttributes() map[string]schema.Attribute {
 			MarkdownDescription: "Network access, one port or port range per entry, optionally after a protocol: `*`, `443`, " +
 				"`80-443`, `tcp:443`, `udp:53`, `icmp:*`. At least one of `ip` and `app` must be set.",
 			Validators: []validator.List{
-				listvalidator.ValueStringsAre(tfx.StringCheck{Rule: "must be a port, a port range or \"*\", optionally after a protocol", Check: policy.ValidIPPort}),
+				listvalidator.ValueStringsAre(tfx.StringCheck{Rule: "must be a port, a port range or \"*\", optionally after a protocol", Check: policyfile.ValidIPPort}),
 			},
 		},
 		"app": schema.StringAttribute{
@@ -235,7 +235,7 @@ func grantAttributes() map[string]schema.Attribute {
 			ElementType:         types.StringType,
 			MarkdownDescription: "Tags of the devices (subnet routers, exit nodes, app connectors) through which the access is routed.",
 			Validators: []validator.List{
-				listvalidator.ValueStringsAre(tfx.StringCheck{Rule: "must be a tag", Check: policy.ValidVia}),
+				listvalidator.ValueStringsAre(tfx.StringCheck{Rule: "must be a tag", Check: policyfile.ValidVia}),
 			},
 		},
 		"src_posture": schema.ListAttribute{
@@ -278,8 +278,8 @@ func fragmentNameValidator() validator.String {
 }
 
 // selectorValidator checks a source or a destination.
-func selectorValidator(use policy.SelectorUse) validator.String {
-	return tfx.StringCheck{Rule: "must be a valid selector", Check: func(s string) error { return policy.ValidSelector(s, use) }}
+func selectorValidator(use policyfile.SelectorUse) validator.String {
+	return tfx.StringCheck{Rule: "must be a valid selector", Check: func(s string) error { return policyfile.ValidSelector(s, use) }}
 }
 
 // checkPosture checks a posture name.
@@ -392,5 +392,5 @@ func (v appJSON) StringSemanticEquals(_ context.Context, newValuable basetypes.S
 		diags.AddError("Semantic Equality Check Error", fmt.Sprintf("qtail compared the app JSON of a grant with a %T. Please report this issue to the qtail developers.", newValuable))
 		return false, diags
 	}
-	return policy.SameJSON(json.RawMessage(v.ValueString()), json.RawMessage(other.ValueString())), diags
+	return policyfile.SameJSON(json.RawMessage(v.ValueString()), json.RawMessage(other.ValueString())), diags
 }

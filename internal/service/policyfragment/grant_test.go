@@ -14,7 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/qtail/terraform-provider-qtail/internal/acctest"
-	"github.com/qtail/terraform-provider-qtail/internal/policy"
+	"github.com/qtail/terraform-provider-qtail/internal/policyfile"
 )
 
 const grantAddr = "qtail_grant.ops"
@@ -37,7 +37,7 @@ const grantBody = `src = ["group:platform-ops"]
 func TestGrant_lifecycle(t *testing.T) {
 	t.Parallel()
 	env := acctest.New(t)
-	key := policy.Key{Kind: policy.KindGrant, Name: "ops-to-phone"}
+	key := policyfile.Key{Kind: policyfile.KindGrant, Name: "ops-to-phone"}
 
 	resource.UnitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: env.Factories(),
@@ -93,7 +93,7 @@ func TestGrant_lifecycle(t *testing.T) {
 					if err := expectNoFragment(env, key)(s); err != nil {
 						return err
 					}
-					return expectFragment(env, policy.Key{Kind: policy.KindGrant, Name: "ops-to-phone-v2"},
+					return expectFragment(env, policyfile.Key{Kind: policyfile.KindGrant, Name: "ops-to-phone-v2"},
 						`{"dst":["100.64.0.3"],"ip":["tcp:443"],"src":["group:platform-ops"]}`)(s)
 				},
 			},
@@ -146,8 +146,8 @@ resource "qtail_grant" "other" {
 const otherGrantAddr = "qtail_grant.other"
 
 var (
-	opsGrantKey   = policy.Key{Kind: policy.KindGrant, Name: "ops-to-phone"}
-	otherGrantKey = policy.Key{Kind: policy.KindGrant, Name: "carol-to-alice"}
+	opsGrantKey   = policyfile.Key{Kind: policyfile.KindGrant, Name: "ops-to-phone"}
+	otherGrantKey = policyfile.Key{Kind: policyfile.KindGrant, Name: "carol-to-alice"}
 )
 
 func opsGrantValue(ip string) string {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/qtail/terraform-provider-qtail/internal/conn"
 	"github.com/qtail/terraform-provider-qtail/internal/policy"
+	"github.com/qtail/terraform-provider-qtail/internal/policyfile"
 	"github.com/qtail/terraform-provider-qtail/internal/tfx"
 )
 
@@ -176,7 +177,9 @@ func grantMap(entries map[string]json.RawMessage) (types.Map, diag.Diagnostics) 
 	return m, diags
 }
 
-func grantKey(name string) policy.Key { return policy.Key{Kind: policy.KindGrant, Name: name} }
+func grantKey(name string) policyfile.Key {
+	return policyfile.Key{Kind: policyfile.KindGrant, Name: name}
+}
 
 // grantsID is the ID of the grants of names.
 func grantsID(names []string) string {
@@ -187,7 +190,7 @@ func grantsID(names []string) string {
 
 // grantsClaim is the key under which the change of the grants of names is
 // expected by the Planner and the Store: the grant that sorts first.
-func grantsClaim(names []string) policy.Key {
+func grantsClaim(names []string) policyfile.Key {
 	return grantKey(slices.Min(names))
 }
 
@@ -221,13 +224,13 @@ func (r *grantsResource) ValidateConfig(ctx context.Context, req resource.Valida
 
 // grantsChange is what an apply of the grants writes.
 type grantsChange struct {
-	muts []policy.Mutation
+	muts []policyfile.Mutation
 	// names[i] is the name of the grant of muts[i].
 	names []string
 }
 
 // add appends a mutation of the grant of name.
-func (c *grantsChange) add(name string, m policy.Mutation) {
+func (c *grantsChange) add(name string, m policyfile.Mutation) {
 	c.muts = append(c.muts, m)
 	c.names = append(c.names, name)
 }
@@ -254,20 +257,20 @@ func changes(old, planned map[string]json.RawMessage, unmarked []string) grantsC
 		switch {
 		case !want:
 			if lost {
-				c.add(name, policy.Mutation{Key: key, Value: before})
+				c.add(name, policyfile.Mutation{Key: key, Value: before})
 			}
-			c.add(name, policy.Mutation{Key: key, Delete: true})
+			c.add(name, policyfile.Mutation{Key: key, Delete: true})
 		case after == nil:
 			// Unknown until apply.
 		case !had:
-			c.add(name, policy.Mutation{Key: key, Value: after})
-		case lost && policy.SameJSON(before, after):
-			c.add(name, policy.Mutation{Key: key, Value: after})
+			c.add(name, policyfile.Mutation{Key: key, Value: after})
+		case lost && policyfile.SameJSON(before, after):
+			c.add(name, policyfile.Mutation{Key: key, Value: after})
 		case lost:
-			c.add(name, policy.Mutation{Key: key, Value: before})
-			c.add(name, policy.Mutation{Key: key, Value: after, Overwrite: true})
-		case !policy.SameJSON(before, after):
-			c.add(name, policy.Mutation{Key: key, Value: after, Overwrite: true})
+			c.add(name, policyfile.Mutation{Key: key, Value: before})
+			c.add(name, policyfile.Mutation{Key: key, Value: after, Overwrite: true})
+		case !policyfile.SameJSON(before, after):
+			c.add(name, policyfile.Mutation{Key: key, Value: after, Overwrite: true})
 		}
 	}
 	return c
@@ -378,7 +381,7 @@ func (r *grantsResource) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 // reportCheck adds what the plan-time check of change found (see
 // policy.Planner.CheckAll).
 func (r *grantsResource) reportCheck(diags *diag.Diagnostics, change grantsChange, planned map[string]json.RawMessage, err error) {
-	var conflict *policy.UnmanagedConflictError
+	var conflict *policyfile.UnmanagedConflictError
 	var unchecked *policy.ValidateCallError
 	var tooLarge *policy.TooLargeError
 	what := describeGrants(change.names)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/qtail/terraform-provider-qtail/internal/conn"
 	"github.com/qtail/terraform-provider-qtail/internal/policy"
+	"github.com/qtail/terraform-provider-qtail/internal/policyfile"
 )
 
 // GrantsFastPath answers the requests of a qtail_grants that change
@@ -94,7 +95,7 @@ func grantEntry(g tftypes.Value) (json.RawMessage, bool) {
 	if g.IsNull() || g.As(&attrs) != nil {
 		return nil, false
 	}
-	var e policy.GrantEntry
+	var e policyfile.GrantEntry
 	lists := []struct {
 		dst  *[]string
 		name string
@@ -179,7 +180,7 @@ func (f *GrantsFastPath) ReadResource(ctx context.Context, clients *conn.Clients
 	}
 	for name, want := range state.grants {
 		found, err := store.Lookup(ctx, grantKey(name), want)
-		if err != nil || !found.Found || !found.Marked || !policy.SameJSON(found.Value, want) ||
+		if err != nil || !found.Found || !found.Marked || !policyfile.SameJSON(found.Value, want) ||
 			len(unmanagedMembers(found.Value, grantMembers)) > 0 {
 			return nil, false
 		}

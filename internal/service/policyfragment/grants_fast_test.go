@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/qtail/terraform-provider-qtail/internal/policy"
+	"github.com/qtail/terraform-provider-qtail/internal/policyfile"
 	"github.com/qtail/terraform-provider-qtail/internal/tfx"
 )
 
@@ -105,7 +106,7 @@ func TestGrantsFastPath_answersOnlyNoOps(t *testing.T) {
 	if !ok || presp.PlannedState != state || len(presp.Diagnostics) != 0 || string(presp.PlannedPrivate) != "p" {
 		t.Fatalf("plan of no change: handled=%v diags=%v", ok, presp)
 	}
-	if _, taken := clients.Planner().Claim(policy.Key{Kind: policy.KindGrant, Name: "ops-app"}, policy.Claim{Who: "another"}); !taken {
+	if _, taken := clients.Planner().Claim(policyfile.Key{Kind: policyfile.KindGrant, Name: "ops-app"}, policy.Claim{Who: "another"}); !taken {
 		t.Error("the fast path did not claim the grants of the plan")
 	}
 	// A second resource with the same grants: the duplicate is reported on

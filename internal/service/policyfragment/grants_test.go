@@ -19,7 +19,7 @@ import (
 
 	"github.com/qtail/terraform-provider-qtail/internal/acctest"
 	"github.com/qtail/terraform-provider-qtail/internal/fake/faults"
-	"github.com/qtail/terraform-provider-qtail/internal/policy"
+	"github.com/qtail/terraform-provider-qtail/internal/policyfile"
 )
 
 const grantsAddr = "qtail_grants.team"
@@ -89,7 +89,7 @@ func either(a, b string) string {
 	return "(" + a + ".*" + b + ")|(" + b + ".*" + a + ")"
 }
 
-func gkey(name string) policy.Key { return policy.Key{Kind: policy.KindGrant, Name: name} }
+func gkey(name string) policyfile.Key { return policyfile.Key{Kind: policyfile.KindGrant, Name: name} }
 
 // expectCalls checks the number of calls of route since the counters were
 // last reset.

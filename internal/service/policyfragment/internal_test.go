@@ -16,6 +16,7 @@ import (
 	"github.com/qtail/terraform-provider-qtail/internal/conn"
 	"github.com/qtail/terraform-provider-qtail/internal/fake/sandbox"
 	"github.com/qtail/terraform-provider-qtail/internal/policy"
+	"github.com/qtail/terraform-provider-qtail/internal/policyfile"
 	"github.com/qtail/terraform-provider-qtail/internal/tfx"
 )
 
@@ -132,7 +133,7 @@ func TestFragmentModifyPlan_warnsAboutAllowAllOncePerPlan(t *testing.T) {
 	}
 
 	d, _ = sandboxData(t, nil)
-	d.Planner().Record(policy.Mutation{Key: policy.AllowAllKey(), Delete: true})
+	d.Planner().Record(policyfile.Mutation{Key: policyfile.AllowAllKey(), Delete: true})
 	if _, diags := planGrant(t, d, newGrantModel("ops-to-phone", []string{"group:platform-ops"}, []string{"100.64.0.3"}, []string{"tcp:443"})); len(diags.Warnings()) != 0 {
 		t.Errorf("the plan removes the rule, yet warns: %q", warnings(diags))
 	}
@@ -168,7 +169,7 @@ func TestFragmentModifyPlan_rejectionCarriesTheServerMessage(t *testing.T) {
 // The plan names whose the entry is that a new fragment would take over.
 func TestOwnedElsewhereMessage(t *testing.T) {
 	t.Parallel()
-	key := policy.Key{Kind: policy.KindTagOwner, Name: "tag:db"}
+	key := policyfile.Key{Kind: policyfile.KindTagOwner, Name: "tag:db"}
 	msg := ownedElsewhereMessage(&policy.OwnershipConflict{Key: key, Existing: json.RawMessage(`["tag:a"]`)})
 	for _, want := range []string{"marked // qtail:tag_owner:tag:db", `["tag:a"]`, "terraform import qtail_tag_owner.NAME tag:db"} {
 		if !strings.Contains(msg, want) {

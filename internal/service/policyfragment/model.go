@@ -10,7 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/qtail/terraform-provider-qtail/internal/policy"
+	"github.com/qtail/terraform-provider-qtail/internal/policyfile"
 	"github.com/qtail/terraform-provider-qtail/internal/tfx"
 )
 
@@ -18,13 +18,13 @@ import (
 type fragmentModel interface {
 	// fragmentKey returns the key of the fragment; ok is false while the
 	// attributes that make it are unknown.
-	fragmentKey() (key policy.Key, ok bool)
+	fragmentKey() (key policyfile.Key, ok bool)
 	// entry returns the JSON value of the policy entry; ok is false when a
 	// value is unknown, or missing (as after an import).
 	entry() (value json.RawMessage, ok bool)
 	// setEntry fills the model from the standardized value of the entry of
 	// key.
-	setEntry(key policy.Key, value json.RawMessage) diag.Diagnostics
+	setEntry(key policyfile.Key, value json.RawMessage) diag.Diagnostics
 	// computed returns the id and marker attributes of the model.
 	computed() (id, marker *types.String)
 }
@@ -37,12 +37,12 @@ type fragmentPtr[M any] interface {
 
 // markerText is the marker comment of key without its leading "//", as the
 // marker attribute holds it.
-func markerText(key policy.Key) string {
+func markerText(key policyfile.Key) string {
 	return strings.TrimPrefix(key.Marker(), "// ")
 }
 
 // setComputed sets id and marker to the values qtail keeps for key.
-func setComputed(m fragmentModel, key policy.Key, marked bool) {
+func setComputed(m fragmentModel, key policyfile.Key, marked bool) {
 	id, marker := m.computed()
 	*id = types.StringValue(key.ImportID())
 	*marker = types.StringValue("")
@@ -61,7 +61,7 @@ type ownedModel interface {
 // planOwner plans id, marker and owner as unknown when the owner of m's
 // entry is still to be drawn (a creation, or approvers written before
 // lists were shared), and reports whether it did.
-func planOwner(m fragmentModel, key policy.Key) bool {
+func planOwner(m fragmentModel, key policyfile.Key) bool {
 	o, ok := m.(ownedModel)
 	if !ok || key.Owner != "" {
 		return false
@@ -73,13 +73,13 @@ func planOwner(m fragmentModel, key policy.Key) bool {
 
 // drawOwner gives key an owner when it is to be drawn, and m's owner
 // attribute its value.
-func drawOwner(m fragmentModel, key policy.Key) policy.Key {
+func drawOwner(m fragmentModel, key policyfile.Key) policyfile.Key {
 	o, ok := m.(ownedModel)
 	if !ok {
 		return key
 	}
 	if key.Owner == "" {
-		key.Owner = policy.NewOwner()
+		key.Owner = policyfile.NewOwner()
 	}
 	*o.ownerAttr() = types.StringValue(key.Owner)
 	return key
@@ -88,8 +88,8 @@ func drawOwner(m fragmentModel, key policy.Key) policy.Key {
 // keyedKind reports whether entries of kind are object members found by
 // their key (tag owners, auto approvers) rather than array elements found
 // by their marker.
-func keyedKind(k policy.Kind) bool {
-	return k == policy.KindTagOwner || k == policy.KindAutoApprover
+func keyedKind(k policyfile.Kind) bool {
+	return k == policyfile.KindTagOwner || k == policyfile.KindAutoApprover
 }
 
 // stringsOf reads a list attribute into *dst: nil when null. It reports
@@ -128,7 +128,7 @@ func entryJSON(e interface {
 // managed by qtail.
 type entryFields map[string]json.RawMessage
 
-func parseEntryFields(key policy.Key, value json.RawMessage) (entryFields, error) {
+func parseEntryFields(key policyfile.Key, value json.RawMessage) (entryFields, error) {
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(value, &raw); err != nil {
 		return nil, fmt.Errorf("the entry of %s in the policy file is not a JSON object: %w", key, err)
@@ -185,7 +185,7 @@ func (f entryFields) raw(names ...string) types.String {
 	if !ok {
 		return types.StringNull()
 	}
-	if c, err := policy.Canonicalize(v); err == nil {
+	if c, err := policyfile.Canonicalize(v); err == nil {
 		v = c
 	}
 	return types.StringValue(string(v))
@@ -213,7 +213,7 @@ func unmanagedMembers(value json.RawMessage, known []string) []string {
 }
 
 // readList reads the JSON array of owners or approvers of a keyed entry.
-func readList(diags *diag.Diagnostics, key policy.Key, value json.RawMessage) types.List {
+func readList(diags *diag.Diagnostics, key policyfile.Key, value json.RawMessage) types.List {
 	var ss []string
 	if err := json.Unmarshal(value, &ss); err != nil {
 		diags.AddError("Unexpected Policy Entry", fmt.Sprintf("The value of %s in the policy file is not a list of strings: %s. "+
@@ -230,5 +230,5 @@ func listJSON(l types.List) (json.RawMessage, bool) {
 	if !stringsOf(&ss, l) || ss == nil {
 		return nil, false
 	}
-	return entryJSON(policy.ListEntry(ss))
+	return entryJSON(policyfile.ListEntry(ss))
 }

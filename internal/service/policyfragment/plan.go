@@ -12,6 +12,7 @@ import (
 
 	"github.com/qtail/terraform-provider-qtail/internal/conn"
 	"github.com/qtail/terraform-provider-qtail/internal/policy"
+	"github.com/qtail/terraform-provider-qtail/internal/policyfile"
 	"github.com/qtail/terraform-provider-qtail/internal/tfx"
 )
 
@@ -45,7 +46,7 @@ func (r *fragmentResource[M, P]) ModifyPlan(ctx context.Context, req resource.Mo
 	key, keyKnown := plan.fragmentKey()
 	value, valueKnown := plan.entry()
 
-	var oldKey policy.Key
+	var oldKey policyfile.Key
 	var oldValue json.RawMessage
 	creating := state == nil
 	if state != nil {
@@ -61,7 +62,7 @@ func (r *fragmentResource[M, P]) ModifyPlan(ctx context.Context, req resource.Mo
 		}
 		resp.Diagnostics.Append(resp.Plan.Set(ctx, plan)...)
 	}
-	changing := creating || drawn || !valueKnown || !policy.SameJSON(oldValue, value)
+	changing := creating || drawn || !valueKnown || !policyfile.SameJSON(oldValue, value)
 	planner := r.planner()
 	if planner != nil && keyKnown {
 		defer func() { planner.Forget(key, changing && !resp.Diagnostics.HasError()) }()
@@ -78,7 +79,7 @@ func (r *fragmentResource[M, P]) ModifyPlan(ctx context.Context, req resource.Mo
 		// The key changed: Terraform replaces the resource, and plans its
 		// creation next, without a prior state, which checks the new
 		// entry. The old one goes.
-		planner.Record(policy.Mutation{Key: oldKey, Delete: true})
+		planner.Record(policyfile.Mutation{Key: oldKey, Delete: true})
 		return
 	}
 	if keyKnown {
@@ -97,20 +98,20 @@ func (r *fragmentResource[M, P]) ModifyPlan(ctx context.Context, req resource.Mo
 		return
 	}
 	checkKey := key
-	if checkKey.Kind == policy.KindAutoApprover && checkKey.Owner == "" {
+	if checkKey.Kind == policyfile.KindAutoApprover && checkKey.Owner == "" {
 		checkKey.Owner = plannedOwner
 	}
-	muts := []policy.Mutation{{Key: checkKey, Value: value, Overwrite: !creating}}
+	muts := []policyfile.Mutation{{Key: checkKey, Value: value, Overwrite: !creating}}
 	if creating {
 		if c := planner.OwnedElsewhere(ctx, key, value); c != nil {
 			resp.Diagnostics.AddError("Policy Entry Already Owned", ownedElsewhereMessage(c))
 			return
 		}
 	}
-	if state != nil && oldKey.Kind == policy.KindAutoApprover && oldKey.Owner == "" {
+	if state != nil && oldKey.Kind == policyfile.KindAutoApprover && oldKey.Owner == "" {
 		// Approvers written before lists were shared: the list they
 		// owned goes, the approvers of the new owner come.
-		muts = append([]policy.Mutation{{Key: oldKey, Delete: true, Overwrite: true}}, muts...)
+		muts = append([]policyfile.Mutation{{Key: oldKey, Delete: true, Overwrite: true}}, muts...)
 	}
 	r.reportCheck(&resp.Diagnostics, key, value, planner.Check(ctx, muts))
 }
@@ -134,7 +135,7 @@ func plannerOf(c *conn.Clients) *policy.Planner {
 
 // unmanagedWarning warns that the entry of key (a what: "grant") has
 // members that qtail does not manage, if it has.
-func unmanagedWarning(diags *diag.Diagnostics, what string, key policy.Key, value json.RawMessage, members []string) {
+func unmanagedWarning(diags *diag.Diagnostics, what string, key policyfile.Key, value json.RawMessage, members []string) {
 	unmanaged := unmanagedMembers(value, members)
 	if len(unmanaged) == 0 {
 		return
@@ -162,25 +163,25 @@ func (r *fragmentResource[M, P]) expect(cfg P) {
 
 // claimant describes the resource that writes key, for the message of a
 // duplicate claim: its type and the attributes of its key.
-func claimant(key policy.Key) string {
+func claimant(key policyfile.Key) string {
 	switch {
-	case key.Kind == policy.KindGrant:
+	case key.Kind == policyfile.KindGrant:
 		return fmt.Sprintf("the qtail_grant with name = %q", key.Name)
-	case key.Kind == policy.KindPolicyTest:
+	case key.Kind == policyfile.KindPolicyTest:
 		return fmt.Sprintf("the qtail_policy_test with name = %q", key.Name)
-	case key.Kind == policy.KindTagOwner:
+	case key.Kind == policyfile.KindTagOwner:
 		return fmt.Sprintf("the qtail_tag_owner with tag = %q", key.Name)
-	case key.Name == policy.ExitNodeName:
+	case key.Name == policyfile.ExitNodeName:
 		return "the qtail_auto_approver with exit_node = true"
 	}
-	return fmt.Sprintf("the qtail_auto_approver with route = %q", strings.TrimPrefix(key.Name, policy.RoutePrefix))
+	return fmt.Sprintf("the qtail_auto_approver with route = %q", strings.TrimPrefix(key.Name, policyfile.RoutePrefix))
 }
 
 // duplicateClaimMessage says that this resource and an earlier one of the
 // plan write the same entry, and what to do.
-func duplicateClaimMessage(key policy.Key, earlier policy.Claim) string {
+func duplicateClaimMessage(key policyfile.Key, earlier policy.Claim) string {
 	what := "Give one of them another " + keyAttribute(key) + ", or remove one of them."
-	if key.Kind == policy.KindAutoApprover {
+	if key.Kind == policyfile.KindAutoApprover {
 		what = "List every approver in one of them (approvers = [...]) and remove the other. " +
 			"Other configurations sharing the policy file may add their own approvers to the same list; inside one configuration, one resource owns it."
 	}
@@ -191,11 +192,11 @@ func duplicateClaimMessage(key policy.Key, earlier policy.Claim) string {
 }
 
 // keyAttribute is the attribute that makes the key of a fragment.
-func keyAttribute(key policy.Key) string {
+func keyAttribute(key policyfile.Key) string {
 	switch key.Kind {
-	case policy.KindTagOwner:
+	case policyfile.KindTagOwner:
 		return "tag"
-	case policy.KindAutoApprover:
+	case policyfile.KindAutoApprover:
 		return "route"
 	}
 	return "name"
@@ -203,8 +204,8 @@ func keyAttribute(key policy.Key) string {
 
 // reportCheck adds what the plan-time check of the change of key found
 // (see policy.Planner.Check).
-func (r *fragmentResource[M, P]) reportCheck(diags *diag.Diagnostics, key policy.Key, value json.RawMessage, err error) {
-	var conflict *policy.UnmanagedConflictError
+func (r *fragmentResource[M, P]) reportCheck(diags *diag.Diagnostics, key policyfile.Key, value json.RawMessage, err error) {
+	var conflict *policyfile.UnmanagedConflictError
 	var unchecked *policy.ValidateCallError
 	var tooLarge *policy.TooLargeError
 	switch {
@@ -242,7 +243,7 @@ func (r *fragmentResource[M, P]) planDelete(state P) {
 		return
 	}
 	if planner := r.Clients.Planner(); planner != nil {
-		planner.Record(policy.Mutation{Key: key, Delete: true})
+		planner.Record(policyfile.Mutation{Key: key, Delete: true})
 	}
 }
 

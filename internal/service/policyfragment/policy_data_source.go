@@ -10,7 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/qtail/terraform-provider-qtail/internal/conn"
-	"github.com/qtail/terraform-provider-qtail/internal/policy"
+	"github.com/qtail/terraform-provider-qtail/internal/policyfile"
 	"github.com/qtail/terraform-provider-qtail/internal/tfx"
 )
 
@@ -111,7 +111,7 @@ func (d *policyDataSource) Read(ctx context.Context, _ datasource.ReadRequest, r
 		tfx.APIError(&resp.Diagnostics, "read the policy file", err)
 		return
 	}
-	doc, err := policy.Parse(snap.HuJSON)
+	doc, err := policyfile.Parse(snap.HuJSON)
 	if err != nil {
 		resp.Diagnostics.AddError("Unreadable Policy File", fmt.Sprintf("qtail could not parse the tailnet policy file: %v. "+
 			"Correct the policy file in the Tailscale admin console.", err))
@@ -134,7 +134,7 @@ func (d *policyDataSource) Read(ctx context.Context, _ datasource.ReadRequest, r
 	fragments, diags := types.ListValue(objType, elems)
 	resp.Diagnostics.Append(diags...)
 	findings, diags := types.ObjectValue(policyFindingsAttrTypes, map[string]attr.Value{
-		"allow_all_present": types.BoolValue(policy.HasAllowAll(doc)),
+		"allow_all_present": types.BoolValue(policyfile.HasAllowAll(doc)),
 	})
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {

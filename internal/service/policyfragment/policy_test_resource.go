@@ -15,7 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/qtail/terraform-provider-qtail/internal/policy"
+	"github.com/qtail/terraform-provider-qtail/internal/policyfile"
 	"github.com/qtail/terraform-provider-qtail/internal/tfx"
 )
 
@@ -52,18 +52,18 @@ type policyTestModel struct {
 	Marker types.String `tfsdk:"marker"`
 }
 
-func (m *policyTestModel) fragmentKey() (policy.Key, bool) {
+func (m *policyTestModel) fragmentKey() (policyfile.Key, bool) {
 	if m.Name.IsUnknown() || m.Name.IsNull() {
-		return policy.Key{}, false
+		return policyfile.Key{}, false
 	}
-	return policy.Key{Kind: policy.KindPolicyTest, Name: m.Name.ValueString()}, true
+	return policyfile.Key{Kind: policyfile.KindPolicyTest, Name: m.Name.ValueString()}, true
 }
 
 func (m *policyTestModel) entry() (json.RawMessage, bool) {
 	if m.Src.IsNull() {
 		return nil, false
 	}
-	t := policy.PolicyTestEntry{Src: m.Src.ValueString()}
+	t := policyfile.PolicyTestEntry{Src: m.Src.ValueString()}
 	proto, protoKnown := optString(m.Proto)
 	t.Proto = proto
 	if m.Src.IsUnknown() || !protoKnown || !stringsOf(&t.Accept, m.Accept) || !stringsOf(&t.Deny, m.Deny) {
@@ -72,7 +72,7 @@ func (m *policyTestModel) entry() (json.RawMessage, bool) {
 	return entryJSON(t)
 }
 
-func (m *policyTestModel) setEntry(key policy.Key, value json.RawMessage) diag.Diagnostics {
+func (m *policyTestModel) setEntry(key policyfile.Key, value json.RawMessage) diag.Diagnostics {
 	var diags diag.Diagnostics
 	f, err := parseEntryFields(key, value)
 	if err != nil {
@@ -117,7 +117,7 @@ func (r *policyTestResource) Schema(_ context.Context, _ resource.SchemaRequest,
 				Required: true,
 				MarkdownDescription: "The source the test runs from: one user email, `group:`, `tag:`, host name or IP. " +
 					"Wildcards are not allowed.",
-				Validators: []validator.String{selectorValidator(policy.TestSrc)},
+				Validators: []validator.String{selectorValidator(policyfile.TestSrc)},
 			},
 			"proto": schema.StringAttribute{
 				Optional: true,
@@ -131,7 +131,7 @@ func (r *policyTestResource) Schema(_ context.Context, _ resource.SchemaRequest,
 				MarkdownDescription: "Destinations that `src` must reach, each a host, tag, user or IP followed by one port, " +
 					"such as `tag:billing:443` or `100.64.0.10:22`. At least one of `accept` and `deny` must be set.",
 				Validators: []validator.List{
-					listvalidator.ValueStringsAre(selectorValidator(policy.TestDst)),
+					listvalidator.ValueStringsAre(selectorValidator(policyfile.TestDst)),
 				},
 			},
 			"deny": schema.ListAttribute{
@@ -139,7 +139,7 @@ func (r *policyTestResource) Schema(_ context.Context, _ resource.SchemaRequest,
 				ElementType:         types.StringType,
 				MarkdownDescription: "Destinations that `src` must not reach, in the form of `accept`.",
 				Validators: []validator.List{
-					listvalidator.ValueStringsAre(selectorValidator(policy.TestDst)),
+					listvalidator.ValueStringsAre(selectorValidator(policyfile.TestDst)),
 				},
 			},
 			"marker": schema.StringAttribute{
@@ -183,5 +183,5 @@ func checkProto(s string) error {
 	if s == "" || s == "*" {
 		return fmt.Errorf("name one protocol, such as \"tcp\"")
 	}
-	return policy.ValidIPPort(s + ":*")
+	return policyfile.ValidIPPort(s + ":*")
 }

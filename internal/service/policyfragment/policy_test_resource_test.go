@@ -14,12 +14,12 @@ import (
 
 	"github.com/qtail/terraform-provider-qtail/internal/acctest"
 	"github.com/qtail/terraform-provider-qtail/internal/fake/tailnetapi/aclcheck"
-	"github.com/qtail/terraform-provider-qtail/internal/policy"
+	"github.com/qtail/terraform-provider-qtail/internal/policyfile"
 )
 
 const policyTestAddr = "qtail_policy_test.ops"
 
-var opsTestKey = policy.Key{Kind: policy.KindPolicyTest, Name: "ops-reach-phone"}
+var opsTestKey = policyfile.Key{Kind: policyfile.KindPolicyTest, Name: "ops-reach-phone"}
 
 // noAllowAll is the sandbox policy without its allow-all grant, so that
 // access is what the grants say.
@@ -160,7 +160,7 @@ resource "qtail_policy_test" "carol" {
 					}
 				},
 				Config: guardedGrant(opsTestBody),
-				Check:  expectNoFragment(env, policy.Key{Kind: policy.KindPolicyTest, Name: "carol-reach-phone"}),
+				Check:  expectNoFragment(env, policyfile.Key{Kind: policyfile.KindPolicyTest, Name: "carol-reach-phone"}),
 			},
 		},
 	})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/qtail/terraform-provider-qtail/internal/conn"
 	"github.com/qtail/terraform-provider-qtail/internal/policy"
+	"github.com/qtail/terraform-provider-qtail/internal/policyfile"
 	"github.com/qtail/terraform-provider-qtail/internal/tfx"
 )
 
@@ -55,10 +56,10 @@ func (r *fragmentResource[M, P]) policyStore(diags *diag.Diagnostics) *policy.St
 
 // change returns what a Create (creating) or an Update writes: the store,
 // the key and the value of the planned entry.
-func (r *fragmentResource[M, P]) change(plan P, creating bool, diags *diag.Diagnostics) (*policy.Store, policy.Key, json.RawMessage, bool) {
+func (r *fragmentResource[M, P]) change(plan P, creating bool, diags *diag.Diagnostics) (*policy.Store, policyfile.Key, json.RawMessage, bool) {
 	store := r.policyStore(diags)
 	if store == nil {
-		return nil, policy.Key{}, nil, false
+		return nil, policyfile.Key{}, nil, false
 	}
 	key, ok := plan.fragmentKey()
 	value, known := plan.entry()
@@ -69,7 +70,7 @@ func (r *fragmentResource[M, P]) change(plan P, creating bool, diags *diag.Diagn
 		}
 		diags.AddError("Unknown Values at Apply Time", "An attribute of the "+r.what+" was still unknown when it was "+verb+
 			", which Terraform does not allow. Please report this issue to the qtail developers.")
-		return nil, policy.Key{}, nil, false
+		return nil, policyfile.Key{}, nil, false
 	}
 	return store, key, value, true
 }
@@ -85,7 +86,7 @@ func (r *fragmentResource[M, P]) Create(ctx context.Context, req resource.Create
 		return
 	}
 	key = drawOwner(plan, key)
-	if err := store.Apply(ctx, policy.Mutation{Key: key, Value: value}); err != nil {
+	if err := store.Apply(ctx, policyfile.Mutation{Key: key, Value: value}); err != nil {
 		fragmentWriteError(&resp.Diagnostics, "add "+key.String()+" to the policy file", err)
 		return
 	}
@@ -147,11 +148,11 @@ func (r *fragmentResource[M, P]) Update(ctx context.Context, req resource.Update
 	if !ok {
 		return
 	}
-	if oldKey, _ := state.fragmentKey(); key.Kind == policy.KindAutoApprover && oldKey.Owner == "" {
+	if oldKey, _ := state.fragmentKey(); key.Kind == policyfile.KindAutoApprover && oldKey.Owner == "" {
 		// Approvers written before lists were shared, or imported from a
 		// list: the part of the list no owner marked is this resource's;
 		// its approvers get an owner.
-		if err := store.Apply(ctx, policy.Mutation{Key: oldKey, Delete: true, Overwrite: true}); err != nil {
+		if err := store.Apply(ctx, policyfile.Mutation{Key: oldKey, Delete: true, Overwrite: true}); err != nil {
 			fragmentWriteError(&resp.Diagnostics, "take over "+describeKey(oldKey)+" in the policy file", err)
 			return
 		}
@@ -161,14 +162,14 @@ func (r *fragmentResource[M, P]) Update(ctx context.Context, req resource.Update
 	// content only: adopt it as it is before changing it, so that the
 	// change does not add a second entry.
 	if _, marker := state.computed(); marker.ValueString() == "" && !keyedKind(key.Kind) {
-		if old, ok := state.entry(); ok && !policy.SameJSON(old, value) {
-			if err := store.Apply(ctx, policy.Mutation{Key: key, Value: old}); err != nil {
+		if old, ok := state.entry(); ok && !policyfile.SameJSON(old, value) {
+			if err := store.Apply(ctx, policyfile.Mutation{Key: key, Value: old}); err != nil {
 				fragmentWriteError(&resp.Diagnostics, "adopt "+key.String()+" in the policy file", err)
 				return
 			}
 		}
 	}
-	if err := store.Apply(ctx, policy.Mutation{Key: key, Value: value, Overwrite: true}); err != nil {
+	if err := store.Apply(ctx, policyfile.Mutation{Key: key, Value: value, Overwrite: true}); err != nil {
 		fragmentWriteError(&resp.Diagnostics, "update "+key.String()+" in the policy file", err)
 		return
 	}
@@ -194,13 +195,13 @@ func (r *fragmentResource[M, P]) Delete(ctx context.Context, req resource.Delete
 	// mark it again so that the delete finds it.
 	if _, marker := state.computed(); marker.ValueString() == "" {
 		if old, ok := state.entry(); ok {
-			if err := store.Apply(ctx, policy.Mutation{Key: key, Value: old, Overwrite: true}); err != nil {
+			if err := store.Apply(ctx, policyfile.Mutation{Key: key, Value: old, Overwrite: true}); err != nil {
 				fragmentWriteError(&resp.Diagnostics, "adopt "+key.String()+" before deleting it", err)
 				return
 			}
 		}
 	}
-	if err := store.Apply(ctx, policy.Mutation{Key: key, Delete: true}); err != nil {
+	if err := store.Apply(ctx, policyfile.Mutation{Key: key, Delete: true}); err != nil {
 		fragmentWriteError(&resp.Diagnostics, "remove "+key.String()+" from the policy file", err)
 	}
 }

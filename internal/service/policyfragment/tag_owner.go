@@ -17,7 +17,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/qtail/terraform-provider-qtail/internal/policy"
+	"github.com/qtail/terraform-provider-qtail/internal/policyfile"
 	"github.com/qtail/terraform-provider-qtail/internal/tfx"
 )
 
@@ -49,16 +49,16 @@ type tagOwnerModel struct {
 	Marker types.String `tfsdk:"marker"`
 }
 
-func (m *tagOwnerModel) fragmentKey() (policy.Key, bool) {
+func (m *tagOwnerModel) fragmentKey() (policyfile.Key, bool) {
 	if m.Tag.IsUnknown() || m.Tag.IsNull() {
-		return policy.Key{}, false
+		return policyfile.Key{}, false
 	}
-	return policy.Key{Kind: policy.KindTagOwner, Name: m.Tag.ValueString()}, true
+	return policyfile.Key{Kind: policyfile.KindTagOwner, Name: m.Tag.ValueString()}, true
 }
 
 func (m *tagOwnerModel) entry() (json.RawMessage, bool) { return listJSON(m.Owners) }
 
-func (m *tagOwnerModel) setEntry(key policy.Key, value json.RawMessage) diag.Diagnostics {
+func (m *tagOwnerModel) setEntry(key policyfile.Key, value json.RawMessage) diag.Diagnostics {
 	var diags diag.Diagnostics
 	m.Tag = types.StringValue(key.Name)
 	m.Owners = readList(&diags, key, value)
@@ -88,7 +88,7 @@ func (r *tagOwnerResource) Schema(_ context.Context, _ resource.SchemaRequest, r
 				MarkdownDescription: "The tag, `tag:` then a letter, then letters, digits or dashes, for example `tag:k8s-operator`. " +
 					"Changing it replaces the tag owner.",
 				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
-				Validators:    []validator.String{tfx.StringCheck{Rule: "must be a tag", Check: policy.ValidTag}},
+				Validators:    []validator.String{tfx.StringCheck{Rule: "must be a tag", Check: policyfile.ValidTag}},
 			},
 			"owners": schema.ListAttribute{
 				Required:    true,
@@ -120,7 +120,7 @@ func (r *tagOwnerResource) ValidateConfig(ctx context.Context, req resource.Vali
 }
 
 func (r *tagOwnerResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	if err := policy.ValidTag(req.ID); err != nil {
+	if err := policyfile.ValidTag(req.ID); err != nil {
 		tfx.InvalidImportID(&resp.Diagnostics, req.ID, fmt.Sprintf("a tag such as tag:k8s (%v)", err))
 		return
 	}
@@ -131,16 +131,16 @@ func (r *tagOwnerResource) ImportState(ctx context.Context, req resource.ImportS
 // checkOwner checks a tag owner or an auto approver: a user email, a
 // group, an autogroup or a tag.
 func checkOwner(s string) error {
-	if err := policy.OneListElement(s); err != nil {
+	if err := policyfile.OneListElement(s); err != nil {
 		return err
 	}
 	switch {
 	case strings.HasPrefix(s, "tag:"):
-		return policy.ValidTag(s)
+		return policyfile.ValidTag(s)
 	case strings.HasPrefix(s, "group:"), strings.HasPrefix(s, "autogroup:"):
-		return policy.ValidSelector(s, policy.GrantSrc)
+		return policyfile.ValidSelector(s, policyfile.GrantSrc)
 	case strings.Contains(s, "@") && !strings.Contains(s, ":"):
-		return policy.ValidSelector(s, policy.GrantSrc)
+		return policyfile.ValidSelector(s, policyfile.GrantSrc)
 	}
 	return errors.New("owners and approvers are user emails, group:, autogroup: or tag: names")
 }

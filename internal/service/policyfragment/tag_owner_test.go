@@ -13,12 +13,12 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/qtail/terraform-provider-qtail/internal/acctest"
-	"github.com/qtail/terraform-provider-qtail/internal/policy"
+	"github.com/qtail/terraform-provider-qtail/internal/policyfile"
 )
 
 var (
-	operatorTagKey = policy.Key{Kind: policy.KindTagOwner, Name: "tag:k8s-operator"}
-	k8sTagKey      = policy.Key{Kind: policy.KindTagOwner, Name: "tag:k8s"}
+	operatorTagKey = policyfile.Key{Kind: policyfile.KindTagOwner, Name: "tag:k8s-operator"}
+	k8sTagKey      = policyfile.Key{Kind: policyfile.KindTagOwner, Name: "tag:k8s"}
 )
 
 // operatorTags is the tagOwners part of the Tailscale operator recipe: the
@@ -184,7 +184,7 @@ resource "qtail_tag_owner" "web" {
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction("qtail_tag_owner.web", plancheck.ResourceActionCreate),
 				}},
-				Check: expectFragment(env, policy.Key{Kind: policy.KindTagOwner, Name: "tag:web"}, `["group:platform-ops"]`),
+				Check: expectFragment(env, policyfile.Key{Kind: policyfile.KindTagOwner, Name: "tag:web"}, `["group:platform-ops"]`),
 			},
 			{
 				// The import the error advised, then the configured owners.
@@ -209,7 +209,7 @@ resource "qtail_tag_owner" "web" {
 					plancheck.ExpectKnownValue("qtail_tag_owner.db", tfjsonpath.New("marker"), knownvalue.StringExact("qtail:tag_owner:tag:db")),
 				}},
 				Check: func(s *terraform.State) error {
-					if err := expectFragment(env, policy.Key{Kind: policy.KindTagOwner, Name: "tag:db"}, `["group:platform-ops"]`)(s); err != nil {
+					if err := expectFragment(env, policyfile.Key{Kind: policyfile.KindTagOwner, Name: "tag:db"}, `["group:platform-ops"]`)(s); err != nil {
 						return err
 					}
 					body, _ := env.Tailnet.Policy()

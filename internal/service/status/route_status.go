@@ -15,7 +15,7 @@ import (
 	"github.com/qtail/terraform-provider-qtail/internal/cluster"
 	"github.com/qtail/terraform-provider-qtail/internal/conn"
 	"github.com/qtail/terraform-provider-qtail/internal/manifest"
-	"github.com/qtail/terraform-provider-qtail/internal/policy"
+	"github.com/qtail/terraform-provider-qtail/internal/policyfile"
 	"github.com/qtail/terraform-provider-qtail/internal/qovery"
 	"github.com/qtail/terraform-provider-qtail/internal/tailnet"
 	"github.com/qtail/terraform-provider-qtail/internal/tfx"
@@ -118,7 +118,7 @@ func (d *routeStatusDataSource) Read(ctx context.Context, req datasource.ReadReq
 		tfx.APIError(&resp.Diagnostics, "read the policy file", err)
 		return
 	}
-	rp, err := policy.ParseRoutePolicy(snap.HuJSON)
+	rp, err := policyfile.ParseRoutePolicy(snap.HuJSON)
 	if err != nil {
 		resp.Diagnostics.AddError("Unreadable Policy File", fmt.Sprintf("qtail could not parse the tailnet policy file: %v. "+
 			"Correct the policy file in the Tailscale admin console.", err))
@@ -255,7 +255,7 @@ type routeResult struct {
 
 // evaluateRouteStatus evaluates the three conditions the API shows for
 // each route of s, and says what to do about each unmet one.
-func evaluateRouteStatus(s *routeSubject, rp *policy.RoutePolicy) ([]routeResult, []string) {
+func evaluateRouteStatus(s *routeSubject, rp *policyfile.RoutePolicy) ([]routeResult, []string) {
 	var missing []string
 	if len(s.hostnames) == 0 && s.connector != nil {
 		missing = append(missing, fmt.Sprintf("the connector %s has 0 replicas, so no device carries its routes: set replicas "+
@@ -274,7 +274,7 @@ func evaluateRouteStatus(s *routeSubject, rp *policy.RoutePolicy) ([]routeResult
 	for _, route := range s.routes {
 		pfx, perr := netip.ParsePrefix(route)
 		valid := perr == nil
-		r := routeResult{route: route, exitNode: valid && policy.IsExitRoute(pfx), advertisedBy: []string{}, grantedBy: []string{}}
+		r := routeResult{route: route, exitNode: valid && policyfile.IsExitRoute(pfx), advertisedBy: []string{}, grantedBy: []string{}}
 		r.advertised, r.approved = len(found) > 0, len(found) > 0
 		auto := true
 		for _, dev := range found {
@@ -283,7 +283,7 @@ func evaluateRouteStatus(s *routeSubject, rp *policy.RoutePolicy) ([]routeResult
 			by := ""
 			hasApprover := false
 			if valid {
-				by, hasApprover = rp.AutoApprovedBy(pfx, policy.RouteDevice{Tags: dev.Tags, User: dev.User})
+				by, hasApprover = rp.AutoApprovedBy(pfx, policyfile.RouteDevice{Tags: dev.Tags, User: dev.User})
 			}
 			if advertised {
 				r.advertisedBy = append(r.advertisedBy, dev.Hostname)
@@ -362,7 +362,7 @@ func notApprovedSentence(s *routeSubject, dev *tailnet.Device, route string, exi
 	}
 	key := "route:" + route
 	if exit {
-		key = policy.ExitNodeName
+		key = policyfile.ExitNodeName
 	}
 	if s.connector != nil {
 		return head + fmt.Sprintf(": set approve_routes = true on the connector, add a qtail_auto_approver for %s with the "+

@@ -11,7 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/qtail/terraform-provider-qtail/internal/policy"
+	"github.com/qtail/terraform-provider-qtail/internal/policyfile"
 	"github.com/qtail/terraform-provider-qtail/internal/tfx"
 )
 
@@ -64,7 +64,7 @@ func (d *routeStatusDataSource) Schema(_ context.Context, _ datasource.SchemaReq
 				Validators: []validator.List{
 					listvalidator.SizeAtLeast(1),
 					listvalidator.UniqueValues(),
-					listvalidator.ValueStringsAre(tfx.StringCheck{Rule: "must be a CIDR in canonical form", Check: policy.ValidCanonicalCIDR}),
+					listvalidator.ValueStringsAre(tfx.StringCheck{Rule: "must be a CIDR in canonical form", Check: policyfile.ValidCanonicalCIDR}),
 				},
 			},
 			"routes": schema.ListNestedAttribute{

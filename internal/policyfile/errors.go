@@ -1,0 +1,41 @@
+package policyfile
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// UnmanagedConflictError reports that a keyed entry (a tag owner or an
+// auto approver) already exists in the policy file without qtail's marker
+// and with other content than the one to write. qtail does not overwrite
+// it: it can be imported, or removed by hand.
+type UnmanagedConflictError struct {
+	// Key is the fragment qtail was asked to write.
+	Key Key
+	// Existing is the value found in the policy file, in canonical JSON.
+	Existing json.RawMessage
+}
+
+// Error says where the entry is, what it holds and how to import it.
+func (e *UnmanagedConflictError) Error() string {
+	where := fmt.Sprintf("tagOwners[%q]", e.Key.Name)
+	switch {
+	case e.Key.Kind == KindAutoApprover && e.Key.Name == ExitNodeName:
+		where = "autoApprovers.exitNode"
+	case e.Key.Kind == KindAutoApprover:
+		where = fmt.Sprintf("autoApprovers.routes[%q]", e.Key.entryKey())
+	}
+	return fmt.Sprintf("%s already exists in the policy file with a different value, %s, and is not managed by qtail; "+
+		"to manage it with Terraform, import it: terraform import %s.NAME %s (or an import block with to = %s.NAME and id = %q), "+
+		"then set the value in the configuration; or remove it from the policy file by hand",
+		where, e.Existing, e.Key.Kind.resourceType(), shellQuote(e.Key.ImportID()), e.Key.Kind.resourceType(), e.Key.ImportID())
+}
+
+// shellQuote quotes s for a POSIX shell when it needs quotes.
+func shellQuote(s string) string {
+	if strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

@@ -1,0 +1,236 @@
+package policyfile
+
+import (
+	"crypto/rand"
+	"fmt"
+	"strings"
+	"unicode"
+)
+
+// Kind is the kind of a fragment qtail owns in the policy file.
+type Kind string
+
+// The kinds of fragments. The value is the one written in markers.
+const (
+	// KindGrant is an element of the top-level grants array.
+	KindGrant Kind = "grant"
+	// KindTagOwner is a member "TAG": [owners] of tagOwners.
+	KindTagOwner Kind = "tag_owner"
+	// KindAutoApprover is a member "CIDR": [approvers] of
+	// autoApprovers.routes (name "route:CIDR") or the member
+	// "exitNode": [approvers] of autoApprovers (name "exitNode").
+	KindAutoApprover Kind = "auto_approver"
+	// KindPolicyTest is an element of the top-level tests array.
+	KindPolicyTest Kind = "policy_test"
+	// KindAllowAll is the default allow-all rule that a new tailnet ships
+	// with (in grants or acls). It is not a marked fragment: qtail only
+	// removes it, with a Delete mutation of AllowAllKey, and a read finds
+	// it when the file has it.
+	KindAllowAll Kind = "allow_all"
+)
+
+const (
+	markerPrefix = "qtail:"
+	// ExitNodeName is the name of the auto approver key for exit nodes.
+	ExitNodeName = "exitNode"
+	// RoutePrefix starts the name of an auto approver key for a route.
+	RoutePrefix = "route:"
+)
+
+// resourceType is the Terraform resource type that manages fragments of
+// the kind.
+// ResourceType is the Terraform resource type of the fragments of kind k,
+// such as qtail_grant.
+func (k Kind) ResourceType() string { return k.resourceType() }
+
+func (k Kind) resourceType() string {
+	if k == KindAllowAll {
+		return "qtail_allow_all_removal"
+	}
+	return "qtail_" + string(k)
+}
+
+// keyed reports whether fragments of the kind are object members
+// identified by their key, rather than array elements.
+func (k Kind) keyed() bool { return k == KindTagOwner || k == KindAutoApprover }
+
+func (k Kind) valid() bool {
+	switch k {
+	case KindGrant, KindTagOwner, KindAutoApprover, KindPolicyTest, KindAllowAll:
+		return true
+	}
+	return false
+}
+
+// AllowAllKey is the key of the default allow-all rule.
+func AllowAllKey() Key { return Key{Kind: KindAllowAll, Name: "default"} }
+
+// Key identifies one fragment: a grant or a policy test by the name in
+// its marker, a tag owner by its tag, an auto approver by "route:CIDR" or
+// "exitNode" and its owner.
+type Key struct {
+	Kind Kind
+	Name string
+	// Owner is set for the approvers that one qtail_auto_approver adds to
+	// the list of a route or of exit nodes, which several configurations
+	// may share: each approver it adds carries its marker with the owner
+	// after a "#". An auto approver key without an owner is the part of
+	// the list that no owner marked (the whole list, in files written
+	// before lists were shared). Other kinds have no owner.
+	Owner string
+}
+
+// ownerAlphabet is what owners are made of: lower-case letters and
+// digits, without the ones easily mistaken for each other.
+const ownerAlphabet = "abcdefghjkmnpqrstuvwxyz23456789"
+
+// ownerLen is the length of the owners NewOwner makes: 10 characters of
+// 31 are about 50 bits, enough that two resources never draw the same.
+const ownerLen = 10
+
+// NewOwner returns a new random owner for the approvers of one
+// qtail_auto_approver.
+func NewOwner() string {
+	b := make([]byte, ownerLen)
+	_, _ = rand.Read(b) // never fails (crypto/rand)
+	for i := range b {
+		b[i] = ownerAlphabet[int(b[i])%len(ownerAlphabet)]
+	}
+	return string(b)
+}
+
+// validOwner reports whether s can be the owner of approvers: 1 to 32
+// lower-case letters and digits.
+func validOwner(s string) bool {
+	if s == "" || len(s) > 32 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < 'a' || c > 'z') && (c < '0' || c > '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// List is the key of the whole list an owned key adds approvers to: the
+// key without its owner.
+func (k Key) List() Key { return Key{Kind: k.Kind, Name: k.Name} }
+
+// Owned reports whether the key names the approvers of one owner.
+func (k Key) Owned() bool { return k.Owner != "" }
+
+// RouteKey is the key of the auto approver of a route.
+func RouteKey(cidr string) Key { return Key{Kind: KindAutoApprover, Name: RoutePrefix + cidr} }
+
+// ExitNodeKey is the key of the auto approver of exit nodes.
+func ExitNodeKey() Key { return Key{Kind: KindAutoApprover, Name: ExitNodeName} }
+
+// Marker is the line comment that stands on its own line just before the
+// fragment, for example "// qtail:grant:web", or before each approver of
+// an owner, "// qtail:auto_approver:exitNode#k3x9q2mfa7".
+func (k Key) Marker() string {
+	m := "// " + markerPrefix + string(k.Kind) + ":" + k.Name
+	if k.Owner != "" {
+		m += ownerSep + k.Owner
+	}
+	return m
+}
+
+// ownerSep separates the name of an auto approver from its owner in a
+// marker and an import ID; no CIDR holds it.
+const ownerSep = "#"
+
+// String names the fragment the way the Terraform resource does, for
+// example `qtail_grant "web"`.
+func (k Key) String() string { return fmt.Sprintf("%s %q", k.Kind.resourceType(), k.Name) }
+
+// ImportID is the ID that `terraform import` takes for the fragment.
+func (k Key) ImportID() string {
+	if k.Owner != "" {
+		return k.Name + ownerSep + k.Owner
+	}
+	return k.Name
+}
+
+// Validate reports whether qtail can own a fragment with this key.
+func (k Key) Validate() error {
+	if !k.Kind.valid() {
+		return fmt.Errorf("policy: unknown fragment kind %q", k.Kind)
+	}
+	if k.Name == "" {
+		return fmt.Errorf("policy: %s name must not be empty", k.Kind)
+	}
+	if !markerSafe(k.Name) {
+		return fmt.Errorf("policy: %s name %q must not contain spaces or control characters", k.Kind, k.Name)
+	}
+	if k.Owner != "" && (k.Kind != KindAutoApprover || !validOwner(k.Owner)) {
+		return fmt.Errorf("policy: %s %q cannot have the owner %q: only auto approvers have owners, of 1 to 32 lower-case letters and digits", k.Kind, k.Name, k.Owner)
+	}
+	switch k.Kind {
+	case KindTagOwner:
+		if err := ValidTag(k.Name); err != nil {
+			return fmt.Errorf("policy: tag owner %q: %w", k.Name, err)
+		}
+	case KindAutoApprover:
+		if k.Name == ExitNodeName {
+			return nil
+		}
+		cidr, ok := strings.CutPrefix(k.Name, RoutePrefix)
+		if !ok {
+			return fmt.Errorf("policy: auto approver %q must be %q or %q followed by a CIDR", k.Name, ExitNodeName, RoutePrefix)
+		}
+		if err := validCIDR(cidr); err != nil {
+			return fmt.Errorf("policy: auto approver %q: %w", k.Name, err)
+		}
+	}
+	return nil
+}
+
+// entryKey is the object member name that holds a keyed fragment.
+func (k Key) entryKey() string {
+	if k.Kind == KindAutoApprover {
+		if cidr, ok := strings.CutPrefix(k.Name, RoutePrefix); ok {
+			return cidr
+		}
+	}
+	return k.Name
+}
+
+// markerSafe reports whether s can stand in a line comment as one word.
+func markerSafe(s string) bool {
+	for _, r := range s {
+		if unicode.IsSpace(r) || unicode.IsControl(r) || r == '\u2028' || r == '\u2029' || r == unicode.ReplacementChar {
+			return false
+		}
+	}
+	return true
+}
+
+// parseMarker reads a marker comment such as "// qtail:grant:web" (the
+// leading "//" and surrounding spaces are optional) and returns its key.
+func parseMarker(comment string) (Key, bool) {
+	s := strings.TrimSpace(comment)
+	s = strings.TrimSpace(strings.TrimPrefix(s, "//"))
+	s, ok := strings.CutPrefix(s, markerPrefix)
+	if !ok {
+		return Key{}, false
+	}
+	kind, name, ok := strings.Cut(s, ":")
+	if !ok || name == "" || !Kind(kind).valid() || Kind(kind) == KindAllowAll || !markerSafe(name) {
+		return Key{}, false
+	}
+	k := Key{Kind: Kind(kind), Name: name}
+	if k.Kind == KindAutoApprover {
+		if n, owner, ok := strings.Cut(name, ownerSep); ok {
+			if !validOwner(owner) {
+				return Key{}, false
+			}
+			k.Name, k.Owner = n, owner
+		}
+		if k.Name != ExitNodeName && (!strings.HasPrefix(k.Name, RoutePrefix) || k.Name == RoutePrefix) {
+			return Key{}, false
+		}
+	}
+	return k, true
+}
