@@ -304,12 +304,19 @@ func (b *Batcher[Req, Res]) loop() {
 		info := b.settle()
 		b.mu.Lock()
 		calls := b.queue
-		b.queue = nil
 		if len(calls) == 0 {
 			b.running = false
 			b.mu.Unlock()
 			return
 		}
+		if info.Reason == "" {
+			// settle found the queue empty, and a request came before
+			// the lock was taken again: that request starts a batch of
+			// its own, which settles like any other.
+			b.mu.Unlock()
+			continue
+		}
+		b.queue = nil
 		b.mu.Unlock()
 
 		batch := make([]Req, len(calls))

@@ -86,9 +86,8 @@ func TestStoreBatchesConcurrentPuts(t *testing.T) {
 		{"parallelism 10", 40, 5, 10},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			// On virtual time the waves make 5 and 20 writes; one more
-			// when an answered caller's next change reaches the batcher
-			// while its writer looks at an empty queue.
+			// On virtual time every wave is whole: one write per wave of
+			// the parallelism, 5 and 20, exactly.
 			synctest.Test(t, func(t *testing.T) {
 				b := newMemBackend(basePolicy)
 				b.latency = 2 * time.Millisecond
@@ -97,9 +96,10 @@ func TestStoreBatchesConcurrentPuts(t *testing.T) {
 				checkGrants(t, b, "g", tc.callers, tc.perCaller)
 				n := tc.callers * tc.perCaller
 				c := b.counts()
-				t.Logf("%d grants, %d at a time: %d policy reads, %d writes (bound %d)", n, tc.parallel, c.gets, c.writes, n/8+2)
-				if c.writes > n/8+2 {
-					t.Errorf("%d writes for %d grants, want at most %d", c.writes, n, n/8+2)
+				want := n / tc.parallel
+				t.Logf("%d grants, %d at a time: %d policy reads, %d writes (want %d)", n, tc.parallel, c.gets, c.writes, want)
+				if c.writes != want {
+					t.Errorf("%d writes for %d grants, want %d, one per wave", c.writes, n, want)
 				}
 				if c.gets != 1 {
 					t.Errorf("%d policy reads, want 1", c.gets)
