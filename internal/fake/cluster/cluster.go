@@ -120,6 +120,11 @@ type Engine struct {
 	// broken are the applications whose deployments fail, with the
 	// reason (BreakApplication).
 	broken map[string]string
+	// terminating are the objects deleted while no operator ran to remove
+	// their finalizer (see finalizers.go), stuckServices the
+	// applications' Services likewise, by application ID.
+	terminating   map[objectKey]*ownedObject
+	stuckServices map[string]stuckService
 	// issuers are the service account token issuers of the clusters, by
 	// cluster ID. A cluster keeps its issuer across Reset.
 	issuers map[string]*tailnetapi.Issuer
@@ -177,6 +182,8 @@ func (e *Engine) resetLocked() {
 	e.apps = map[string]qoveryapi.ServiceSnapshot{}
 	e.appServices = map[string]string{}
 	e.objects = map[objectKey]*ownedObject{}
+	e.terminating = map[objectKey]*ownedObject{}
+	e.stuckServices = map[string]stuckService{}
 	e.events = nil
 }
 
@@ -262,11 +269,15 @@ func (e *Engine) Delete(_ context.Context, svc qoveryapi.ServiceSnapshot) error 
 				e.tailnet.SetConnected(op.DeviceID, false)
 			}
 			delete(e.operators, svc.ClusterID)
+			if !e.compat.CleanupWithoutOperator {
+				// The CRDs go with the release, and every custom
+				// resource with them.
+				e.uninstallCRDsLocked(svc.ClusterID)
+			}
 		}
 		e.deleteManifestsLocked(svc)
 	case "APPLICATION", "CONTAINER":
-		e.unexposeLocked(svc.ID)
-		delete(e.apps, svc.ID)
+		e.deleteAppLocked(svc)
 	}
 	return nil
 }
@@ -319,7 +330,9 @@ func tagList(v any, def string) []string {
 //   - the chart renders CRDs and ClusterRoles: without
 //     allow_cluster_wide_resources the deployment is refused;
 //   - a cluster runs one operator: the CRDs of another release on the same
-//     cluster make Helm refuse the install;
+//     cluster make Helm refuse the install, and so do CRDs whose deletion
+//     is wedged by the finalizers of custom resources left when the
+//     previous operator was uninstalled;
 //   - the chart writes the hostname unquoted into the Deployment: one that
 //     YAML reads as a number or boolean makes the API server refuse it,
 //     null leaves the operator's default hostname;
@@ -344,7 +357,9 @@ func tagList(v any, def string) []string {
 // The proxy tags are not checked at start: each proxy's auth key is minted
 // when the proxy is made, and fails then. A failed deployment leaves a
 // running operator as it was (Helm's --atomic rolls the release back). A
-// running operator reconciles every object it watches on the cluster.
+// running operator finishes the cleanup of the Services left Terminating
+// (finalizers.go), then reconciles every object it watches on the
+// cluster.
 func (e *Engine) deployOperator(svc qoveryapi.ServiceSnapshot) error {
 	if !svc.AllowClusterWideResources {
 		return fmt.Errorf("helm chart %s renders cluster-wide resources (CustomResourceDefinition connectors.tailscale.com, ClusterRole tailscale-operator) "+
@@ -353,7 +368,11 @@ func (e *Engine) deployOperator(svc qoveryapi.ServiceSnapshot) error {
 	e.mu.Lock()
 	other, taken := e.operators[svc.ClusterID]
 	compat := e.compat
+	wedged := e.checkCRDsFreeLocked(svc.ClusterID)
 	e.mu.Unlock()
+	if wedged != nil && !taken {
+		return wedged
+	}
 	if taken && other.HelmID != svc.ID {
 		return fmt.Errorf("helm upgrade --install failed: rendered manifests contain a resource that already exists. Unable to continue with install: "+
 			"CustomResourceDefinition \"connectors.tailscale.com\" in namespace \"\" exists and cannot be imported into the current release: "+
@@ -481,6 +500,7 @@ func (e *Engine) deployOperator(svc qoveryapi.ServiceSnapshot) error {
 	}
 	e.operators[svc.ClusterID] = op
 	e.nodes[node] = op.DeviceID
+	e.finishCleanupLocked(svc.ClusterID)
 	if !compat.ReconcileOnAppDeploy {
 		e.reconcileClusterLocked(svc.ClusterID, "")
 	}

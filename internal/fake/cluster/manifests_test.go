@@ -55,6 +55,8 @@ type lab struct {
 	t       *testing.T
 	tailnet *tailnetapi.Server
 	engine  *cluster.Engine
+	// operator is the operator's Helm service, as deployed.
+	operator qoveryapi.ServiceSnapshot
 }
 
 func newLab(t *testing.T, policy string) *lab {
@@ -70,11 +72,12 @@ func newLabWith(t *testing.T, policy string, scopes []string, moreValues string)
 	l := &lab{t: t, tailnet: ts, engine: cluster.New(ts)}
 	id, secret := ts.SeedOAuthClient("", "", scopes, []string{"tag:k8s-operator"})
 	values := fmt.Sprintf("oauth:\n  clientId: %s\n  clientSecret: %s\noperatorConfig:\n  hostname: tailscale-operator-lab\n%s", id, secret, moreValues)
-	err := l.engine.Deploy(context.Background(), qoveryapi.ServiceSnapshot{
+	l.operator = qoveryapi.ServiceSnapshot{
 		Kind: "HELM", ID: "helm-operator", Name: "tailscale-operator", ClusterID: labCluster, Namespace: "z1234abcd-tailscale",
 		ChartName: cluster.OperatorChart, ChartVersion: "1.102.4", AllowClusterWideResources: true,
 		ValuesFiles: []qoveryapi.ValuesFile{{Name: "values.yaml", Content: values}},
-	})
+	}
+	err := l.engine.Deploy(context.Background(), l.operator)
 	if err != nil {
 		t.Fatalf("operator deployment: %v", err)
 	}
