@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -384,6 +385,9 @@ func (r *operatorResource) Delete(ctx context.Context, req resource.DeleteReques
 	}
 
 	helmID := state.ID.ValueString()
+	if !r.dependentsGone(ctx, q, &state, &resp.Diagnostics) {
+		return
+	}
 	var request *cluster.DeleteRequestError
 	switch err := cluster.DeleteHelm(ctx, q, helmID, state.EnvironmentID.ValueString(), r.Clients.PollInterval()); {
 	case errors.As(err, &request):
@@ -405,4 +409,42 @@ func (r *operatorResource) Delete(ctx context.Context, req resource.DeleteReques
 			tfx.APIError(&resp.Diagnostics, "remove the operator device "+state.DeviceID.ValueString()+" from the tailnet", err)
 		}
 	}
+}
+
+// dependentsGone waits for the objects that need the operator on its
+// cluster to go (those that Terraform destroys in parallel), and refuses
+// the deletion while others remain: only a running operator removes their
+// devices and its finalizer, and its CRDs go with its release. It returns
+// false after an error.
+func (r *operatorResource) dependentsGone(ctx context.Context, q *qovery.Client, state *operatorModel, diags *diag.Diagnostics) bool {
+	env, err := q.GetEnvironment(ctx, state.EnvironmentID.ValueString())
+	if qovery.IsNotFound(err) {
+		return true
+	}
+	if err != nil {
+		tfx.APIError(diags, "read the operator's environment "+state.EnvironmentID.ValueString(), err)
+		return false
+	}
+	poll := r.Clients.PollInterval()
+	grace := min(max(cluster.DependentsGrace, 10*poll), time.Minute)
+	deps, err := cluster.AwaitDependents(ctx, q, env, r.Clients.Planned(), poll, grace)
+	if err != nil {
+		tfx.APIError(diags, "list what needs the operator on cluster "+env.ClusterID, err)
+		return false
+	}
+	if len(deps) == 0 {
+		return true
+	}
+	list := make([]string, 0, len(deps))
+	for _, d := range deps {
+		list = append(list, "  - "+d.What)
+	}
+	diags.AddError("Objects Still Need the Operator",
+		fmt.Sprintf("The operator on cluster %s still serves:\n%s\n\nOnly a running operator removes their devices from the tailnet and "+
+			"its finalizer from them; uninstalled first, it would leave them Terminating with their devices, and its CRDs, which go "+
+			"with its release, wedged, so that a new install fails. Destroy them first: set operator_id = qtail_operator.NAME.id on "+
+			"the qtail_exposed_service, qtail_connector, qtail_proxy_group and qtail_egress_service resources of this configuration, "+
+			"so that Terraform destroys them before the operator, and remove the others (or their annotations groups) elsewhere. "+
+			"Then run the destroy again.", env.ClusterID, strings.Join(list, "\n")))
+	return false
 }
