@@ -94,6 +94,7 @@ resource "qtail_auto_approver" "exit_node" {
 
 resource "qtail_connector" "homelab" {
   environment_id = qtail_operator.homelab.environment_id
+  operator_id    = qtail_operator.homelab.id
   name           = "homelab"
 
   # The tailnet-manifests chart from qtail's Helm repository, pinned to the
