@@ -13,6 +13,7 @@ import (
 
 	tfjson "github.com/hashicorp/terraform-json"
 
+	"github.com/qtail/terraform-provider-qtail/internal/fragment"
 	"github.com/qtail/terraform-provider-qtail/internal/policy"
 )
 
@@ -127,10 +128,11 @@ func fragmentChanges(rs []resource, allowAllPresent bool) ([]FragmentChange, []p
 	var deletes, puts []policy.Mutation
 	var notes []string
 	for _, r := range rs {
-		kind, ok := policy.KindOf(r.typ)
+		desc, ok := fragment.ByType(r.typ)
 		if !ok || !r.changed() {
 			continue
 		}
+		kind := desc.Kind
 		if kind == policy.KindAllowAll {
 			switch {
 			case r.after != nil && r.before == nil && allowAllPresent:
@@ -146,13 +148,10 @@ func fragmentChanges(rs []resource, allowAllPresent bool) ([]FragmentChange, []p
 		var oldVal, newVal json.RawMessage
 		oldErr, newErr := errAbsent, errAbsent
 		if r.before != nil {
-			oldKey, oldVal, oldErr = policy.FragmentOf(r.typ, r.before)
+			oldKey, oldVal, oldErr = desc.Fragment(desc.PlanValues(r.before, known))
 		}
 		if r.after != nil {
-			newKey, newVal, newErr = policy.FragmentOf(r.typ, r.after)
-			if newErr == nil && slices.ContainsFunc(fragmentAttrs[kind], r.unknownAttr) {
-				newErr = policy.ErrIncomplete
-			}
+			newKey, newVal, newErr = desc.Fragment(desc.PlanValues(r.after, r.unknownAttr))
 		}
 		if oldErr == nil {
 			c.Before = canonical(oldVal)
@@ -201,14 +200,8 @@ func fragmentChanges(rs []resource, allowAllPresent bool) ([]FragmentChange, []p
 // creation, the after of a removal).
 var errAbsent = errors.New("absent")
 
-// fragmentAttrs are the attributes that make the key or the entry of a
-// fragment.
-var fragmentAttrs = map[policy.Kind][]string{
-	policy.KindGrant:        {"name", "src", "dst", "ip", "app", "via", "src_posture"},
-	policy.KindPolicyTest:   {"name", "src", "proto", "accept", "deny"},
-	policy.KindTagOwner:     {"tag", "owners"},
-	policy.KindAutoApprover: {"route", "exit_node", "approvers"},
-}
+// known says that no value of a prior state is unknown.
+func known(string) bool { return false }
 
 func canonical(v json.RawMessage) json.RawMessage {
 	c, err := policy.Canonicalize(v)

@@ -3,7 +3,6 @@ package policyfragment
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 
@@ -27,17 +26,4 @@ func fragmentWriteError(diags *diag.Diagnostics, action string, err error) {
 	default:
 		tfx.APIError(diags, action, err)
 	}
-}
-
-// describeKey names the entry of key the way the policy file shows it.
-func describeKey(key policy.Key) string {
-	switch {
-	case key.Kind == policy.KindTagOwner:
-		return fmt.Sprintf("tagOwners[%q]", key.Name)
-	case key.Kind == policy.KindAutoApprover && key.Name == policy.ExitNodeName:
-		return "autoApprovers.exitNode"
-	case key.Kind == policy.KindAutoApprover:
-		return fmt.Sprintf("autoApprovers.routes[%q]", strings.TrimPrefix(key.Name, policy.RoutePrefix))
-	}
-	return "marked " + key.Marker()
 }
