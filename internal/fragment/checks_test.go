@@ -41,4 +41,3 @@ func TestFragmentCheckers(t *testing.T) {
 		}
 	}
 }
-

@@ -65,10 +65,10 @@ type extension interface {
 // shared life cycle.
 type plainFragment struct{}
 
-func (plainFragment) planComputed(*model, policy.Key) bool        { return false }
-func (plainFragment) write(_ *model, key policy.Key) policy.Key   { return key }
-func (plainFragment) checked(key policy.Key) policy.Key           { return key }
-func (plainFragment) takeOver(policy.Key) []policy.Mutation       { return nil }
+func (plainFragment) planComputed(*model, policy.Key) bool      { return false }
+func (plainFragment) write(_ *model, key policy.Key) policy.Key { return key }
+func (plainFragment) checked(key policy.Key) policy.Key         { return key }
+func (plainFragment) takeOver(policy.Key) []policy.Mutation     { return nil }
 
 func (r *fragmentResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + strings.TrimPrefix(r.kind.Type, fragment.Provider)
