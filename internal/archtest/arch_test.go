@@ -19,6 +19,7 @@ func TestViolations(t *testing.T) {
 	clean := []Package{
 		{ImportPath: module, Imports: []string{m("internal/provider")}, Deps: []string{m("internal/provider"), m("internal/conn")}},
 		{ImportPath: m("internal/policy"), Deps: []string{"github.com/tailscale/hujson", m("internal/retry")}},
+		{ImportPath: m("internal/fragment"), Deps: []string{m("internal/policy"), "github.com/tailscale/hujson"}},
 		{ImportPath: m("internal/service/operator"), Imports: []string{m("internal/cluster"), "github.com/hashicorp/terraform-plugin-framework/resource"}},
 		{ImportPath: m("internal/acctest"), Imports: []string{m("internal/fake/sandbox")}, Deps: []string{m("internal/fake/sandbox")}},
 		{ImportPath: m("tools/sandbox"), Deps: []string{m("internal/fake/sandbox")}},
@@ -37,6 +38,9 @@ func TestViolations(t *testing.T) {
 		{"a sub-package of a lower package on Terraform", Package{ImportPath: m("internal/policy/sub"),
 			Deps: []string{"github.com/hashicorp/terraform-plugin-log/tflog"}},
 			"internal/policy/sub depends on github.com/hashicorp/terraform-plugin-log/tflog"},
+		{"the fragment descriptions on the framework", Package{ImportPath: m("internal/fragment"),
+			Deps: []string{"github.com/hashicorp/terraform-plugin-framework/resource/schema"}},
+			"internal/fragment depends on github.com/hashicorp/terraform-plugin-framework/resource/schema: the descriptions of resources are plain Go"},
 		{"production code on a fake", Package{ImportPath: m("internal/cluster"), Deps: []string{m("internal/fake/qoveryapi")}},
 			"internal/cluster depends on " + module + "/internal/fake/qoveryapi: production code links no test double"},
 		{"the provider binary on acctest", Package{ImportPath: module, Deps: []string{m("internal/acctest")}},

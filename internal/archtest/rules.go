@@ -2,6 +2,8 @@
 //
 //   - the lower packages (internal/qovery, tailnet, policy, manifest,
 //     retry) know no Terraform: they import no terraform-plugin-* module;
+//   - the descriptions of the fragment resources (internal/fragment) are
+//     plain Go: they import no terraform-plugin-* module either;
 //   - the provider links no test double: no production package depends on
 //     internal/fake/... or internal/acctest;
 //   - a resource family (internal/service/NAME) imports no other family:
@@ -30,6 +32,10 @@ type Package struct {
 // module.
 var lowerPackages = []string{"internal/qovery", "internal/tailnet", "internal/policy", "internal/manifest", "internal/retry"}
 
+// plainPackages describe Terraform resources in plain Go, without the
+// plugin modules, relative to the module.
+var plainPackages = []string{"internal/fragment"}
+
 // testOnly are the trees that only tests and the sandbox tools may use.
 var testOnly = []string{"internal/fake", "internal/acctest"}
 
@@ -53,13 +59,18 @@ func Violations(module string, pkgs []Package) []string {
 	}
 	var out []string
 	for _, p := range pkgs {
-		for _, lower := range lowerPackages {
-			if !under(p.ImportPath, lower) {
-				continue
-			}
-			for _, d := range p.Deps {
-				if strings.HasPrefix(d, terraformModules) {
-					out = append(out, fmt.Sprintf("%s depends on %s: the lower packages know no Terraform", p.ImportPath, d))
+		for _, rule := range []struct {
+			dirs []string
+			why  string
+		}{{lowerPackages, "the lower packages know no Terraform"}, {plainPackages, "the descriptions of resources are plain Go"}} {
+			for _, dir := range rule.dirs {
+				if !under(p.ImportPath, dir) {
+					continue
+				}
+				for _, d := range p.Deps {
+					if strings.HasPrefix(d, terraformModules) {
+						out = append(out, fmt.Sprintf("%s depends on %s: %s", p.ImportPath, d, rule.why))
+					}
 				}
 			}
 		}

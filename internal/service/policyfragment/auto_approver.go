@@ -28,9 +28,7 @@ type autoApproverResource struct {
 // ownedApprovers is the extension of the auto approver: the approvers one
 // resource adds to a shared list have an owner, drawn when they are first
 // written and kept in the owner attribute.
-type ownedApprovers struct {
-	plainFragment
-}
+type ownedApprovers struct{}
 
 // ownerAttr holds the owner of the approvers.
 const ownerAttr = "owner"

@@ -43,9 +43,9 @@ type fragmentResource struct {
 	ext  extension
 }
 
-// extension is what a kind of fragment adds to the shared life cycle. Each
-// kind's extension embeds plainFragment, which adds nothing, and
-// overrides what it needs.
+// extension is what a kind of fragment adds to the shared life cycle. A
+// kind that adds nothing has plainFragment; one that adds a part embeds
+// plainFragment and overrides what it needs.
 type extension interface {
 	// planComputed plans the computed attributes of m for its key, and
 	// reports whether it did; otherwise they are planned as qtail keeps
