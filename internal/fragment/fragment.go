@@ -23,6 +23,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/qtail/terraform-provider-qtail/internal/policy"
 )
@@ -123,6 +124,9 @@ type Kind struct {
 	importKey func(id string) (policy.Key, error)
 	// validate checks a configuration beyond each attribute's own checks.
 	validate func(v Values) []Problem
+
+	once  sync.Once
+	cache derived
 }
 
 // Values are the values of the attributes of a resource, by name: nil for
@@ -191,15 +195,34 @@ func (k *Kind) Attr(name string) (Attr, bool) {
 
 // Content returns the attributes that the entry holds: the members of an
 // object entry, or the list attribute. For a grant they are also the
-// attributes of each grant of a qtail_grants.
-func (k *Kind) Content() []Attr {
-	var out []Attr
-	for _, a := range k.Attrs {
-		if a.Member != "" || a.Name == k.ListAttr {
-			out = append(out, a)
+// attributes of each grant of a qtail_grants. The slice is shared: it is
+// not to be changed.
+func (k *Kind) Content() []Attr { return k.derived().content }
+
+// derived are what the codecs read of Attrs, computed once.
+type derived struct {
+	content []Attr
+	members []string
+}
+
+func (k *Kind) derived() *derived {
+	k.once.Do(func() {
+		for _, a := range k.Attrs {
+			if a.Member != "" || a.Name == k.ListAttr {
+				k.cache.content = append(k.cache.content, a)
+			}
 		}
-	}
-	return out
+		if !k.Keyed() {
+			k.cache.members = []string{}
+			for _, a := range k.cache.content {
+				k.cache.members = append(k.cache.members, strings.ToLower(a.Member))
+				for _, alias := range a.Aliases {
+					k.cache.members = append(k.cache.members, strings.ToLower(alias))
+				}
+			}
+		}
+	})
+	return &k.cache
 }
 
 // Replacing returns the names of the attributes whose change replaces the
@@ -242,21 +265,10 @@ func sameValue(a, b any) bool {
 func (k *Kind) Keyed() bool { return k.ListAttr != "" }
 
 // Members returns the lower-cased names of the members of an object entry
-// that the resource reads, aliases included; nil for a list entry.
+// that the resource reads, aliases included; nil for a list entry. The
+// slice is shared: it is not to be changed.
 // Tailscale reads member names case-insensitively.
-func (k *Kind) Members() []string {
-	if k.Keyed() {
-		return nil
-	}
-	out := []string{}
-	for _, a := range k.Content() {
-		out = append(out, strings.ToLower(a.Member))
-		for _, alias := range a.Aliases {
-			out = append(out, strings.ToLower(alias))
-		}
-	}
-	return out
-}
+func (k *Kind) Members() []string { return k.derived().members }
 
 // AttrOfMember returns the attribute that holds the member name of an
 // object entry, as qtail writes it.
