@@ -18,7 +18,7 @@ func (k *Kind) Entry(v Values) (json.RawMessage, bool) {
 		if !ok {
 			return nil, false
 		}
-		out, err := json.Marshal(ss)
+		out, err := policy.ListEntry(ss).JSON()
 		return out, err == nil
 	}
 	m := make(map[string]any, len(k.Attrs))
