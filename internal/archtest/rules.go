@@ -6,6 +6,8 @@
 //   - the leaves (internal/policyfile, the policy file editor, and
 //     internal/batch, the batching of Terraform's waves) depend on no other
 //     package of the module;
+//   - the descriptions of the fragment resources (internal/fragment) are
+//     plain Go: they import no terraform-plugin-* module either;
 //   - the provider links no test double: no production package depends on
 //     internal/fake/... or internal/acctest;
 //   - a resource family (internal/service/NAME) imports no other family:
@@ -38,6 +40,10 @@ var lowerPackages = []string{"internal/qovery", "internal/tailnet", "internal/po
 // the module, relative to it.
 var leafPackages = []string{"internal/policyfile", "internal/batch"}
 
+// plainPackages describe Terraform resources in plain Go, without the
+// plugin modules, relative to the module.
+var plainPackages = []string{"internal/fragment"}
+
 // testOnly are the trees that only tests and the sandbox tools may use.
 var testOnly = []string{"internal/fake", "internal/acctest"}
 
@@ -61,13 +67,18 @@ func Violations(module string, pkgs []Package) []string {
 	}
 	var out []string
 	for _, p := range pkgs {
-		for _, lower := range lowerPackages {
-			if !under(p.ImportPath, lower) {
-				continue
-			}
-			for _, d := range p.Deps {
-				if strings.HasPrefix(d, terraformModules) {
-					out = append(out, fmt.Sprintf("%s depends on %s: the lower packages know no Terraform", p.ImportPath, d))
+		for _, rule := range []struct {
+			dirs []string
+			why  string
+		}{{lowerPackages, "the lower packages know no Terraform"}, {plainPackages, "the descriptions of resources are plain Go"}} {
+			for _, dir := range rule.dirs {
+				if !under(p.ImportPath, dir) {
+					continue
+				}
+				for _, d := range p.Deps {
+					if strings.HasPrefix(d, terraformModules) {
+						out = append(out, fmt.Sprintf("%s depends on %s: %s", p.ImportPath, d, rule.why))
+					}
 				}
 			}
 		}
