@@ -17,6 +17,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log"
 	"net"
 	"net/http"
@@ -56,20 +57,9 @@ func run(addr string, latency, deployTime time.Duration, envFile string) error {
 	if err != nil {
 		return err
 	}
-	base := "http://" + ln.Addr().String()
-	seed, err := json.MarshalIndent(world.Seed(), "# ", "  ")
-	if err != nil {
+	if err := announce(os.Stdout, os.Stderr, world, "http://"+ln.Addr().String(), envFile); err != nil {
 		return err
 	}
-	exports := world.Exports(base)
-	if envFile != "" {
-		if err := writeFile(envFile, exports); err != nil {
-			return err
-		}
-	}
-	fmt.Fprintf(os.Stderr, "# qtail sandbox on %s (Qovery API %s/qovery, Tailscale API %s/tailscale, admin %s/_sandbox/)\n", base, base, base, base)
-	fmt.Fprintf(os.Stderr, "# seeded IDs:\n# %s\n", seed)
-	fmt.Print(exports)
 	if err := os.Stdout.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) && !errors.Is(err, syscall.EINVAL) {
 		log.Printf("flushing stdout: %v", err)
 	}
@@ -87,6 +77,26 @@ func run(addr string, latency, deployTime time.Duration, envFile string) error {
 		return err
 	}
 	return nil
+}
+
+// announce writes the export lines to stdout, and to envFile unless it is
+// empty, and what the sandbox serves and the seeded IDs to stderr: stdout
+// holds nothing a shell would run but the exports.
+func announce(stdout, stderr io.Writer, world *sandbox.World, base, envFile string) error {
+	seed, err := json.MarshalIndent(world.Seed(), "# ", "  ")
+	if err != nil {
+		return err
+	}
+	exports := world.Exports(base)
+	if envFile != "" {
+		if err := writeFile(envFile, exports); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(stderr, "# qtail sandbox on %s (Qovery API %s/qovery, Tailscale API %s/tailscale, admin %s/_sandbox/)\n", base, base, base, base)
+	fmt.Fprintf(stderr, "# seeded IDs:\n# %s\n", seed)
+	_, err = io.WriteString(stdout, exports)
+	return err
 }
 
 // writeFile writes content to path through a temporary file in the same
