@@ -114,7 +114,8 @@ cmd_lock() {
   for root in "$@"; do
     # providers lock reads the modules, which terraform get installs.
     terraform -chdir="$root" get >/dev/null
-    terraform -chdir="$root" providers lock "${from[@]}" \
+    # ${from[@]+...}: an empty array under set -u in the bash 3 of macOS.
+    terraform -chdir="$root" providers lock ${from[@]+"${from[@]}"} \
       -platform=linux_amd64 -platform=darwin_arm64 -platform=darwin_amd64
   done
 }
