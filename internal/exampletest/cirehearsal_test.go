@@ -143,7 +143,8 @@ func shellOf(v any) []string {
 // releaseArchives returns a folder that holds release archives of the
 // platforms the lock files record, and their SHA256SUMS, named as
 // .goreleaser.yml names them. QTAIL_REHEARSAL_DIST points at the dist/ of
-// make release-snapshot; otherwise the archive of this machine's platform
+// make release-snapshot (a relative path is from the repository's root);
+// otherwise the archive of this machine's platform
 // is built here, as the release builds it, with a snapshot version
 // (LINE.YYYYMMDDhhmmss), and the other platforms' archives hold a
 // stand-in: terraform providers lock only hashes them, and nothing runs
@@ -151,11 +152,10 @@ func shellOf(v any) []string {
 func releaseArchives(t *testing.T) string {
 	t.Helper()
 	if d := os.Getenv("QTAIL_REHEARSAL_DIST"); d != "" {
-		abs, err := filepath.Abs(d)
-		if err != nil {
-			t.Fatal(err)
+		if !filepath.IsAbs(d) {
+			d = filepath.Join(repoRoot(t), d) // dist, from the repository's root
 		}
-		return abs
+		return d
 	}
 	checkReleaseNames(t)
 	line := manifest.ManifestsChartVersion[:strings.LastIndex(manifest.ManifestsChartVersion, ".")]
