@@ -2,10 +2,13 @@
 // simulated cluster on loopback, so that anyone can run the provider with no
 // account.
 //
-//	go run ./tools/sandbox [-addr 127.0.0.1:8787] [-latency 50ms] [-deploy-time 2s]
+//	go run ./tools/sandbox [-addr 127.0.0.1:8787] [-latency 50ms] [-deploy-time 2s] [-env-file FILE]
 //
 // On start it prints one export line per provider environment variable and
-// per seeded ID; eval them in a shell, then run Terraform.
+// per seeded ID on standard output, and nothing else there (what it serves
+// and the seeded IDs go to standard error): `go run ./tools/sandbox >
+// sandbox.env`, then `source sandbox.env` in another shell. -env-file
+// writes the same lines to FILE, whole, once the sandbox listens.
 package main
 
 import (
@@ -14,6 +17,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log"
 	"net"
 	"net/http"
@@ -29,14 +33,15 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:8787", "address to listen on (loopback only; port 0 picks a free one)")
 	latency := flag.Duration("latency", 0, "latency added to every API call, e.g. 50ms")
 	deployTime := flag.Duration("deploy-time", 2*time.Second, "how long a simulated deployment takes")
+	envFile := flag.String("env-file", "", "also write the export lines to this file once the sandbox listens")
 	flag.Parse()
 
-	if err := run(*addr, *latency, *deployTime); err != nil {
+	if err := run(*addr, *latency, *deployTime, *envFile); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(addr string, latency, deployTime time.Duration) error {
+func run(addr string, latency, deployTime time.Duration, envFile string) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return fmt.Errorf("-addr %q: %w", addr, err)
@@ -52,14 +57,9 @@ func run(addr string, latency, deployTime time.Duration) error {
 	if err != nil {
 		return err
 	}
-	base := "http://" + ln.Addr().String()
-	seed, err := json.MarshalIndent(world.Seed(), "# ", "  ")
-	if err != nil {
+	if err := announce(os.Stdout, os.Stderr, world, "http://"+ln.Addr().String(), envFile); err != nil {
 		return err
 	}
-	fmt.Printf("# qtail sandbox on %s (Qovery API %s/qovery, Tailscale API %s/tailscale, admin %s/_sandbox/)\n", base, base, base, base)
-	fmt.Print(world.Exports(base))
-	fmt.Printf("# seeded IDs:\n# %s\n", seed)
 	if err := os.Stdout.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) && !errors.Is(err, syscall.EINVAL) {
 		log.Printf("flushing stdout: %v", err)
 	}
@@ -77,4 +77,34 @@ func run(addr string, latency, deployTime time.Duration) error {
 		return err
 	}
 	return nil
+}
+
+// announce writes the export lines to stdout, and to envFile unless it is
+// empty, and what the sandbox serves and the seeded IDs to stderr: stdout
+// holds nothing a shell would run but the exports.
+func announce(stdout, stderr io.Writer, world *sandbox.World, base, envFile string) error {
+	seed, err := json.MarshalIndent(world.Seed(), "# ", "  ")
+	if err != nil {
+		return err
+	}
+	exports := world.Exports(base)
+	if envFile != "" {
+		if err := writeFile(envFile, exports); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(stderr, "# qtail sandbox on %s (Qovery API %s/qovery, Tailscale API %s/tailscale, admin %s/_sandbox/)\n", base, base, base, base)
+	fmt.Fprintf(stderr, "# seeded IDs:\n# %s\n", seed)
+	_, err = io.WriteString(stdout, exports)
+	return err
+}
+
+// writeFile writes content to path through a temporary file in the same
+// folder, so that a reader never sees part of it.
+func writeFile(path, content string) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(content), 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
 }

@@ -309,7 +309,10 @@ func (w *World) Env(baseURL string) map[string]string {
 }
 
 // Exports renders the provider environment and the seeded IDs as shell
-// export lines, sorted, ready for eval.
+// export lines, sorted, ready for eval. The IDs of every seeded region are
+// exported per region (QTAIL_SANDBOX_ENVIRONMENT_ID_US_EAST_1, ...); no
+// TF_VAR_ variable holds one region's ID, which every root, of whatever
+// region, would pick up.
 func (w *World) Exports(baseURL string) string {
 	env := w.Env(baseURL)
 	s := w.Seed()
@@ -326,9 +329,6 @@ func (w *World) Exports(baseURL string) string {
 			env["QTAIL_SANDBOX_CONTAINER_ID_"+strings.ToUpper(key)+"_"+strings.ToUpper(strings.ReplaceAll(name, "-", "_"))] = id
 		}
 	}
-	first := s.Regions[Regions[0]]
-	env["TF_VAR_environment_id"] = first.EnvironmentID
-	env["TF_VAR_application_id"] = first.Applications["billing-api"]
 	keys := make([]string, 0, len(env))
 	for k := range env {
 		keys = append(keys, k)

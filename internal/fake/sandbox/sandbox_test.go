@@ -110,6 +110,29 @@ func TestSeedAndExports(t *testing.T) {
 			t.Errorf("exports lack %q:\n%s", want, exports)
 		}
 	}
+	// Every seeded region's IDs, by region; none as a TF_VAR_ that a root
+	// of another region would pick up.
+	for _, region := range Regions {
+		key := strings.ToUpper(strings.ReplaceAll(region, "-", "_"))
+		r := seed.Regions[region]
+		for _, want := range []string{
+			"export QTAIL_SANDBOX_CLUSTER_ID_" + key + "=" + r.ClusterID + "\n",
+			"export QTAIL_SANDBOX_ENVIRONMENT_ID_" + key + "=" + r.EnvironmentID + "\n",
+			"export QTAIL_SANDBOX_APPLICATION_ID_" + key + "_BILLING_API=" + r.Applications["billing-api"] + "\n",
+		} {
+			if !strings.Contains(exports, want) {
+				t.Errorf("exports lack %q:\n%s", want, exports)
+			}
+		}
+	}
+	for _, line := range strings.Split(strings.TrimSuffix(exports, "\n"), "\n") {
+		if !strings.HasPrefix(line, "export ") {
+			t.Errorf("exports has a line that is not an export: %q", line)
+		}
+		if strings.HasPrefix(line, "export TF_VAR_") && !strings.HasPrefix(line, "export TF_VAR_organization_id=") {
+			t.Errorf("exports sets a variable of every root: %q", line)
+		}
+	}
 }
 
 func TestCallsAndFaults(t *testing.T) {
