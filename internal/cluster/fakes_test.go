@@ -15,6 +15,7 @@ import (
 	"github.com/qtail/terraform-provider-qtail/internal/manifest"
 	"github.com/qtail/terraform-provider-qtail/internal/policy"
 	"github.com/qtail/terraform-provider-qtail/internal/qovery"
+	"github.com/qtail/terraform-provider-qtail/internal/retry"
 	"github.com/qtail/terraform-provider-qtail/internal/tailnet"
 )
 
@@ -155,12 +156,13 @@ func (w *world) lookup() *Lookup { return NewLookup(w.q, w.environment(w.env)) }
 
 // clients are the provider's clients of the world, served on loopback (the
 // conn package builds its own transport): for the checks that take them,
-// which wait for nothing.
+// which wait for nothing. They make each call once, so that an injected
+// failure reaches the code under test without retries.
 func (w *world) clients() *conn.Clients {
 	w.t.Helper()
 	srv := httptest.NewServer(w.handler)
 	w.t.Cleanup(srv.Close)
-	c := conn.New("test", conn.Options{PollInterval: time.Millisecond})
+	c := conn.New("test", conn.Options{PollInterval: time.Millisecond, Retry: retry.Policy{MaxAttempts: 1}})
 	c.ConfigureQovery(conn.Setting{Value: testToken}, conn.Setting{Value: srv.URL + "/qovery"})
 	c.ConfigureTailnet(conn.TailnetSettings{APIKey: conn.Setting{Value: testAPIKey}, Tailnet: conn.Setting{Value: "example.com"},
 		BaseURL: conn.Setting{Value: srv.URL + "/tailscale"}})
