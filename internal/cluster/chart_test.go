@@ -140,3 +140,13 @@ func TestChartServedBy(t *testing.T) {
 		t.Errorf("servedBy of the operator chart = %q", got)
 	}
 }
+
+// What is no MAJOR.MINOR.PATCH version among the published ones is left
+// out of the nearest versions.
+func TestNearestVersionsSkipsWhatIsNoVersion(t *testing.T) {
+	t.Parallel()
+	got := NearestVersions("1.2.4", []string{"latest", "1.2", "1.x.0", "1.2.3", "1.3.0", "1.2.3.4"}, 5)
+	if !slices.Equal(got, []string{"1.3.0", "1.2.3"}) {
+		t.Errorf("NearestVersions = %v, want [1.3.0 1.2.3]", got)
+	}
+}

@@ -310,6 +310,9 @@ func TestDeploymentFailed(t *testing.T) {
 			[]string{"Look at the deployment in the Qovery console and at the operator's logs"}, ""},
 		{"API", false, errors.New("tailscale API 500"), "Unable to Waiting for the Replicas", []string{"tailscale API 500"}, ""},
 	} {
+		if np, ok := tc.err.(*NoProxyError); ok && np.Error() != np.Reason {
+			t.Errorf("NoProxyError says %q, want its reason", np.Error())
+		}
 		d.ByOperator = tc.byOperator
 		var diags diag.Diagnostics
 		d.Failed(&diags, "waiting for the replicas", tc.err)
