@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+
 	"github.com/qtail/terraform-provider-qtail/internal/conn"
 	"github.com/qtail/terraform-provider-qtail/internal/fake/qoveryapi"
 	"github.com/qtail/terraform-provider-qtail/internal/fake/tailnetapi"
@@ -240,10 +243,11 @@ func (w *world) helm(envID, name string, values qovery.HelmValuesOverride) strin
 	return h.ID
 }
 
-// plainVariable gives a Helm service a plain variable.
-func (w *world) variable(helmID, key, value string, secret bool) {
+// clientIDVariable gives the Helm service of an operator the variable
+// TS_OAUTH_CLIENT_ID, plain or secret.
+func (w *world) clientIDVariable(helmID, value string, secret bool) {
 	w.t.Helper()
-	if _, err := w.q.CreateVariable(w.ctx, &qovery.VariableRequest{Key: key, Value: value, IsSecret: secret,
+	if _, err := w.q.CreateVariable(w.ctx, &qovery.VariableRequest{Key: manifest.OAuthClientIDVariable, Value: value, IsSecret: secret,
 		VariableScope: qovery.VariableScopeHelm, VariableParentID: helmID}); err != nil {
 		w.t.Fatal(err)
 	}
@@ -273,6 +277,12 @@ func (w *world) tagOwners(owners map[string][]string) {
 	if err := w.Tailnet.SetPolicyDirect(doc.Bytes()); err != nil {
 		w.t.Fatal(err)
 	}
+}
+
+// isOn reports whether a diagnostic is about the attribute at.
+func isOn(d diag.Diagnostic, at path.Path) bool {
+	p, ok := d.(diag.DiagnosticWithPath)
+	return ok && p.Path().Equal(at)
 }
 
 // proxyGroupValues is a manifests values file with one ProxyGroup.

@@ -242,7 +242,7 @@ func TestLookupOAuthClient(t *testing.T) {
 		w := newWorld(t)
 		id, _ := w.Tailnet.SeedOAuthClient("", "", OperatorOAuthScopes, []string{"tag:ops"})
 		helm := w.operator(w.env, "")
-		w.variable(helm, manifest.OAuthClientIDVariable, id, false)
+		w.clientIDVariable(helm, id, false)
 		if c := w.lookup().OAuthClient(w.ctx, w.tn); !c.Known || c.ID != id || !slices.Equal(c.Tags, []string{"tag:ops"}) {
 			t.Errorf("client = %+v", c)
 		}
@@ -256,7 +256,7 @@ func TestLookupOAuthClient(t *testing.T) {
 		w := newWorld(t)
 		id, _ := w.Tailnet.SeedOAuthClient("", "", OperatorOAuthScopes, []string{"tag:ops"})
 		helm := w.operator(w.env, w.operatorValues(manifest.OperatorValues{DefaultTags: []string{"tag:k8s-operator"}}, nil))
-		w.variable(helm, manifest.OAuthClientIDVariable, id, true)
+		w.clientIDVariable(helm, id, true)
 		c := w.lookup().OAuthClient(w.ctx, w.tn)
 		if c.Known || c.ID != "" || !slices.Equal(c.Tags, []string{"tag:k8s-operator"}) {
 			t.Errorf("client of a secret ID = %+v, want unknown, tagged like the operator", c)
@@ -269,7 +269,7 @@ func TestLookupOAuthClient(t *testing.T) {
 		t.Parallel()
 		w := newWorld(t)
 		helm := w.operator(w.env, "")
-		w.variable(helm, manifest.OAuthClientIDVariable, "kGONE", false)
+		w.clientIDVariable(helm, "kGONE", false)
 		if c := w.lookup().OAuthClient(w.ctx, w.tn); c.Known || c.ID != "kGONE" {
 			t.Errorf("client whose key is gone = %+v, want its ID, unknown", c)
 		}
@@ -278,7 +278,7 @@ func TestLookupOAuthClient(t *testing.T) {
 		t.Parallel()
 		w := newWorld(t)
 		helm := w.operator(w.env, "")
-		w.variable(helm, manifest.OAuthClientIDVariable, "k1", false)
+		w.clientIDVariable(helm, "k1", false)
 		w.Qovery.Faults().Add(faults.Rule{Route: "GET /variable", Status: http.StatusInternalServerError})
 		if c := w.lookup().OAuthClient(w.ctx, w.tn); c.Known || c.ID != "" {
 			t.Errorf("client when the variables cannot be read = %+v", c)

@@ -65,7 +65,7 @@ func TestBlocked(t *testing.T) {
 func (w *world) operatorWithClient(scopes []string, values string) string {
 	w.t.Helper()
 	id, _ := w.Tailnet.SeedOAuthClient("", "", scopes, []string{"tag:k8s-operator"})
-	w.variable(w.operator(w.env, values), manifest.OAuthClientIDVariable, id, false)
+	w.clientIDVariable(w.operator(w.env, values), id, false)
 	return id
 }
 
@@ -97,8 +97,8 @@ func TestCheckIngressScope(t *testing.T) {
 			!strings.Contains(d[0].Detail(), `the scopes ["devices:core", "auth_keys", "services"]`) {
 			t.Errorf("diagnostics %v, want an error", d)
 		}
-		if at := d[0].(diag.DiagnosticWithPath).Path(); !at.Equal(path.Root("type")) {
-			t.Errorf("error on %s", at)
+		if !isOn(d[0], path.Root("type")) {
+			t.Errorf("error %v, want it on type", d[0])
 		}
 	})
 	t.Run("with the scope", func(t *testing.T) {
@@ -128,11 +128,11 @@ func TestCheckExposure(t *testing.T) {
 	var viaGroup, own diag.Diagnostics
 	CheckExposure(w.ctx, c, NewLookup(c.QoveryOrNil(), w.environment(w.env)), "ingress", "", &viaGroup)
 	if len(viaGroup) != 1 || viaGroup[0].Summary() != "OAuth Client Scopes Not Checked" ||
-		!viaGroup[0].(diag.DiagnosticWithPath).Path().Equal(path.Root("proxy_group")) {
+		!isOn(viaGroup[0], path.Root("proxy_group")) {
 		t.Errorf("through a ProxyGroup: %v, want the scope check on proxy_group", viaGroup)
 	}
 	CheckExposure(w.ctx, c, NewLookup(c.QoveryOrNil(), w.environment(w.env)), "", "", &own)
-	if len(own) != 1 || own[0].Summary() != "ProxyClass Not on the Cluster" || !own[0].(diag.DiagnosticWithPath).Path().Equal(path.Root("proxy_class")) ||
+	if len(own) != 1 || own[0].Summary() != "ProxyClass Not on the Cluster" || !isOn(own[0], path.Root("proxy_class")) ||
 		!strings.Contains(own[0].Detail(), "the operator's default") || !strings.Contains(own[0].Detail(), "for the exposed Service") {
 		t.Errorf("with a proxy of its own: %v, want the operator's default ProxyClass checked on proxy_class", own)
 	}

@@ -89,8 +89,8 @@ func TestCheckOperatorOwnsTags(t *testing.T) {
 		if len(d) != 1 || !d.HasError() || d[0].Summary() != "Tag Not Owned by the Operator" {
 			t.Fatalf("diagnostics %v, want one error for tag:k8s-web", d)
 		}
-		if at := d[0].(diag.DiagnosticWithPath).Path(); !at.Equal(path.Root("tags")) {
-			t.Errorf("error on %s, want tags", at)
+		if !isOn(d[0], path.Root("tags")) {
+			t.Errorf("error %v, want it on tags", d[0])
 		}
 		for _, want := range []string{
 			"tag:k8s-web is not declared in tagOwners, so the operator's tag tag:k8s-operator does not own it",
@@ -137,7 +137,7 @@ func TestCheckOperatorOwnsTags(t *testing.T) {
 		w := newWorld(t)
 		helm := operator(w)
 		id, _ := w.Tailnet.SeedOAuthClient("", "", OperatorOAuthScopes, []string{"tag:ops"})
-		w.variable(helm, manifest.OAuthClientIDVariable, id, false)
+		w.clientIDVariable(helm, id, false)
 		w.tagOwners(map[string][]string{"tag:ops": {}, "tag:k8s-operator": {}, "tag:web": {"tag:k8s-operator"}})
 		d := w.tagsCheck(w.clients(), withTags(proxy, "tag:web"))
 		if len(d) != 1 || !strings.Contains(d[0].Detail(), "tag:web is owned by [tag:k8s-operator] in tagOwners, not by the OAuth client's tag tag:ops") ||
