@@ -1,7 +1,6 @@
 package acctest
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -9,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/qtail/terraform-provider-qtail/internal/fake/qoveryapi"
 	"github.com/qtail/terraform-provider-qtail/internal/manifest"
@@ -151,28 +149,4 @@ func AnsweredAsDeleted(err error, status int) error {
 		return nil
 	}
 	return fmt.Errorf("the deleted object's read answered %v, want the status %d", err, status)
-}
-
-// DeployManifestService creates a Helm service of the seeded Region
-// environment whose raw values file is values (CreateManifestService),
-// deploys it and waits for the deployment, as a person does for objects
-// that qtail does not manage (a ProxyClass, say). It returns the service's
-// ID.
-func (e *Env) DeployManifestService(t testing.TB, name, values string) string {
-	t.Helper()
-	id := e.CreateManifestService(t, name, values)
-	ctx := Background(t)
-	q := e.QoveryClient(t)
-	before, err := q.GetHelmStatus(ctx, id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := q.DeployHelm(ctx, id, nil); err != nil {
-		t.Fatalf("deploying the Helm service %s: %v", name, err)
-	}
-	get := func(ctx context.Context) (*qovery.Status, error) { return q.GetHelmStatus(ctx, id) }
-	if _, err := qovery.WaitForDeployment(ctx, get, qovery.WaitOptions{PollInterval: 5 * time.Millisecond, Since: before}); err != nil {
-		t.Fatalf("deployment of the Helm service %s: %v", name, err)
-	}
-	return id
 }

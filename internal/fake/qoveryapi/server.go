@@ -109,28 +109,6 @@ type Deployer interface {
 	Delete(ctx context.Context, svc ServiceSnapshot) error
 }
 
-// DeployerFuncs adapts functions to a Deployer; a nil function succeeds.
-type DeployerFuncs struct {
-	DeployFunc func(ctx context.Context, svc ServiceSnapshot) error
-	DeleteFunc func(ctx context.Context, svc ServiceSnapshot) error
-}
-
-// Deploy calls DeployFunc.
-func (d DeployerFuncs) Deploy(ctx context.Context, svc ServiceSnapshot) error {
-	if d.DeployFunc == nil {
-		return nil
-	}
-	return d.DeployFunc(ctx, svc)
-}
-
-// Delete calls DeleteFunc.
-func (d DeployerFuncs) Delete(ctx context.Context, svc ServiceSnapshot) error {
-	if d.DeleteFunc == nil {
-		return nil
-	}
-	return d.DeleteFunc(ctx, svc)
-}
-
 // Server is the fake Qovery API.
 type Server struct {
 	opts    Options

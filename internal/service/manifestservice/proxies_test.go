@@ -182,7 +182,7 @@ func TestConnector_proxyClassMustBeOnTheCluster(t *testing.T) {
 				ExpectError: acctest.ErrorRE("ServiceMonitor can only be enabled if metrics are enabled"),
 			},
 			{
-				PreConfig: func() { env.DeployManifestService(t, "proxyclass-small", proxyClassValues("small", "{}")) },
+				PreConfig: func() { deployManifestService(t, env, "proxyclass-small", proxyClassValues("small", "{}")) },
 				Config:    connectorConfig(envID, body("small")),
 				Check: func(*terraform.State) error {
 					_, err := deviceOf(env, "homelab")
@@ -277,7 +277,7 @@ func TestConnector_importWithoutTagsReadsTheOperatorsProxyTags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	helmID := env.DeployManifestService(t, "tailscale-connector-homelab", values)
+	helmID := deployManifestService(t, env, "tailscale-connector-homelab", values)
 	resource.UnitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: env.Factories(),
 		Steps: []resource.TestStep{{

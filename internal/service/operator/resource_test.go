@@ -436,7 +436,7 @@ resource "qtail_helm_repository" "tailscale" {
 	resource.UnitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: env.Factories(),
 		CheckDestroy: func(s *terraform.State) error {
-			if k := env.OAuthClient(t, clientID); !k.Invalid {
+			if k := oauthClient(t, env, clientID); !k.Invalid {
 				return fmt.Errorf("the OAuth client %s that qtail created is not revoked after destroy", clientID)
 			}
 			if d, ok := env.DeviceByHostname(operatorHostname); ok {
@@ -463,7 +463,7 @@ resource "qtail_helm_repository" "tailscale" {
 					acctest.Capture(operatorAddr, "id", &helmID),
 					acctest.Capture(operatorAddr, "oauth_client_id", &clientID),
 					func(*terraform.State) error {
-						k := env.OAuthClient(t, clientID)
+						k := oauthClient(t, env, clientID)
 						if k.KeyType != "client" || k.Invalid {
 							return fmt.Errorf("OAuth client %+v", k)
 						}
@@ -656,7 +656,7 @@ func TestOperator_driftWithCreatedClient(t *testing.T) {
 	var helmID, first, second, third string
 	revoked := func(id *string) resource.TestCheckFunc {
 		return func(*terraform.State) error {
-			if k := e.OAuthClient(t, *id); !k.Invalid {
+			if k := oauthClient(t, e.Env, *id); !k.Invalid {
 				return fmt.Errorf("OAuth client %s is not revoked", *id)
 			}
 			return nil
@@ -769,10 +769,10 @@ func TestOperator_badInputRefusedAtPlanWithNothingCreated(t *testing.T) {
 			})
 		})
 	}
-	if n := e.Faults.Count(acctest.RouteCreateHelm); n != 0 {
-		t.Errorf("refused configurations sent %d POST %s", n, acctest.RouteCreateHelm)
+	if n := e.Faults.Count(routeCreateHelm); n != 0 {
+		t.Errorf("refused configurations sent %d POST %s", n, routeCreateHelm)
 	}
-	if n := e.Faults.Count(acctest.RouteCreateKey); n != 0 {
+	if n := e.Faults.Count(routeCreateKey); n != 0 {
 		t.Errorf("refused configurations created %d keys", n)
 	}
 	if hs := e.Qovery.Helms(); len(hs) != 0 {
@@ -804,7 +804,7 @@ func TestOperator_undeclaredTagsShowTheTagOwnerResources(t *testing.T) {
 				`resource "qtail_tag_owner" "k8s_operator" { tag = "tag:k8s-operator" owners = [] }`),
 		}},
 	})
-	if n := env.Faults.Count(acctest.RouteCreateHelm); n != 0 {
+	if n := env.Faults.Count(routeCreateHelm); n != 0 {
 		t.Fatalf("%d Helm services created", n)
 	}
 }
@@ -1242,7 +1242,7 @@ func TestOperator_failedUpdateIsDeployedAgainAndRevokesTheOldClientAfterwards(t 
 	var helmID, first, second string
 	valid := func(id *string, wantValid bool) resource.TestCheckFunc {
 		return func(*terraform.State) error {
-			if k := e.OAuthClient(t, *id); k.Invalid == wantValid {
+			if k := oauthClient(t, e.Env, *id); k.Invalid == wantValid {
 				return fmt.Errorf("OAuth client %s: invalid %v", *id, k.Invalid)
 			}
 			return nil
@@ -1264,7 +1264,7 @@ func TestOperator_failedUpdateIsDeployedAgainAndRevokesTheOldClientAfterwards(t 
 				// would use the new client cannot start.
 				PreConfig: func() {
 					deleteVariable(t, e.Env, helmID, manifest.OAuthClientSecretVariable)
-					e.Faults.Add(faults.Rule{Route: acctest.RouteDeployHelm, Status: 400, Body: json.RawMessage(`{"message":"deployments are paused"}`)})
+					e.Faults.Add(faults.Rule{Route: routeDeployHelm, Status: 400, Body: json.RawMessage(`{"message":"deployments are paused"}`)})
 				},
 				Config:      config,
 				ExpectError: regexp.MustCompile(`(?s)deployments are paused`),
@@ -1273,7 +1273,7 @@ func TestOperator_failedUpdateIsDeployedAgainAndRevokesTheOldClientAfterwards(t 
 				// The running operator still uses the first client: it is
 				// not revoked yet. The plan deploys again.
 				PreConfig: func() {
-					if k := e.OAuthClient(t, first); k.Invalid {
+					if k := oauthClient(t, e.Env, first); k.Invalid {
 						t.Fatal("the client of the running operator was revoked before a deployment replaced it")
 					}
 				},
