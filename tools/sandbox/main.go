@@ -2,10 +2,15 @@
 // simulated cluster on loopback, so that anyone can run the provider with no
 // account.
 //
-//	go run ./tools/sandbox [-addr 127.0.0.1:8787] [-latency 50ms] [-deploy-time 2s]
+//	go run ./tools/sandbox [-addr 127.0.0.1:8787] [-latency 50ms] [-deploy-time 2s] [-seed-peer-tests]
 //
 // On start it prints one export line per provider environment variable and
 // per seeded ID; eval them in a shell, then run Terraform.
+//
+// -seed-peer-tests adds the device that the official Tailscale provider's
+// acceptance tests expect (scripts/peer-tests.sh) and prints its name as
+// TAILSCALE_TEST_DEVICE_NAME. It is off by default: the extra device would
+// show up in the sandbox's other users' device lists.
 package main
 
 import (
@@ -23,20 +28,25 @@ import (
 	"time"
 
 	"github.com/qtail/terraform-provider-qtail/internal/fake/sandbox"
+	"github.com/qtail/terraform-provider-qtail/internal/fake/tailnetapi"
 )
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8787", "address to listen on (loopback only; port 0 picks a free one)")
 	latency := flag.Duration("latency", 0, "latency added to every API call, e.g. 50ms")
 	deployTime := flag.Duration("deploy-time", 2*time.Second, "how long a simulated deployment takes")
+	seedPeer := flag.Bool("seed-peer-tests", false, "add the device the official Tailscale provider's acceptance tests expect, and export its name as TAILSCALE_TEST_DEVICE_NAME")
 	flag.Parse()
 
-	if err := run(*addr, *latency, *deployTime); err != nil {
+	if err := run(*addr, *latency, *deployTime, *seedPeer); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(addr string, latency, deployTime time.Duration) error {
+// peerTestHostname is the hostname of the device -seed-peer-tests adds.
+const peerTestHostname = "peer-test-device"
+
+func run(addr string, latency, deployTime time.Duration, seedPeer bool) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return fmt.Errorf("-addr %q: %w", addr, err)
@@ -59,6 +69,13 @@ func run(addr string, latency, deployTime time.Duration) error {
 	}
 	fmt.Printf("# qtail sandbox on %s (Qovery API %s/qovery, Tailscale API %s/tailscale, admin %s/_sandbox/)\n", base, base, base, base)
 	fmt.Print(world.Exports(base))
+	if seedPeer {
+		// An untagged device of a tailnet member, as devcontrol's generated
+		// test devices are: the tests tag it, approve its routes and
+		// find it by its MagicDNS name.
+		d := world.Tailnet.AddDevice(tailnetapi.DeviceSpec{Hostname: peerTestHostname, User: "alice@example.com"})
+		fmt.Printf("export TAILSCALE_TEST_DEVICE_NAME=%s\n", d.Name)
+	}
 	fmt.Printf("# seeded IDs:\n# %s\n", seed)
 	if err := os.Stdout.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) && !errors.Is(err, syscall.EINVAL) {
 		log.Printf("flushing stdout: %v", err)
