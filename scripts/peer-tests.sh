@@ -184,17 +184,27 @@ stop_sandbox() {
 }
 trap stop_sandbox EXIT
 
-# start_sandbox: a fresh sandbox, its exports in the environment.
+# start_sandbox TEST: a fresh sandbox for TEST, its exports in the
+# environment. Each sandbox writes its own file, so that a previous one's
+# exports are never read.
 start_sandbox() {
-  "$work/sandbox" -addr 127.0.0.1:0 -seed-peer-tests -deploy-time 100ms >"$work/sandbox.env" 2>"$work/sandbox.log" &
+  local env="$work/logs/$1.sandbox.env"
+  rm -f "$env"
+  "$work/sandbox" -addr 127.0.0.1:0 -seed-peer-tests -deploy-time 100ms >"$env" 2>"$work/logs/$1.sandbox.log" &
   sandbox_pid=$!
+  local started=""
   for _ in $(seq 1 100); do
-    if grep '^export TAILSCALE_TEST_DEVICE_NAME=' "$work/sandbox.env" >/dev/null 2>&1; then break; fi
-    if ! kill -0 "$sandbox_pid" 2>/dev/null; then cat "$work/sandbox.log" >&2; echo "error: the sandbox did not start" >&2; exit 1; fi
+    if grep '^export TAILSCALE_TEST_DEVICE_NAME=' "$env" >/dev/null 2>&1; then started=1; break; fi
+    if ! kill -0 "$sandbox_pid" 2>/dev/null; then break; fi
     sleep 0.1
   done
+  if [ -z "$started" ]; then
+    cat "$work/logs/$1.sandbox.log" >&2
+    echo "error: the sandbox did not start" >&2
+    exit 1
+  fi
   # shellcheck disable=SC1090
-  source <(grep -E '^export (TAILSCALE_[A-Z_]*)=' "$work/sandbox.env")
+  source <(grep -E '^export (TAILSCALE_[A-Z_]*)=' "$env")
 }
 
 # An empty CLI configuration: no provider installation settings of the
@@ -216,7 +226,7 @@ for t in "${tests[@]}"; do
       continue
       ;;
   esac
-  start_sandbox
+  start_sandbox "$t"
   start=$SECONDS
   set +e
   (cd "$work/src/tailscale" && TF_ACC=1 TF_ACC_TERRAFORM_PATH="$terraform_path" TF_IN_AUTOMATION=1 CHECKPOINT_DISABLE=1 TF_CLI_CONFIG_FILE="$work/terraformrc" \
