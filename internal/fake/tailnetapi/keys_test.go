@@ -401,8 +401,8 @@ func TestUpdateOAuthClient(t *testing.T) {
 		t.Errorf("CheckOAuthClient after PUT = %v, %v", scopes, ok)
 	}
 
-	auth := h.do("POST", keysPath, `{"capabilities":{"devices":{"create":{"tags":["tag:k8s"]}}}}`, nil).want(t, 200).json(t)
-	h.do("PUT", keysPath+"/"+auth["id"].(string), `{"keyType":"auth","description":"x"}`, nil).want(t, 400)
+	authID, _ := h.do("POST", keysPath, `{"capabilities":{"devices":{"create":{"tags":["tag:k8s"]}}}}`, nil).want(t, 200).json(t)["id"].(string)
+	h.do("PUT", keysPath+"/"+authID, `{"keyType":"auth","description":"x"}`, nil).want(t, 400)
 	h.do("PUT", keysPath+"/knope", `{"keyType":"client","scopes":["dns:read"]}`, nil).want(t, 404)
 	h.do("DELETE", keysPath+"/"+created.ID, "", nil).want(t, 200)
 	h.do("PUT", keysPath+"/"+created.ID, `{"keyType":"client","scopes":["dns:read"]}`, nil).want(t, 404)
