@@ -2,13 +2,18 @@
 // simulated cluster on loopback, so that anyone can run the provider with no
 // account.
 //
-//	go run ./tools/sandbox [-addr 127.0.0.1:8787] [-latency 50ms] [-deploy-time 2s] [-env-file FILE]
+//	go run ./tools/sandbox [-addr 127.0.0.1:8787] [-latency 50ms] [-deploy-time 2s] [-env-file FILE] [-seed-peer-tests]
 //
 // On start it prints one export line per provider environment variable and
 // per seeded ID on standard output, and nothing else there (what it serves
 // and the seeded IDs go to standard error): `go run ./tools/sandbox >
 // sandbox.env`, then `source sandbox.env` in another shell. -env-file
 // writes the same lines to FILE, whole, once the sandbox listens.
+//
+// -seed-peer-tests adds the device that the official Tailscale provider's
+// acceptance tests expect (scripts/peer-tests.sh) and prints its name as
+// TAILSCALE_TEST_DEVICE_NAME. It is off by default: the extra device would
+// show up in the sandbox's other users' device lists.
 package main
 
 import (
@@ -27,6 +32,7 @@ import (
 	"time"
 
 	"github.com/qtail/terraform-provider-qtail/internal/fake/sandbox"
+	"github.com/qtail/terraform-provider-qtail/internal/fake/tailnetapi"
 )
 
 func main() {
@@ -34,14 +40,18 @@ func main() {
 	latency := flag.Duration("latency", 0, "latency added to every API call, e.g. 50ms")
 	deployTime := flag.Duration("deploy-time", 2*time.Second, "how long a simulated deployment takes")
 	envFile := flag.String("env-file", "", "also write the export lines to this file once the sandbox listens")
+	seedPeer := flag.Bool("seed-peer-tests", false, "add the device the official Tailscale provider's acceptance tests expect, and export its name as TAILSCALE_TEST_DEVICE_NAME")
 	flag.Parse()
 
-	if err := run(*addr, *latency, *deployTime, *envFile); err != nil {
+	if err := run(*addr, *latency, *deployTime, *envFile, *seedPeer); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(addr string, latency, deployTime time.Duration, envFile string) error {
+// peerTestHostname is the hostname of the device -seed-peer-tests adds.
+const peerTestHostname = "peer-test-device"
+
+func run(addr string, latency, deployTime time.Duration, envFile string, seedPeer bool) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return fmt.Errorf("-addr %q: %w", addr, err)
@@ -57,7 +67,15 @@ func run(addr string, latency, deployTime time.Duration, envFile string) error {
 	if err != nil {
 		return err
 	}
-	if err := announce(os.Stdout, os.Stderr, world, "http://"+ln.Addr().String(), envFile); err != nil {
+	extra := ""
+	if seedPeer {
+		// An untagged device of a tailnet member, as devcontrol's generated
+		// test devices are: the tests tag it, approve its routes and
+		// find it by its MagicDNS name.
+		d := world.Tailnet.AddDevice(tailnetapi.DeviceSpec{Hostname: peerTestHostname, User: "alice@example.com"})
+		extra = fmt.Sprintf("export TAILSCALE_TEST_DEVICE_NAME=%s\n", d.Name)
+	}
+	if err := announce(os.Stdout, os.Stderr, world, "http://"+ln.Addr().String(), extra, envFile); err != nil {
 		return err
 	}
 	if err := os.Stdout.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) && !errors.Is(err, syscall.EINVAL) {
@@ -79,15 +97,15 @@ func run(addr string, latency, deployTime time.Duration, envFile string) error {
 	return nil
 }
 
-// announce writes the export lines to stdout, and to envFile unless it is
-// empty, and what the sandbox serves and the seeded IDs to stderr: stdout
+// announce writes the export lines, the world's then extra, to stdout, and
+// to envFile unless it is empty, and what the sandbox serves and the seeded IDs to stderr: stdout
 // holds nothing a shell would run but the exports.
-func announce(stdout, stderr io.Writer, world *sandbox.World, base, envFile string) error {
+func announce(stdout, stderr io.Writer, world *sandbox.World, base, extra, envFile string) error {
 	seed, err := json.MarshalIndent(world.Seed(), "# ", "  ")
 	if err != nil {
 		return err
 	}
-	exports := world.Exports(base)
+	exports := world.Exports(base) + extra
 	if envFile != "" {
 		if err := writeFile(envFile, exports); err != nil {
 			return err

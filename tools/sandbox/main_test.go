@@ -20,7 +20,7 @@ func TestAnnounce_stdoutIsOnlyExports(t *testing.T) {
 	}
 	envFile := filepath.Join(t.TempDir(), "sandbox.env")
 	var stdout, stderr bytes.Buffer
-	if err := announce(&stdout, &stderr, world, "http://127.0.0.1:1", envFile); err != nil {
+	if err := announce(&stdout, &stderr, world, "http://127.0.0.1:1", "", envFile); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n")
