@@ -175,7 +175,7 @@ func TestWaitAgainstFakeModes(t *testing.T) {
 			// behind it (202) and fails; the running one succeeds.
 			dep := newSequenced(true, nil, errors.New("second deployment failed"))
 			opts := opts
-			opts.Deployer, opts.QueueActions = dep, true
+			opts.Deployer = dep
 			f := newFixture(t, opts)
 			c := ctx(t)
 			status := func(ctx context.Context) (*qovery.Status, error) { return f.c.GetApplicationStatus(ctx, f.app) }
@@ -188,7 +188,7 @@ func TestWaitAgainstFakeModes(t *testing.T) {
 				t.Fatalf("before %+v %v", before, err)
 			}
 			queued, err := f.c.RedeployApplication(c, f.app)
-			if err != nil || queued.State != qovery.StateDeploying {
+			if err != nil || queued.State != qovery.StateDeploymentQueued {
 				t.Fatalf("queued: %+v %v", queued, err)
 			}
 			dep.release()
