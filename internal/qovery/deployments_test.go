@@ -99,10 +99,13 @@ func (f *fixture) operator() *qovery.Helm {
 	return h
 }
 
+// TestDeployHelmAndWait follows a deployment state by state against the
+// 409 of the API reference (ConflictWhileBusy) without lag; the default
+// queue and lag are TestDeployQueuedBehindARunningAction's.
 func TestDeployHelmAndWait(t *testing.T) {
 	dep := &failing{}
 	// A server that gives a reason with a failed status.
-	f := newFixture(t, qoveryapi.Options{Deployer: dep, StatusMessages: true})
+	f := newFixture(t, qoveryapi.Options{Deployer: dep, StatusMessages: true, ConflictWhileBusy: true, StatusLag: qoveryapi.NoStatusLag})
 	c := ctx(t)
 	h := f.operator()
 	status := func(ctx context.Context) (*qovery.Status, error) { return f.c.GetHelmStatus(ctx, h.ID) }
@@ -210,9 +213,11 @@ func TestWaitIgnoresTheStaleFinalState(t *testing.T) {
 	}
 }
 
+// TestDeployApplication checks the 409 of the API reference while a
+// deployment runs (ConflictWhileBusy).
 func TestDeployApplication(t *testing.T) {
 	dep := &failing{}
-	f := newFixture(t, qoveryapi.Options{Deployer: dep})
+	f := newFixture(t, qoveryapi.Options{Deployer: dep, ConflictWhileBusy: true})
 	c := ctx(t)
 	app, err := f.c.GetApplication(c, f.app)
 	if err != nil {
@@ -247,9 +252,10 @@ func TestDeployApplication(t *testing.T) {
 	}
 }
 
+// TestWaitForDeletion reads the state right after the deletion: no lag.
 func TestWaitForDeletion(t *testing.T) {
 	dep := &failing{}
-	f := newFixture(t, qoveryapi.Options{Deployer: dep, StatusMessages: true})
+	f := newFixture(t, qoveryapi.Options{Deployer: dep, StatusMessages: true, StatusLag: qoveryapi.NoStatusLag})
 	c := ctx(t)
 	h := f.operator()
 	if err := f.c.DeleteHelm(c, h.ID); err != nil {
