@@ -161,10 +161,12 @@ func (c *Client) RedeployHelm(ctx context.Context, id string) (*Status, error) {
 	return c.action(ctx, pathf("/helm/%s/redeploy", id), nil)
 }
 
-// status reads the deployment status of the service at path.
+// status reads the deployment status of the service at path. A 404 is
+// read again before it is believed, as for the service itself (see
+// getObject).
 func (c *Client) status(ctx context.Context, path string) (*Status, error) {
 	var out Status
-	if err := c.do(ctx, http.MethodGet, path, nil, &out); err != nil {
+	if err := c.getObject(ctx, path, &out, func(_ context.Context, err error) error { return err }); err != nil {
 		return nil, err
 	}
 	return &out, nil

@@ -226,8 +226,9 @@ func autoscalingRequest(raw json.RawMessage) (*Autoscaling, error) {
 // environment's list (see serviceGone).
 func getService[T any](ctx context.Context, c *Client, segment, id string, in []Parent) (*T, error) {
 	var out T
-	if err := c.do(ctx, http.MethodGet, pathf("/"+segment+"/%s", id), nil, &out); err != nil {
-		return nil, c.serviceGone(ctx, err, segment, id, in)
+	gone := func(ctx context.Context, err error) error { return c.serviceGone(ctx, err, segment, id, in) }
+	if err := c.getObject(ctx, pathf("/"+segment+"/%s", id), &out, gone); err != nil {
+		return nil, err
 	}
 	return &out, nil
 }
