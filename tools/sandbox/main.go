@@ -2,7 +2,12 @@
 // simulated cluster on loopback, so that anyone can run the provider with no
 // account.
 //
-//	go run ./tools/sandbox [-addr 127.0.0.1:8787] [-latency 50ms] [-deploy-time 2s]
+//	go run ./tools/sandbox [-addr 127.0.0.1:8787] [-latency 50ms] [-deploy-time 2s] [-status-lag 2s] [-deploy-conflicts]
+//
+// As on the real Qovery API, a deployment requested while another one runs
+// is queued (-deploy-conflicts answers 409 instead, as the API reference
+// documents), and the deployment status keeps its previous value for
+// -status-lag after a deployment is triggered.
 //
 // On start it prints one export line per provider environment variable and
 // per seeded ID; eval them in a shell, then run Terraform.
@@ -22,6 +27,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/qtail/terraform-provider-qtail/internal/fake/qoveryapi"
 	"github.com/qtail/terraform-provider-qtail/internal/fake/sandbox"
 )
 
@@ -29,14 +35,25 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:8787", "address to listen on (loopback only; port 0 picks a free one)")
 	latency := flag.Duration("latency", 0, "latency added to every API call, e.g. 50ms")
 	deployTime := flag.Duration("deploy-time", 2*time.Second, "how long a simulated deployment takes")
+	statusLag := flag.Duration("status-lag", 2*time.Second, "how long the Qovery status keeps its previous value after a deployment is triggered (0 for none)")
+	conflicts := flag.Bool("deploy-conflicts", false, "refuse a Qovery deployment requested while another one runs with 409 instead of queueing it")
 	flag.Parse()
 
-	if err := run(*addr, *latency, *deployTime); err != nil {
+	opts := sandbox.Options{Latency: *latency, DeployTime: *deployTime, StatusLag: *statusLag}
+	if *statusLag <= 0 {
+		opts.StatusLag = qoveryapi.NoStatusLag
+	}
+	if *conflicts {
+		compat := sandbox.DefaultCompat
+		compat.DeploymentConflicts = true
+		opts.Compat = &compat
+	}
+	if err := run(*addr, opts); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(addr string, latency, deployTime time.Duration) error {
+func run(addr string, opts sandbox.Options) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return fmt.Errorf("-addr %q: %w", addr, err)
@@ -44,7 +61,7 @@ func run(addr string, latency, deployTime time.Duration) error {
 	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
 		return fmt.Errorf("-addr %q: the sandbox listens on loopback only", addr)
 	}
-	world, err := sandbox.New(sandbox.Options{Latency: latency, DeployTime: deployTime})
+	world, err := sandbox.New(opts)
 	if err != nil {
 		return err
 	}
