@@ -38,8 +38,14 @@ func DeployHelm(ctx context.Context, q *qovery.Client, helmID string, poll time.
 		trigger, err := q.DeployHelm(ctx, helmID, nil)
 		if qovery.IsConflict(err) && attempt < attempts {
 			// Another action runs and the API does not queue: wait for
-			// it, whatever its outcome, then ask again.
-			if _, err := qovery.WaitForDeployment(ctx, get, qovery.WaitOptions{PollInterval: poll}); err != nil && ctx.Err() != nil {
+			// it, whatever its outcome, then ask again. A final state
+			// read before is stale (the action started since, or the
+			// status lags behind it): the wait sees through it.
+			running := qovery.WaitOptions{PollInterval: poll}
+			if qovery.IsFinalState(before.State) {
+				running.Since = before
+			}
+			if _, err := qovery.WaitForDeployment(ctx, get, running); err != nil && ctx.Err() != nil {
 				return deadline(ctx, err, before.State)
 			}
 			continue
