@@ -278,8 +278,9 @@ type WaitOptions struct {
 	// id is the action's (a status without an id falls back to the rules
 	// of Since), so neither the previous action's final state nor the end
 	// of an action it was queued behind is taken for its outcome. Without
-	// a usable id, its last_deployment_date, when both it and the status
-	// have one, tells: a status of an earlier date is not the action's.
+	// a usable id, its last_deployment_date, when it is later than
+	// Since's and the status has one, tells: a status of an earlier date
+	// is not the action's.
 	Trigger *Status
 	// MaxStale bounds how long a final state that looks like Since's is
 	// treated as the previous outcome, DefaultMaxStale when zero.
@@ -321,7 +322,11 @@ func (o WaitOptions) tracker() *tracker {
 			(o.Since == nil || o.Since.DeploymentRequestID == nil || *o.Since.DeploymentRequestID != *id) {
 			t.request = *id
 		}
-		t.requested = tr.LastDeploymentDate
+		// A date no later than Since's tells nothing (the answer may be
+		// the status as it was).
+		if d := tr.LastDeploymentDate; d != nil && (o.Since == nil || o.Since.LastDeploymentDate == nil || d.After(*o.Since.LastDeploymentDate)) {
+			t.requested = d
+		}
 	}
 	return t
 }

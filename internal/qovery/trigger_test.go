@@ -108,3 +108,18 @@ func TestWaitPollsThroughTheLag(t *testing.T) {
 		}
 	})
 }
+
+// TestWaitIgnoresAnUninformativeTrigger: an answer that is the status as
+// it was (Since's id and date) tells nothing: the stale final state is
+// still not taken for the outcome.
+func TestWaitIgnoresAnUninformativeTrigger(t *testing.T) {
+	c := ctx(t)
+	t0 := time.Date(2026, 8, 20, 10, 0, 0, 0, time.UTC)
+	t1 := t0.Add(time.Minute)
+	since := mkStatus("DEPLOYED", "req-1", &t0, "")
+	get, calls := script(since, mkStatus("DEPLOYING", "req-2", &t1, ""), mkStatus("DEPLOYED", "req-2", &t1, ""))
+	st, err := qovery.WaitForDeployment(c, get, qovery.WaitOptions{PollInterval: time.Millisecond, Since: since, Trigger: since})
+	if err != nil || *st.DeploymentRequestID != "req-2" || calls() != 3 {
+		t.Errorf("%+v %v after %d reads", st, err, calls())
+	}
+}
