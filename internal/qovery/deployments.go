@@ -228,7 +228,9 @@ func ConsoleDeploymentURL(orgID, projectID, envID, serviceID, executionID string
 }
 
 // IsFinalState reports whether a state ends an action: anything but a
-// queued or running state (*_QUEUED, QUEUED, *ING, WAITING_*).
+// queued or running state (*_QUEUED, QUEUED, *ING, WAITING_*). RECAP is
+// final here, but WaitForDeployment does not take it for an outcome (see
+// RecapReads).
 func IsFinalState(state string) bool {
 	switch {
 	case state == "":
