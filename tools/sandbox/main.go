@@ -2,7 +2,13 @@
 // simulated cluster on loopback, so that anyone can run the provider with no
 // account.
 //
-//	go run ./tools/sandbox [-addr 127.0.0.1:8787] [-latency 50ms] [-deploy-time 2s] [-env-file FILE] [-seed-peer-tests]
+//	go run ./tools/sandbox [-addr 127.0.0.1:8787] [-latency 50ms] [-deploy-time 2s] [-status-lag 2s]
+//	    [-deploy-conflicts] [-env-file FILE] [-seed-peer-tests]
+//
+// As on the real Qovery API, a deployment requested while another one runs
+// is queued (-deploy-conflicts answers 409 instead, as the API reference
+// documents), and the deployment status keeps its previous value for
+// -status-lag after a deployment is triggered.
 //
 // On start it prints one export line per provider environment variable and
 // per seeded ID on standard output, and nothing else there (what it serves
@@ -31,6 +37,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/qtail/terraform-provider-qtail/internal/fake/qoveryapi"
 	"github.com/qtail/terraform-provider-qtail/internal/fake/sandbox"
 	"github.com/qtail/terraform-provider-qtail/internal/fake/tailnetapi"
 )
@@ -41,9 +48,20 @@ func main() {
 	deployTime := flag.Duration("deploy-time", 2*time.Second, "how long a simulated deployment takes")
 	envFile := flag.String("env-file", "", "also write the export lines to this file once the sandbox listens")
 	seedPeer := flag.Bool("seed-peer-tests", false, "add the device the official Tailscale provider's acceptance tests expect, and export its name as TAILSCALE_TEST_DEVICE_NAME")
+	statusLag := flag.Duration("status-lag", 2*time.Second, "how long the Qovery status keeps its previous value after a deployment is triggered (0 for none)")
+	conflicts := flag.Bool("deploy-conflicts", false, "refuse a Qovery deployment requested while another one runs with 409 instead of queueing it")
 	flag.Parse()
 
-	if err := run(*addr, *latency, *deployTime, *envFile, *seedPeer); err != nil {
+	opts := sandbox.Options{Latency: *latency, DeployTime: *deployTime, StatusLag: *statusLag}
+	if *statusLag <= 0 {
+		opts.StatusLag = qoveryapi.NoStatusLag
+	}
+	if *conflicts {
+		compat := sandbox.DefaultCompat
+		compat.DeploymentConflicts = true
+		opts.Compat = &compat
+	}
+	if err := run(*addr, opts, *envFile, *seedPeer); err != nil {
 		log.Fatal(err)
 	}
 }
@@ -51,7 +69,7 @@ func main() {
 // peerTestHostname is the hostname of the device -seed-peer-tests adds.
 const peerTestHostname = "peer-test-device"
 
-func run(addr string, latency, deployTime time.Duration, envFile string, seedPeer bool) error {
+func run(addr string, opts sandbox.Options, envFile string, seedPeer bool) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return fmt.Errorf("-addr %q: %w", addr, err)
@@ -59,7 +77,7 @@ func run(addr string, latency, deployTime time.Duration, envFile string, seedPee
 	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
 		return fmt.Errorf("-addr %q: the sandbox listens on loopback only", addr)
 	}
-	world, err := sandbox.New(sandbox.Options{Latency: latency, DeployTime: deployTime})
+	world, err := sandbox.New(opts)
 	if err != nil {
 		return err
 	}

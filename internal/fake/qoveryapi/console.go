@@ -384,13 +384,15 @@ func (s *Server) DeleteService(id string) error {
 		return fmt.Errorf("service %s does not exist", id)
 	}
 	if !st.deleting() {
-		s.startAction(id, st, actionDelete, "")
+		s.startAction(id, st, actionDelete, "", "")
 	}
 	return nil
 }
 
-// Deploy deploys a Helm service or an application with its current
-// configuration, as the console's deploy button does.
+// Deploy deploys a Helm service, an application or a container with its
+// current configuration, as the console's deploy button does: queued
+// behind an action that runs (refused with Options.ConflictWhileBusy, and
+// during a deletion).
 func (s *Server) Deploy(id string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -398,10 +400,9 @@ func (s *Server) Deploy(id string) error {
 	if st == nil {
 		return fmt.Errorf("service %s does not exist", id)
 	}
-	if st.running() {
-		return fmt.Errorf("service %s is %s: an action is in progress", id, st.State)
+	if _, err := s.requestDeployment(id, st, ""); err != nil {
+		return fmt.Errorf("service %s: %w", id, err)
 	}
-	s.startAction(id, st, actionDeploy, "")
 	return nil
 }
 
