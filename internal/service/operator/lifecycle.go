@@ -116,6 +116,9 @@ func (w *operatorWrite) rollout(ctx context.Context, helmID string, diags *diag.
 				"%s: %v.\n\nThe provider's Tailscale credential sets them: an API key, or an OAuth client with the devices:core scope "+
 				"whose tags own %s. Fix the credential, or the tagOwners, and apply again.", tfx.HCLList(tags), retag, tfx.HCLList(tags)))
 		return nil, false
+	case errors.Is(err, cluster.ErrTimedOut):
+		d.Failed(diags, "waiting for the operator device", fmt.Errorf("%w.\n\n%s", err, w.deviceHint(ctx, helmID, w.plan.Hostname.ValueString(), tags)))
+		return nil, false
 	case err != nil:
 		d.Failed(diags, "waiting for the operator device", err)
 		return nil, false
@@ -206,6 +209,12 @@ func (w *operatorWrite) createService(ctx context.Context, secret string, diags 
 		diags.AddAttributeError(path.Root("oauth_client_secret_wo"), "Missing OAuth Client Secret",
 			"oauth_client_secret_wo is empty: the operator cannot authenticate without its OAuth client's secret. "+
 				"Set oauth_client_secret_wo to the secret of the OAuth client oauth_client_id.")
+		return nil, false
+	}
+	// Proven before anything is created: the operator would crash-loop
+	// with credentials the API refuses, in a deployment Qovery reports
+	// DEPLOYED.
+	if !w.newClient && !w.creds.workloadIdentity && !proveOperatorClient(ctx, w.tn, w.creds.clientID, w.creds.secret, diags) {
 		return nil, false
 	}
 	hreq := qovery.HelmRequest{}
@@ -311,6 +320,7 @@ func (w *operatorWrite) settleCredentials(ctx context.Context, cp credentialPlan
 					"Set oauth_client_secret_wo to the secret of the OAuth client oauth_client_id.")
 			return false
 		}
+		return proveOperatorClient(ctx, w.tn, w.creds.clientID, w.creds.secret, diags)
 	case plan.CreateOAuthClient.ValueBool():
 		w.creds.clientID = state.OAuthClientID.ValueString()
 	}
