@@ -517,6 +517,13 @@ func (e *Engine) deployOperator(svc qoveryapi.ServiceSnapshot) error {
 		if ok && compat.OperatorNewDevice {
 			e.tailnet.RemoveDevice(old.DeviceID)
 		}
+		// The node logs in with an auth key the operator mints with its
+		// OAuth client (checkLogin checked that it may).
+		if caller != nil {
+			if _, err := caller.MintAuthKey(tags); err != nil {
+				e.logf("operator %s: minting its auth key: %v", hostname, err)
+			}
+		}
 		dev := e.tailnet.AddDevice(tailnetapi.DeviceSpec{Hostname: hostname, Tags: tags, OS: "linux"})
 		op.DeviceID, op.NodeID = dev.ID, dev.NodeID
 	}

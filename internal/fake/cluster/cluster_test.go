@@ -654,3 +654,35 @@ func TestOperatorCrashLoopEndsWithFixedCredentials(t *testing.T) {
 		t.Fatalf("crash loops left after the uninstall: %+v", loops)
 	}
 }
+
+// The operator's node logs in with an auth key that the operator mints
+// with its OAuth client: the keys API then lists a key of the tailnet,
+// tagged with the operator's tags. An operator that cannot log in mints
+// none.
+func TestOperatorLoginMintsAnAuthKey(t *testing.T) {
+	t.Parallel()
+	operatorKeys := func(w *world) int {
+		keys, err := w.env.TailnetClient(t).ListKeys(w.ctx, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, k := range keys {
+			if k.KeyType == "auth" && k.UserID == "" && slices.Equal(k.Tags, []string{"tag:k8s-operator"}) && k.Preauthorized && !k.Reusable {
+				n++
+			}
+		}
+		return n
+	}
+	w := newWorld(t, true)
+	w.mustDeploy(w.create(operatorSpec{name: "tailscale-operator"}))
+	if n := operatorKeys(w); n != 1 {
+		t.Fatalf("%d auth keys of the operator, want 1", n)
+	}
+
+	crashing := newWorld(t, false)
+	crashing.mustDeploy(crashing.create(operatorSpec{name: "tailscale-operator"}))
+	if n := operatorKeys(crashing); n != 0 {
+		t.Fatalf("an operator that cannot log in minted %d auth keys", n)
+	}
+}

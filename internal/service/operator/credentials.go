@@ -154,6 +154,33 @@ func hasCapabilityGrant(policy []byte, capName string, tags []string) (bool, err
 	return false, nil
 }
 
+// mintedSlack widens the window in which an auth key counts as minted by
+// the deployment: the server's clock is known to about a second, and keys
+// are stamped in whole seconds.
+const mintedSlack = 5 * time.Second
+
+// mintedKeyHint says whether an auth key of the tailnet tagged tags (the
+// operator mints one with its OAuth client before its node logs in) was
+// created since the rollout started at since, or "" when the provider's
+// credential may not list keys.
+func mintedKeyHint(ctx context.Context, tn *tailnet.Client, tags []string, since time.Time) string {
+	keys, err := tn.ListKeys(ctx, true)
+	if err != nil {
+		keys, err = tn.ListKeys(ctx, false)
+	}
+	if err != nil || since.IsZero() {
+		return ""
+	}
+	for _, k := range keys {
+		if (k.KeyType == "auth" || k.KeyType == "") && k.UserID == "" && sameTags(k.Tags, tags) && !k.Created.Before(since.Add(-mintedSlack)) {
+			return fmt.Sprintf(" The auth key %s, tagged %s, was minted at %s: the operator logged in to the Tailscale API, but its "+
+				"node did not join the tailnet; its pod logs tell why.", k.ID, tfx.HCLList(k.Tags), k.Created.UTC().Format(time.RFC3339))
+		}
+	}
+	return fmt.Sprintf(" No auth key tagged %s was minted since the deployment started: the operator never got as far as minting "+
+		"the key of its node (its credentials refused, a scope missing, or tags its OAuth client may not apply).", tfx.HCLList(tags))
+}
+
 // deviceHint names, after a wait for the operator device that timed out,
 // the likely cause from what the APIs show: Qovery's deployment status,
 // whether the OAuth client still logs in, the devices named like the
@@ -190,6 +217,7 @@ func (w *operatorWrite) deviceHint(ctx context.Context, helmID, hostname string,
 				"the operator's pod logs.", w.creds.clientID, tfx.HCLList(tags))
 		}
 	}
+	b.WriteString(mintedKeyHint(ctx, w.tn, tags, w.rolloutStart))
 	if devs, err := w.tn.ListDevices(ctx, tailnet.ListDevicesOptions{}); err == nil {
 		for _, d := range devs {
 			if d.Hostname == hostname || strings.HasPrefix(d.Hostname, hostname+"-") {

@@ -92,6 +92,7 @@ func TestOperator_crashLoopingOperatorIsDiagnosedByTheWait(t *testing.T) {
 			ExpectError: regexp.MustCompile(`(?s)Timed Out Waiting for the Operator Device.*` +
 				`Qovery\s+reports\s+the\s+Helm\s+service\s+DEPLOYED,\s+deployment\s+status\s+UP_TO_DATE:\s+the\s+chart\s+declares\s+no\s+readiness\s+probe.*` +
 				`The\s+OAuth\s+client\s+` + ci + `\s+logs\s+in:\s+look\s+for\s+tags\s+it\s+may\s+not\s+apply\s+\(its\s+tags\s+must\s+be\s+or\s+own\s+\["tag:k8s-operator"\]\).*` +
+				`No\s+auth\s+key\s+tagged\s+\["tag:k8s-operator"\]\s+was\s+minted\s+since\s+the\s+deployment\s+started.*` +
 				`https://console\.qovery\.com/organization/.*/service/[0-9a-f-]+/deployments.*` +
 				`https://login\.tailscale\.com/admin/machines`),
 		}, {

@@ -39,6 +39,8 @@ type operatorWrite struct {
 	// newClient is set when this operation created the OAuth client: it
 	// is revoked again when Qovery does not hold its secret.
 	newClient bool
+	// rolloutStart is when the deployment was asked for.
+	rolloutStart time.Time
 }
 
 // newWrite returns the write of plan for op, or nil after adding why it
@@ -99,6 +101,7 @@ func (w *operatorWrite) deployment(helmID string) cluster.Deployment {
 // false after a failure, which it adds to diags.
 func (w *operatorWrite) rollout(ctx context.Context, helmID string, diags *diag.Diagnostics) (dev *tailnet.Device, ok bool) {
 	d := w.deployment(helmID)
+	w.rolloutStart = time.Now()
 	if !d.Deploy(ctx, "waiting for the operator deployment", diags) {
 		return nil, false
 	}
