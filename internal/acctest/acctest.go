@@ -19,6 +19,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
+	"github.com/qtail/terraform-provider-qtail/internal/fake/cluster"
 	"github.com/qtail/terraform-provider-qtail/internal/fake/qoveryapi"
 	"github.com/qtail/terraform-provider-qtail/internal/fake/sandbox"
 	"github.com/qtail/terraform-provider-qtail/internal/provider"
@@ -55,6 +56,16 @@ func WithPolicy(p string) Option {
 // (403 by default).
 func WithAfterDelete(a qoveryapi.DeletedAnswer) Option {
 	return func(o *sandbox.Options) { o.AfterDelete = a }
+}
+
+// WithCompat turns on the simpler behaviours of c in the simulated
+// cluster; the other fakes answer as the real APIs do.
+func WithCompat(c cluster.Compat) Option {
+	return func(o *sandbox.Options) {
+		compat := sandbox.DefaultCompat
+		compat.Cluster = c
+		o.Compat = &compat
+	}
 }
 
 // New starts a world on a loopback httptest server, closed when the test

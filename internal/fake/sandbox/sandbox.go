@@ -186,6 +186,9 @@ func (w *World) build() error {
 		Faults:         w.Faults,
 		Topology:       aclcheck.Topology{Users: sandboxUsers, Nodes: sandboxNodes},
 		InitialPolicy:  policy,
+		// Set up for the recipes: the API server proxy of an operator
+		// needs HTTPS certificates (a new tailnet has them off).
+		HTTPSEnabled: true,
 	})
 	w.Cluster = cluster.New(w.Tailnet)
 	compat := DefaultCompat

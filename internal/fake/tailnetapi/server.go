@@ -60,6 +60,9 @@ type Options struct {
 	// Now is the server's clock: it stamps keys, devices and access
 	// tokens. Default time.Now.
 	Now func() time.Time
+	// HTTPSEnabled turns HTTPS certificates on in the tailnet settings.
+	// Off by default, as on a new tailnet.
+	HTTPSEnabled bool
 	// Compat selects behaviours simpler than the real API's; its zero
 	// value, the default, answers as the real API does.
 	Compat Compat
@@ -101,6 +104,8 @@ type Server struct {
 	// federated are the trust settings of the federated identities, by
 	// client ID; they survive Reset, as their seeded keys do.
 	federated map[string]*FederatedIdentity
+	// settings are the tailnet settings (see settings.go).
+	settings tailnetSettings
 }
 
 // New returns a server with the given options.
@@ -172,6 +177,7 @@ func (s *Server) Reset() {
 		s.keyOrder = append(s.keyOrder, c.ID)
 	}
 	s.setTopologyLocked(s.opts.Topology)
+	s.settings = tailnetSettings{HTTPSEnabled: s.opts.HTTPSEnabled}
 }
 
 // route is one registered pattern.
@@ -210,6 +216,8 @@ func (s *Server) routes() {
 	add(http.MethodGet, "/api/v2/tailnet/{tailnet}/vip-services/{name}", s.api(s.handleGetService))
 	add(http.MethodPut, "/api/v2/tailnet/{tailnet}/vip-services/{name}", s.api(s.handlePutService))
 	add(http.MethodDelete, "/api/v2/tailnet/{tailnet}/vip-services/{name}", s.api(s.handleDeleteService))
+
+	add(http.MethodGet, "/api/v2/tailnet/{tailnet}/settings", s.api(s.handleGetSettings))
 
 	add(http.MethodPost, "/api/v2/tailnet/{tailnet}/keys", s.api(s.handleCreateKey))
 	add(http.MethodGet, "/api/v2/tailnet/{tailnet}/keys", s.api(s.handleListKeys))
