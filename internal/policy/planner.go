@@ -264,9 +264,8 @@ func (p *Planner) OwnedElsewhere(ctx context.Context, key policyfile.Key, value 
 
 // Claim is what a resource of the plan says about itself when it claims a
 // fragment: Terraform does not tell a provider the address of the
-// resource it plans, so a claim is described by the resource type and
-// the attributes that make its key (such as `qtail_grant with name =
-// "web"`).
+// resource it plans, so the caller describes a claim by what it knows of
+// the resource, such as its type and the attributes that make its key.
 type Claim struct {
 	Who string
 }

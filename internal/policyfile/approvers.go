@@ -176,8 +176,8 @@ func (d *Document) putApprovers(key Key, val *hujson.Value, overwrite bool) erro
 	}
 	if !key.Owned() {
 		if ok && anyOwned(list, key) {
-			return fmt.Errorf("policy: %s is shared by several owners (qtail_auto_approver resources); "+
-				"qtail writes the approvers of one owner at a time, never the whole list", approverPath(key))
+			return fmt.Errorf("policy: %s is shared by several owners (%s resources); "+
+				"qtail writes the approvers of one owner at a time, never the whole list", approverPath(key), naming().Kind(key.Kind))
 		}
 		return d.put(key, val, overwrite)
 	}

@@ -3,7 +3,6 @@ package policyfile
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 )
 
 // UnmanagedConflictError reports that a keyed entry (a tag owner or an
@@ -27,15 +26,5 @@ func (e *UnmanagedConflictError) Error() string {
 		where = fmt.Sprintf("autoApprovers.routes[%q]", e.Key.entryKey())
 	}
 	return fmt.Sprintf("%s already exists in the policy file with a different value, %s, and is not managed by qtail; "+
-		"to manage it with Terraform, import it: terraform import %s.NAME %s (or an import block with to = %s.NAME and id = %q), "+
-		"then set the value in the configuration; or remove it from the policy file by hand",
-		where, e.Existing, e.Key.Kind.resourceType(), shellQuote(e.Key.ImportID()), e.Key.Kind.resourceType(), e.Key.ImportID())
-}
-
-// shellQuote quotes s for a POSIX shell when it needs quotes.
-func shellQuote(s string) string {
-	if strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+		"%s; or remove it from the policy file by hand", where, e.Existing, naming().ImportHint(e.Key))
 }

@@ -18,9 +18,4 @@ func TestErrorMessages(t *testing.T) {
 			t.Errorf("Error() =\n%s\nwant\n%s", got, tc.want)
 		}
 	}
-	for s, want := range map[string]string{"web-1_a.b": "web-1_a.b", "it's": `'it'\''s'`, "": ""} {
-		if got := shellQuote(s); got != want {
-			t.Errorf("shellQuote(%q) = %q, want %q", s, got, want)
-		}
-	}
 }

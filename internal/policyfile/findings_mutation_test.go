@@ -1,7 +1,6 @@
 package policyfile
 
 import (
-	"encoding/json"
 	"testing"
 )
 
@@ -56,67 +55,5 @@ func TestRemoveAllowAllCountsAndKeepsTheRest(t *testing.T) {
 	}
 	if d.Delete(AllowAllKey()) {
 		t.Error("Delete(allow all) reported a removal from a file without one")
-	}
-}
-
-func TestEntriesJSON(t *testing.T) {
-	proto := "tcp"
-	for _, tc := range []struct {
-		entry interface {
-			JSON() (json.RawMessage, error)
-		}
-		want string
-	}{
-		{GrantEntry{Src: []string{"a"}, Dst: []string{"b"}}, `{"dst":["b"],"src":["a"]}`},
-		{GrantEntry{Src: []string{"a"}, Dst: []string{}, IP: []string{"*"}, App: raw(`{"x":[]}`), Via: []string{"tag:v"}, SrcPosture: []string{"p"}},
-			`{"app":{"x":[]},"dst":[],"ip":["*"],"src":["a"],"srcPosture":["p"],"via":["tag:v"]}`},
-		{PolicyTestEntry{Src: "a"}, `{"src":"a"}`},
-		{PolicyTestEntry{Src: "a", Proto: &proto, Accept: []string{"b:1"}, Deny: []string{}}, `{"accept":["b:1"],"deny":[],"proto":"tcp","src":"a"}`},
-		{ListEntry{}, `[]`},
-		{ListEntry{"x", "y"}, `["x","y"]`},
-	} {
-		got, err := tc.entry.JSON()
-		if err != nil || string(got) != tc.want {
-			t.Errorf("%#v.JSON() = %s, %v; want %s", tc.entry, got, err, tc.want)
-		}
-	}
-	for _, tc := range []struct {
-		entry interface {
-			JSON() (json.RawMessage, error)
-		}
-		want string
-	}{
-		{GrantEntry{Dst: []string{"b"}}, "policy: a grant needs src and dst"},
-		{GrantEntry{Src: []string{"a"}}, "policy: a grant needs src and dst"},
-		{GrantEntry{Src: []string{"a"}, Dst: []string{"b"}, App: raw(`{`)}, "policy: the app of a grant is not valid JSON"},
-		{ListEntry(nil), "policy: the list of owners or approvers is not set"},
-	} {
-		if _, err := tc.entry.JSON(); err == nil || err.Error() != tc.want {
-			t.Errorf("%#v.JSON() error %v, want %q", tc.entry, err, tc.want)
-		}
-	}
-	for _, tc := range []struct {
-		route string
-		exit  bool
-		key   Key
-		ok    bool
-	}{
-		{"", true, ExitNodeKey(), true},
-		{"10.0.0.0/8", false, RouteKey("10.0.0.0/8"), true},
-		{"10.0.0.0/8", true, Key{}, false},
-		{"", false, Key{}, false},
-	} {
-		k, err := AutoApproverKey(tc.route, tc.exit)
-		if k != tc.key || (err == nil) != tc.ok {
-			t.Errorf("AutoApproverKey(%q, %v) = %v, %v", tc.route, tc.exit, k, err)
-		}
-	}
-	for _, kind := range []Kind{KindGrant, KindTagOwner, KindAutoApprover, KindPolicyTest, KindAllowAll} {
-		if k, ok := KindOf(kind.ResourceType()); !ok || k != kind {
-			t.Errorf("KindOf(%s) = %v, %v", kind.ResourceType(), k, ok)
-		}
-	}
-	if _, ok := KindOf("qtail_section"); ok {
-		t.Error("KindOf of an unknown type")
 	}
 }

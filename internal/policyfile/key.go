@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"unicode"
 )
 
@@ -37,17 +38,40 @@ const (
 	RoutePrefix = "route:"
 )
 
-// resourceType is the Terraform resource type that manages fragments of
-// the kind.
-// ResourceType is the Terraform resource type of the fragments of kind k,
-// such as qtail_grant.
-func (k Kind) ResourceType() string { return k.resourceType() }
+// Naming is how people know the fragments, for the messages this package
+// builds: it knows the policy file, not who edits it. The layer that
+// offers the fragments to people installs its Naming with SetNaming;
+// until then a fragment is named by its kind.
+type Naming interface {
+	// Kind names what manages the fragments of kind.
+	Kind(kind Kind) string
+	// ImportHint says how to take over the fragment of key that exists
+	// without qtail's marker.
+	ImportHint(key Key) string
+}
 
-func (k Kind) resourceType() string {
-	if k == KindAllowAll {
-		return "qtail_allow_all_removal"
+var installed atomic.Value // of namingBox
+
+type namingBox struct{ Naming }
+
+// SetNaming installs n for the messages of the package.
+func SetNaming(n Naming) { installed.Store(namingBox{n}) }
+
+// naming returns the Naming installed, or the kinds' own names.
+func naming() Naming {
+	if b, ok := installed.Load().(namingBox); ok {
+		return b.Naming
 	}
-	return "qtail_" + string(k)
+	return kindNaming{}
+}
+
+// kindNaming names fragments by their kind and their key.
+type kindNaming struct{}
+
+func (kindNaming) Kind(kind Kind) string { return string(kind) }
+
+func (kindNaming) ImportHint(key Key) string {
+	return fmt.Sprintf("to have qtail manage it, take it over under the key %q", key.ImportID())
 }
 
 // keyed reports whether fragments of the kind are object members
@@ -141,9 +165,9 @@ func (k Key) Marker() string {
 // marker and an import ID; no CIDR holds it.
 const ownerSep = "#"
 
-// String names the fragment the way the Terraform resource does, for
-// example `qtail_grant "web"`.
-func (k Key) String() string { return fmt.Sprintf("%s %q", k.Kind.resourceType(), k.Name) }
+// String names the fragment the way people know it (see Naming): its
+// kind, or what manages it, and its name.
+func (k Key) String() string { return fmt.Sprintf("%s %q", naming().Kind(k.Kind), k.Name) }
 
 // ImportID is the ID that `terraform import` takes for the fragment.
 func (k Key) ImportID() string {

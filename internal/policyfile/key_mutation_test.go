@@ -31,18 +31,18 @@ func TestOwnersAreShortLowerCaseWords(t *testing.T) {
 func TestKeyTexts(t *testing.T) {
 	owned := Key{Kind: KindAutoApprover, Name: "route:10.0.0.0/8", Owner: "k3x9q2mfa7"}
 	for _, tc := range []struct {
-		key                      Key
-		marker, importID, entry  string
-		resourceType, stringForm string
+		key                     Key
+		marker, importID, entry string
+		stringForm              string
 	}{
-		{owned, "// qtail:auto_approver:route:10.0.0.0/8#k3x9q2mfa7", "route:10.0.0.0/8#k3x9q2mfa7", "10.0.0.0/8", "qtail_auto_approver", `qtail_auto_approver "route:10.0.0.0/8"`},
-		{ExitNodeKey(), "// qtail:auto_approver:exitNode", "exitNode", "exitNode", "qtail_auto_approver", `qtail_auto_approver "exitNode"`},
-		{Key{Kind: KindTagOwner, Name: "tag:db"}, "// qtail:tag_owner:tag:db", "tag:db", "tag:db", "qtail_tag_owner", `qtail_tag_owner "tag:db"`},
-		{AllowAllKey(), "// qtail:allow_all:default", "default", "default", "qtail_allow_all_removal", `qtail_allow_all_removal "default"`},
+		{owned, "// qtail:auto_approver:route:10.0.0.0/8#k3x9q2mfa7", "route:10.0.0.0/8#k3x9q2mfa7", "10.0.0.0/8", `qtail_auto_approver "route:10.0.0.0/8"`},
+		{ExitNodeKey(), "// qtail:auto_approver:exitNode", "exitNode", "exitNode", `qtail_auto_approver "exitNode"`},
+		{Key{Kind: KindTagOwner, Name: "tag:db"}, "// qtail:tag_owner:tag:db", "tag:db", "tag:db", `qtail_tag_owner "tag:db"`},
+		{AllowAllKey(), "// qtail:allow_all:default", "default", "default", `qtail_allow_all_removal "default"`},
 	} {
 		k := tc.key
-		if k.Marker() != tc.marker || k.ImportID() != tc.importID || k.entryKey() != tc.entry || k.Kind.ResourceType() != tc.resourceType || k.String() != tc.stringForm {
-			t.Errorf("%#v: %q %q %q %q %q", k, k.Marker(), k.ImportID(), k.entryKey(), k.Kind.ResourceType(), k.String())
+		if k.Marker() != tc.marker || k.ImportID() != tc.importID || k.entryKey() != tc.entry || k.String() != tc.stringForm {
+			t.Errorf("%#v: %q %q %q %q", k, k.Marker(), k.ImportID(), k.entryKey(), k.String())
 		}
 	}
 	if owned.List() != RouteKey("10.0.0.0/8") || !owned.Owned() || RouteKey("10.0.0.0/8").Owned() {

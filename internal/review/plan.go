@@ -13,6 +13,7 @@ import (
 
 	tfjson "github.com/hashicorp/terraform-json"
 
+	"github.com/qtail/terraform-provider-qtail/internal/fragment"
 	"github.com/qtail/terraform-provider-qtail/internal/policyfile"
 )
 
@@ -127,10 +128,11 @@ func fragmentChanges(rs []resource, allowAllPresent bool) ([]FragmentChange, []p
 	var deletes, puts []policyfile.Mutation
 	var notes []string
 	for _, r := range rs {
-		kind, ok := policyfile.KindOf(r.typ)
+		desc, ok := fragment.ByType(r.typ)
 		if !ok || !r.changed() {
 			continue
 		}
+		kind := desc.Kind
 		if kind == policyfile.KindAllowAll {
 			switch {
 			case r.after != nil && r.before == nil && allowAllPresent:
@@ -146,13 +148,10 @@ func fragmentChanges(rs []resource, allowAllPresent bool) ([]FragmentChange, []p
 		var oldVal, newVal json.RawMessage
 		oldErr, newErr := errAbsent, errAbsent
 		if r.before != nil {
-			oldKey, oldVal, oldErr = policyfile.FragmentOf(r.typ, r.before)
+			oldKey, oldVal, oldErr = desc.Fragment(desc.PlanValues(r.before, known))
 		}
 		if r.after != nil {
-			newKey, newVal, newErr = policyfile.FragmentOf(r.typ, r.after)
-			if newErr == nil && slices.ContainsFunc(fragmentAttrs[kind], r.unknownAttr) {
-				newErr = policyfile.ErrIncomplete
-			}
+			newKey, newVal, newErr = desc.Fragment(desc.PlanValues(r.after, r.unknownAttr))
 		}
 		if oldErr == nil {
 			c.Before = canonical(oldVal)
@@ -201,14 +200,8 @@ func fragmentChanges(rs []resource, allowAllPresent bool) ([]FragmentChange, []p
 // creation, the after of a removal).
 var errAbsent = errors.New("absent")
 
-// fragmentAttrs are the attributes that make the key or the entry of a
-// fragment.
-var fragmentAttrs = map[policyfile.Kind][]string{
-	policyfile.KindGrant:        {"name", "src", "dst", "ip", "app", "via", "src_posture"},
-	policyfile.KindPolicyTest:   {"name", "src", "proto", "accept", "deny"},
-	policyfile.KindTagOwner:     {"tag", "owners"},
-	policyfile.KindAutoApprover: {"route", "exit_node", "approvers"},
-}
+// known says that no value of a prior state is unknown.
+func known(string) bool { return false }
 
 func canonical(v json.RawMessage) json.RawMessage {
 	c, err := policyfile.Canonicalize(v)

@@ -87,6 +87,15 @@ type Compat struct {
 	// trims), refuses an empty tags annotation, and skips a Service whose
 	// proxy-group annotation is present but empty.
 	LenientAnnotations bool
+
+	// OperatorLoginFailsDeployment: an operator pod that cannot log in
+	// (credentials refused, scopes missing, tags it cannot own) fails its
+	// deployment, which ends in DEPLOYMENT_ERROR with the exact cause. The
+	// real chart declares no readiness or liveness probe, so Helm's --wait
+	// sees the pod running and the deployment succeeds (Qovery says
+	// DEPLOYED); the pod then exits and crash-loops, and no device comes.
+	// OperatorNewDevice implies it.
+	OperatorLoginFailsDeployment bool
 }
 
 // SetCompat sets the earlier behaviours the engine keeps.

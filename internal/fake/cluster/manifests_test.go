@@ -13,6 +13,7 @@ import (
 	"github.com/qtail/terraform-provider-qtail/internal/fake/tailnetapi"
 	"github.com/qtail/terraform-provider-qtail/internal/manifest"
 	"github.com/qtail/terraform-provider-qtail/internal/qovery"
+	"github.com/qtail/terraform-provider-qtail/internal/tailnet"
 )
 
 // These tests hand the engine the snapshots the fake Qovery API would give
@@ -256,8 +257,10 @@ func TestManifests_homelabConnector(t *testing.T) {
 			if !slices.Equal(d.AdvertisedRoutes, advertised) {
 				t.Errorf("advertised %v, want %v", d.AdvertisedRoutes, advertised)
 			}
-			if !slices.Equal(d.EnabledRoutes, tc.enabled) {
-				t.Errorf("enabled %v, want %v", d.EnabledRoutes, tc.enabled)
+			// Enabled routes read back sorted by address.
+			enabled := tailnet.SortRoutes(slices.Clone(tc.enabled))
+			if !slices.Equal(d.EnabledRoutes, enabled) {
+				t.Errorf("enabled %v, want %v", d.EnabledRoutes, enabled)
 			}
 			cs := l.engine.Connectors()
 			if len(cs) != 1 {
@@ -273,7 +276,7 @@ func TestManifests_homelabConnector(t *testing.T) {
 
 			// A plain redeployment keeps the device and its routes.
 			l.deploy(svc)
-			if again := l.device("homelab", "tag:k8s"); again.ID != d.ID || !slices.Equal(again.EnabledRoutes, tc.enabled) {
+			if again := l.device("homelab", "tag:k8s"); again.ID != d.ID || !slices.Equal(again.EnabledRoutes, enabled) {
 				t.Fatalf("redeployment changed the device: %+v", again)
 			}
 		})
@@ -311,7 +314,7 @@ func TestManifests_routesApprovedWhenAdvertised(t *testing.T) {
 	c.SubnetRoutes = []string{"10.20.0.0/16"}
 	l.deploy(release("homelab", connectorValues(t, c)))
 	d = l.device("homelab", "tag:k8s")
-	if !slices.Equal(d.AdvertisedRoutes, []string{"10.20.0.0/16"}) || !slices.Equal(d.EnabledRoutes, []string{"10.244.0.0/16", "10.20.0.0/16"}) {
+	if !slices.Equal(d.AdvertisedRoutes, []string{"10.20.0.0/16"}) || !slices.Equal(d.EnabledRoutes, []string{"10.20.0.0/16", "10.244.0.0/16"}) {
 		t.Fatalf("advertised %v, enabled %v", d.AdvertisedRoutes, d.EnabledRoutes)
 	}
 }

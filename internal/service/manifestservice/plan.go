@@ -370,8 +370,8 @@ func (m *manifestServiceModel) planShared(k manifestKind, name types.String, val
 
 // withRoutesApproved returns the `devices` attribute as approveRoutes
 // leaves it: on each device, every route of routes that it advertises is
-// approved, after the routes approved already. ok is false when l cannot be
-// read.
+// approved, with the routes approved already, sorted by address as the
+// API reports them. ok is false when l cannot be read.
 func withRoutesApproved(ctx context.Context, l types.List, routes []string) (types.List, bool) {
 	if l.IsNull() || l.IsUnknown() {
 		return l, false
@@ -391,7 +391,7 @@ func withRoutesApproved(ctx context.Context, l types.List, routes []string) (typ
 				approved = append(approved, r)
 			}
 		}
-		devs[i].ApprovedRoutes = tfx.StringList(approved)
+		devs[i].ApprovedRoutes = tfx.StringList(tailnet.SortRoutes(approved))
 	}
 	out, d := types.ListValueFrom(ctx, manifestDeviceType, devs)
 	return out, !d.HasError()

@@ -40,6 +40,8 @@ type operatorWrite struct {
 	// newClient is set when this operation created the OAuth client: it
 	// is revoked again when Qovery does not hold its secret.
 	newClient bool
+	// rolloutStart is when the deployment was asked for.
+	rolloutStart time.Time
 }
 
 // newWrite returns the write of plan for op, or nil after adding why it
@@ -100,6 +102,7 @@ func (w *operatorWrite) deployment(helmID string) cluster.Deployment {
 // false after a failure, which it adds to diags.
 func (w *operatorWrite) rollout(ctx context.Context, helmID string, diags *diag.Diagnostics) (dev *tailnet.Device, ok bool) {
 	d := w.deployment(helmID)
+	w.rolloutStart = time.Now()
 	if !d.Deploy(ctx, "waiting for the operator deployment", diags) {
 		return nil, false
 	}
@@ -116,6 +119,9 @@ func (w *operatorWrite) rollout(ctx context.Context, helmID string, diags *diag.
 			fmt.Sprintf("The operator runs, but its device keeps the tags of its first login, and qtail could not give it the tags "+
 				"%s: %v.\n\nThe provider's Tailscale credential sets them: an API key, or an OAuth client with the devices:core scope "+
 				"whose tags own %s. Fix the credential, or the tagOwners, and apply again.", tfx.HCLList(tags), retag, tfx.HCLList(tags)))
+		return nil, false
+	case errors.Is(err, cluster.ErrTimedOut):
+		d.Failed(diags, "waiting for the operator device", fmt.Errorf("%w.\n\n%s", err, w.deviceHint(ctx, helmID, w.plan.Hostname.ValueString(), tags)))
 		return nil, false
 	case err != nil:
 		d.Failed(diags, "waiting for the operator device", err)
@@ -207,6 +213,12 @@ func (w *operatorWrite) createService(ctx context.Context, secret string, diags 
 		diags.AddAttributeError(path.Root("oauth_client_secret_wo"), "Missing OAuth Client Secret",
 			"oauth_client_secret_wo is empty: the operator cannot authenticate without its OAuth client's secret. "+
 				"Set oauth_client_secret_wo to the secret of the OAuth client oauth_client_id.")
+		return nil, false
+	}
+	// Proven before anything is created: the operator would crash-loop
+	// with credentials the API refuses, in a deployment Qovery reports
+	// DEPLOYED.
+	if !w.newClient && !w.creds.workloadIdentity && !proveOperatorClient(ctx, w.tn, w.creds.clientID, w.creds.secret, diags) {
 		return nil, false
 	}
 	hreq := qovery.HelmRequest{}
@@ -312,6 +324,7 @@ func (w *operatorWrite) settleCredentials(ctx context.Context, cp credentialPlan
 					"Set oauth_client_secret_wo to the secret of the OAuth client oauth_client_id.")
 			return false
 		}
+		return proveOperatorClient(ctx, w.tn, w.creds.clientID, w.creds.secret, diags)
 	case plan.CreateOAuthClient.ValueBool():
 		w.creds.clientID = state.OAuthClientID.ValueString()
 	}

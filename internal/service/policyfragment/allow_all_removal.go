@@ -4,23 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/qtail/terraform-provider-qtail/internal/conn"
+	"github.com/qtail/terraform-provider-qtail/internal/fragment"
 	"github.com/qtail/terraform-provider-qtail/internal/policy"
 	"github.com/qtail/terraform-provider-qtail/internal/policyfile"
 	"github.com/qtail/terraform-provider-qtail/internal/tfx"
 )
-
-// allowAllRemovalID is the ID (and import ID) of qtail_allow_all_removal:
-// a tailnet has one policy file, so one such resource.
-const allowAllRemovalID = "allow_all"
 
 var (
 	_ resource.Resource                = &allowAllRemovalResource{}
@@ -29,7 +24,8 @@ var (
 	_ resource.ResourceWithModifyPlan  = &allowAllRemovalResource{}
 )
 
-// NewAllowAllRemovalResource returns the qtail_allow_all_removal resource.
+// NewAllowAllRemovalResource returns the qtail_allow_all_removal resource,
+// described by fragment.AllowAllRemoval.
 func NewAllowAllRemovalResource() resource.Resource {
 	return &allowAllRemovalResource{}
 }
@@ -43,27 +39,11 @@ type allowAllRemovalModel struct {
 }
 
 func (r *allowAllRemovalResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_allow_all_removal"
+	resp.TypeName = req.ProviderTypeName + strings.TrimPrefix(fragment.AllowAllRemoval.Type, fragment.Provider)
 }
 
 func (r *allowAllRemovalResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
-	resp.Schema = schema.Schema{
-		MarkdownDescription: "Removes the default allow-all rule that every new tailnet ships with " +
-			"(the grant `{\"src\": [\"*\"], \"dst\": [\"*\"], \"ip\": [\"*\"]}`, or the ACL `{\"action\": \"accept\", \"src\": [\"*\"], \"dst\": [\"*:*\"]}`), " +
-			"and keeps it removed: if someone puts it back by hand, the next plan shows this resource to be created again. " +
-			"While that rule exists, every device reaches every proxy the operator creates and no grant restricts anything.\n\n" +
-			"Only the rule is removed: every other byte of the policy file stays as it was. Before the change is written, " +
-			"Tailscale validates the policy file without the rule, so a `qtail_policy_test` (or any test) that still relies on it " +
-			"fails the plan. Make the grants that replace the rule dependencies of this resource.\n\n" +
-			"Destroying this resource changes nothing in the policy file: qtail never writes the allow-all rule back.",
-		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				Computed:            true,
-				MarkdownDescription: "Always `" + allowAllRemovalID + "`: a tailnet has one policy file.",
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
-		},
-	}
+	resp.Schema = kindSchema(fragment.AllowAllRemoval)
 }
 
 // ModifyPlan validates the policy file without the rule, together with the
@@ -74,7 +54,7 @@ func (r *allowAllRemovalResource) ModifyPlan(ctx context.Context, req resource.M
 	if !r.Configured() || req.Plan.Raw.IsNull() {
 		return
 	}
-	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("id"), allowAllRemovalID)...)
+	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("id"), fragment.AllowAllID)...)
 	if !req.State.Raw.IsNull() || r.Clients.TailnetUnknown() {
 		return
 	}
@@ -110,7 +90,7 @@ func (r *allowAllRemovalResource) Create(ctx context.Context, _ resource.CreateR
 		fragmentWriteError(&resp.Diagnostics, "remove the allow-all rule from the policy file", err)
 		return
 	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, &allowAllRemovalModel{ID: types.StringValue(allowAllRemovalID)})...)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &allowAllRemovalModel{ID: types.StringValue(fragment.AllowAllID)})...)
 }
 
 func (r *allowAllRemovalResource) Read(ctx context.Context, _ resource.ReadRequest, resp *resource.ReadResponse) {
@@ -130,12 +110,12 @@ func (r *allowAllRemovalResource) Read(ctx context.Context, _ resource.ReadReque
 		resp.State.RemoveResource(ctx)
 		return
 	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, &allowAllRemovalModel{ID: types.StringValue(allowAllRemovalID)})...)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &allowAllRemovalModel{ID: types.StringValue(fragment.AllowAllID)})...)
 }
 
 // Update never runs: the resource has no configurable attribute.
 func (r *allowAllRemovalResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	resp.Diagnostics.Append(resp.State.Set(ctx, &allowAllRemovalModel{ID: types.StringValue(allowAllRemovalID)})...)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &allowAllRemovalModel{ID: types.StringValue(fragment.AllowAllID)})...)
 }
 
 // Delete leaves the policy file as it is: qtail never writes the allow-all
@@ -144,8 +124,8 @@ func (r *allowAllRemovalResource) Delete(context.Context, resource.DeleteRequest
 }
 
 func (r *allowAllRemovalResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	if req.ID != allowAllRemovalID {
-		tfx.InvalidImportID(&resp.Diagnostics, req.ID, fmt.Sprintf("%q, the only ID of qtail_allow_all_removal (a tailnet has one policy file)", allowAllRemovalID))
+	if _, err := fragment.AllowAllRemoval.ImportKey(req.ID); err != nil {
+		tfx.InvalidImportID(&resp.Diagnostics, req.ID, err.Error())
 		return
 	}
 	store, diags := r.Clients.Policy()
@@ -162,5 +142,5 @@ func (r *allowAllRemovalResource) ImportState(ctx context.Context, req resource.
 			"There is nothing to import: the policy file still has the default allow-all rule. Apply the configuration to remove it.")
 		return
 	}
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), allowAllRemovalID)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), fragment.AllowAllID)...)
 }

@@ -3,7 +3,6 @@ package policyfragment
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 
@@ -28,17 +27,4 @@ func fragmentWriteError(diags *diag.Diagnostics, action string, err error) {
 	default:
 		tfx.APIError(diags, action, err)
 	}
-}
-
-// describeKey names the entry of key the way the policy file shows it.
-func describeKey(key policyfile.Key) string {
-	switch {
-	case key.Kind == policyfile.KindTagOwner:
-		return fmt.Sprintf("tagOwners[%q]", key.Name)
-	case key.Kind == policyfile.KindAutoApprover && key.Name == policyfile.ExitNodeName:
-		return "autoApprovers.exitNode"
-	case key.Kind == policyfile.KindAutoApprover:
-		return fmt.Sprintf("autoApprovers.routes[%q]", strings.TrimPrefix(key.Name, policyfile.RoutePrefix))
-	}
-	return "marked " + key.Marker()
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/qtail/terraform-provider-qtail/internal/conn"
+	"github.com/qtail/terraform-provider-qtail/internal/fragment"
 	"github.com/qtail/terraform-provider-qtail/internal/policy"
 	"github.com/qtail/terraform-provider-qtail/internal/policyfile"
 	"github.com/qtail/terraform-provider-qtail/internal/tfx"
@@ -54,15 +55,9 @@ type grantsModel struct {
 	Unmarked types.List   `tfsdk:"unmarked"`
 }
 
-// grantObjectType is the type of one grant of a qtail_grants, made from
-// grantAttributes.
-var grantObjectType = func() types.ObjectType {
-	t := types.ObjectType{AttrTypes: map[string]attr.Type{}}
-	for name, a := range grantAttributes() {
-		t.AttrTypes[name] = a.GetType()
-	}
-	return t
-}()
+// grantObjectType is the type of one grant of a qtail_grants: the content
+// of a grant (fragment.Grant).
+var grantObjectType = objectType(fragment.Grant.Content())
 
 // grantsImportSeparator separates the names of an import ID.
 const grantsImportSeparator = ","
@@ -94,10 +89,10 @@ func (r *grantsResource) Schema(_ context.Context, _ resource.SchemaRequest, res
 					"and must be unique among all the configurations that share the policy file. Letters, digits, `.`, `_` and `-`, " +
 					"starting with a letter or a digit. At least one grant. Renaming a grant replaces it in the policy file, in the " +
 					"same write as the rest of the change.",
-				NestedObject: schema.NestedAttributeObject{Attributes: grantAttributes()},
+				NestedObject: schema.NestedAttributeObject{Attributes: schemaAttributes(fragment.Grant.Content())},
 				Validators: []validator.Map{
 					mapvalidator.SizeAtLeast(1),
-					mapvalidator.KeysAre(fragmentNameValidator()),
+					mapvalidator.KeysAre(grantNameValidator()),
 				},
 			},
 			"unmarked": schema.ListAttribute{
@@ -108,6 +103,13 @@ func (r *grantsResource) Schema(_ context.Context, _ resource.SchemaRequest, res
 			},
 		},
 	}
+}
+
+// grantNameValidator checks the names of the grants: each is the name of
+// a grant (fragment.Grant's name).
+func grantNameValidator() validator.String {
+	name, _ := fragment.Grant.Attr("name")
+	return tfx.StringCheck{Rule: name.Rule, Check: name.Check}
 }
 
 // grantEntries returns the entry of each grant of m, by name: nil while a
@@ -124,37 +126,31 @@ func grantEntries(m types.Map) (map[string]json.RawMessage, bool) {
 		if !ok {
 			continue
 		}
-		if value, known := g.entry(); known {
+		if value, known := fragment.Grant.Entry(g); known {
 			out[name] = value
 		}
 	}
 	return out, true
 }
 
-// grantOf reads one grant of a qtail_grants; ok is false while it is
-// unknown. It reads the attributes directly: reflection (Object.As) costs
-// more than the rest of a plan of a thousand grants.
-func grantOf(v attr.Value) (grantFields, bool) {
+// grantOf reads the values of one grant of a qtail_grants; ok is false
+// while it is unknown. It reads the attributes directly: reflection
+// (Object.As) costs more than the rest of a plan of a thousand grants.
+func grantOf(v attr.Value) (fragment.Values, bool) {
 	obj, ok := v.(types.Object)
 	if !ok || obj.IsUnknown() || obj.IsNull() {
-		return grantFields{}, false
+		return nil, false
 	}
-	a := obj.Attributes()
-	list := func(name string) types.List {
-		if l, ok := a[name].(types.List); ok {
-			return l
-		}
-		return types.ListNull(types.StringType)
-	}
-	app, _ := a["app"].(appJSON) // the zero value is null
-	return grantFields{Src: list("src"), Dst: list("dst"), IP: list("ip"), App: app, Via: list("via"), SrcPosture: list("src_posture")}, true
+	return values(fragment.Grant.Content(), obj.Attributes()), true
 }
 
-// object is the value of the grant g in a qtail_grants.
-func (g grantFields) object() (types.Object, diag.Diagnostics) {
-	return types.ObjectValue(grantObjectType.AttrTypes, map[string]attr.Value{
-		"src": g.Src, "dst": g.Dst, "ip": g.IP, "app": g.App, "via": g.Via, "src_posture": g.SrcPosture,
-	})
+// grantObject is the value of the grant g in a qtail_grants.
+func grantObject(g fragment.Values) (types.Object, diag.Diagnostics) {
+	attrs := make(map[string]attr.Value, len(grantObjectType.AttrTypes))
+	for _, a := range fragment.Grant.Content() {
+		attrs[a.Name] = attrValue(a.Type, g[a.Name])
+	}
+	return types.ObjectValue(grantObjectType.AttrTypes, attrs)
 }
 
 // grantMap is the value of grants for the entries of the policy file.
@@ -162,11 +158,14 @@ func grantMap(entries map[string]json.RawMessage) (types.Map, diag.Diagnostics) 
 	var diags diag.Diagnostics
 	elems := make(map[string]attr.Value, len(entries))
 	for name, value := range entries {
-		var g grantFields
-		if diags.Append(g.setEntry(grantKey(name), value)...); diags.HasError() {
+		g, problems := fragment.Grant.Decode(grantKey(name), value)
+		for _, p := range problems {
+			diags.AddError("Unexpected Policy Entry", p)
+		}
+		if diags.HasError() {
 			return types.MapNull(grantObjectType), diags
 		}
-		obj, d := g.object()
+		obj, d := grantObject(g)
 		if diags.Append(d...); diags.HasError() {
 			return types.MapNull(grantObjectType), diags
 		}
@@ -217,7 +216,9 @@ func (r *grantsResource) ValidateConfig(ctx context.Context, req resource.Valida
 	}
 	for name, v := range grants.Elements() {
 		if g, ok := grantOf(v); ok {
-			g.checkAccess(grantAt(name), &resp.Diagnostics)
+			for _, p := range fragment.Grant.Validate(g) {
+				resp.Diagnostics.AddAttributeError(grantAt(name).AtName(p.Attr), p.Summary, p.Detail)
+			}
 		}
 	}
 }
@@ -440,7 +441,7 @@ func blameGrant(diags *diag.Diagnostics, name string, value json.RawMessage, err
 	detail := fmt.Sprintf("Tailscale refuses the policy file as it would be with %s:\n\n%v\n\nChange the configuration so that the grant is valid.%s",
 		key, err, rejectionHint(err))
 	at := grantAt(name)
-	if p, ok := blamedPath(value, "", err.Error()); ok {
+	if p, ok := blamedPath(fragment.Grant, value, err.Error()); ok {
 		at = tfx.Under(at, p)
 	}
 	diags.AddAttributeError(at, "Tailscale Rejects the Policy Change", detail)
@@ -475,7 +476,7 @@ func (r *grantsResource) write(ctx context.Context, diags *diag.Diagnostics, cha
 	if errors.As(err, &rejected) {
 		for _, name := range change.names {
 			if value := planned[name]; value != nil {
-				if p, ok := blamedPath(value, "", rejected.Err.Error()); ok {
+				if p, ok := blamedPath(fragment.Grant, value, rejected.Err.Error()); ok {
 					diags.AddAttributeError(tfx.Under(grantAt(name), p), "Tailscale Rejected the Policy File",
 						fmt.Sprintf("qtail could not write %s: Tailscale refused the policy file.\n\n%v\n\n"+
 							"Nothing was written. Change the configuration (or the policy file) so that Tailscale accepts it, then apply again.",
@@ -564,12 +565,12 @@ func (r *grantsResource) Read(ctx context.Context, req resource.ReadRequest, res
 		if !f.Marked {
 			unmarked = append(unmarked, name)
 		}
-		unmanagedWarning(&resp.Diagnostics, "grant", grantKey(name), f.Value, grantMembers)
+		unmanagedWarning(&resp.Diagnostics, fragment.Grant, grantKey(name), f.Value)
 	}
 	switch {
 	case importing && len(missing) > 0:
 		resp.Diagnostics.AddError("Nothing to Import",
-			fmt.Sprintf("The policy file has no grant marked %s. %s", strings.Join(markersOf(missing), ", "), grantImportHint))
+			fmt.Sprintf("The policy file has no grant marked %s. %s", strings.Join(markersOf(missing), ", "), fragment.Grant.ImportHint))
 		return
 	case len(found) == 0:
 		// Every grant is gone: so is the resource.
@@ -612,7 +613,7 @@ func (r *grantsResource) ImportState(ctx context.Context, req resource.ImportSta
 	names := strings.Split(req.ID, grantsImportSeparator)
 	for i, name := range names {
 		names[i] = strings.TrimSpace(name)
-		if !fragmentNameRE.MatchString(names[i]) {
+		if !fragment.NameRE.MatchString(names[i]) {
 			tfx.InvalidImportID(&resp.Diagnostics, req.ID, "the names of the grants separated by commas, for example ops-to-billing,ops-to-web "+
 				"(each the NAME of a marker // qtail:grant:NAME)")
 			return

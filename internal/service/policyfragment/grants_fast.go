@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/qtail/terraform-provider-qtail/internal/conn"
+	"github.com/qtail/terraform-provider-qtail/internal/fragment"
 	"github.com/qtail/terraform-provider-qtail/internal/policy"
 	"github.com/qtail/terraform-provider-qtail/internal/policyfile"
 )
@@ -88,36 +89,42 @@ func (f *GrantsFastPath) decode(dv *tfprotov6.DynamicValue) (rawGrants, bool) {
 	return out, true
 }
 
-// grantEntry is the entry of one grant value, as grantFields.entry makes
-// it.
+// grantEntry is the entry of one grant value, as grantEntries makes it:
+// the values of the attributes of fragment.Grant's content, encoded by
+// the description.
 func grantEntry(g tftypes.Value) (json.RawMessage, bool) {
 	var attrs map[string]tftypes.Value
 	if g.IsNull() || g.As(&attrs) != nil {
 		return nil, false
 	}
-	var e policyfile.GrantEntry
-	lists := []struct {
-		dst  *[]string
-		name string
-	}{{&e.Src, "src"}, {&e.Dst, "dst"}, {&e.IP, "ip"}, {&e.Via, "via"}, {&e.SrcPosture, "src_posture"}}
-	for _, l := range lists {
-		ss, ok := stringList(attrs[l.name])
+	v := make(fragment.Values, len(attrs))
+	for _, a := range fragment.Grant.Content() {
+		val, ok := protocolValue(a.Type, attrs[a.Name])
 		if !ok {
 			return nil, false
 		}
-		*l.dst = ss
+		v[a.Name] = val
 	}
-	if e.Src == nil || e.Dst == nil {
-		return nil, false
+	return fragment.Grant.Entry(v)
+}
+
+// protocolValue is the plain value (see fragment.Values) of the known
+// protocol value v of type t.
+func protocolValue(t fragment.Type, v tftypes.Value) (any, bool) {
+	if v.IsNull() {
+		return nil, true
 	}
-	var app *string
-	if attrs["app"].As(&app) != nil {
-		return nil, false
+	switch t {
+	case fragment.List:
+		return stringList(v)
+	case fragment.Bool:
+		var b bool
+		err := v.As(&b)
+		return b, err == nil
 	}
-	if app != nil {
-		e.App = json.RawMessage(*app)
-	}
-	return entryJSON(e)
+	var s string
+	err := v.As(&s)
+	return s, err == nil
 }
 
 // stringList reads a list of strings: nil when null, as tfx.Strings does.
@@ -181,7 +188,7 @@ func (f *GrantsFastPath) ReadResource(ctx context.Context, clients *conn.Clients
 	for name, want := range state.grants {
 		found, err := store.Lookup(ctx, grantKey(name), want)
 		if err != nil || !found.Found || !found.Marked || !policyfile.SameJSON(found.Value, want) ||
-			len(unmanagedMembers(found.Value, grantMembers)) > 0 {
+			len(unmanagedMembers(found.Value, fragment.Grant.Members())) > 0 {
 			return nil, false
 		}
 	}

@@ -15,9 +15,9 @@ import (
 
 	"github.com/qtail/terraform-provider-qtail/internal/conn"
 	"github.com/qtail/terraform-provider-qtail/internal/fake/sandbox"
+	"github.com/qtail/terraform-provider-qtail/internal/fragment"
 	"github.com/qtail/terraform-provider-qtail/internal/policy"
 	"github.com/qtail/terraform-provider-qtail/internal/policyfile"
-	"github.com/qtail/terraform-provider-qtail/internal/tfx"
 )
 
 // sandboxData returns the clients of a provider instance configured
@@ -48,7 +48,7 @@ func sandboxData(t *testing.T, startPolicy []byte) (*conn.Clients, *sandbox.Worl
 }
 
 // planGrant runs the ModifyPlan of qtail_grant for the creation of m.
-func planGrant(t *testing.T, d *conn.Clients, m *grantModel) (*grantModel, diag.Diagnostics) {
+func planGrant(t *testing.T, d *conn.Clients, m *model) (*model, diag.Diagnostics) {
 	t.Helper()
 	ctx := context.Background()
 	r, ok := NewGrantResource().(*grantResource)
@@ -60,7 +60,7 @@ func planGrant(t *testing.T, d *conn.Clients, m *grantModel) (*grantModel, diag.
 	r.Schema(ctx, resource.SchemaRequest{}, &sch)
 	typ := sch.Schema.Type().TerraformType(ctx)
 	plan := tfsdk.Plan{Schema: sch.Schema, Raw: tftypes.NewValue(typ, nil)}
-	if diags := plan.Set(ctx, m); diags.HasError() {
+	if diags := m.save(ctx, &plan); diags.HasError() {
 		t.Fatal(diags)
 	}
 	req := resource.ModifyPlanRequest{
@@ -69,25 +69,19 @@ func planGrant(t *testing.T, d *conn.Clients, m *grantModel) (*grantModel, diag.
 	}
 	resp := resource.ModifyPlanResponse{Plan: plan}
 	r.ModifyPlan(ctx, req, &resp)
-	var out grantModel
-	if diags := resp.Plan.Get(ctx, &out); diags.HasError() {
+	out, diags := readModel(ctx, fragment.Grant, resp.Plan)
+	if diags.HasError() {
 		t.Fatal(diags)
 	}
-	return &out, resp.Diagnostics
+	return out, resp.Diagnostics
 }
 
-func newGrantModel(name string, src, dst, ip []string) *grantModel {
-	return &grantModel{
-		ID:         types.StringUnknown(),
-		Name:       types.StringValue(name),
-		Src:        tfx.StringList(src),
-		Dst:        tfx.StringList(dst),
-		IP:         tfx.StringList(ip),
-		App:        appJSON{StringValue: types.StringNull()},
-		Via:        types.ListNull(types.StringType),
-		SrcPosture: types.ListNull(types.StringType),
-		Marker:     types.StringUnknown(),
+func newGrantModel(name string, src, dst, ip []string) *model {
+	m := newModel(fragment.Grant)
+	for attr, v := range map[string]any{"id": fragment.Unknown, "name": name, "src": src, "dst": dst, "ip": ip, "marker": fragment.Unknown} {
+		m.set(attr, v)
 	}
+	return m
 }
 
 func warnings(diags diag.Diagnostics) []string {
@@ -105,8 +99,8 @@ func TestFragmentModifyPlan_plansIDAndMarkerAndWarnsWhileAllowAllExists(t *testi
 	if diags.HasError() {
 		t.Fatalf("unexpected errors: %v", diags)
 	}
-	if out.ID.ValueString() != "ops-to-phone" || out.Marker.ValueString() != "qtail:grant:ops-to-phone" {
-		t.Errorf("planned id %s, marker %s", out.ID, out.Marker)
+	if out.str("id") != "ops-to-phone" || out.str("marker") != "qtail:grant:ops-to-phone" {
+		t.Errorf("planned id %s, marker %s", out.attrs["id"], out.attrs["marker"])
 	}
 	w := warnings(diags)
 	if len(w) != 1 || !strings.Contains(w[0], "lets every device reach every other device, including every proxy") ||
@@ -178,48 +172,11 @@ func TestOwnedElsewhereMessage(t *testing.T) {
 	}
 }
 
-func TestFragmentCheckers(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		name  string
-		check func(string) error
-		in    string
-		want  string // "" for valid
-	}{
-		{"app ok", checkAppJSON, `{"tailscale.com/cap/kubernetes":[{"impersonate":{"groups":["system:masters"]}}]}`, ""},
-		{"app not object", checkAppJSON, `[1]`, "JSON object"},
-		{"app empty", checkAppJSON, `{}`, "at least one capability"},
-		{"app no path", checkAppJSON, `{"example.com":[{}]}`, "{domain}/{path}"},
-		{"app not list of objects", checkAppJSON, `{"example.com/cap":{"a":1}}`, "list of JSON objects"},
-		{"owner email", checkOwner, "alice@example.com", ""},
-		{"owner group", checkOwner, "group:ops", ""},
-		{"owner tag", checkOwner, "tag:k8s-operator", ""},
-		{"owner autogroup", checkOwner, "autogroup:admin", ""},
-		{"owner star", checkOwner, "*", "owners and approvers are"},
-		{"owner ip", checkOwner, "100.64.0.1", "owners and approvers are"},
-		{"owner bad autogroup", checkOwner, "autogroup:everyone", "unknown autogroup"},
-		{"posture", checkPosture, "posture:latest", ""},
-		{"posture bare", checkPosture, "latest", "posture:NAME"},
-		{"proto tcp", checkProto, "tcp", ""},
-		{"proto number", checkProto, "47", ""},
-		{"proto unknown", checkProto, "quic", "not known"},
-		{"proto star", checkProto, "*", "name one protocol"},
-	} {
-		err := tc.check(tc.in)
-		switch {
-		case tc.want == "" && err != nil:
-			t.Errorf("%s: %q: unexpected error %v", tc.name, tc.in, err)
-		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
-			t.Errorf("%s: %q: error %v, want it to contain %q", tc.name, tc.in, err, tc.want)
-		}
-	}
-}
-
 func TestGrantAppJSONSemanticEquality(t *testing.T) {
 	t.Parallel()
-	a := appJSON{StringValue: types.StringValue(`{"example.com/cap/x": [ {"b": 1, "a": [true]} ]}`)}
-	b := appJSON{StringValue: types.StringValue(`{"example.com/cap/x":[{"a":[true],"b":1}]}`)}
-	c := appJSON{StringValue: types.StringValue(`{"example.com/cap/x":[{"a":[false],"b":1}]}`)}
+	a := jsonValue{StringValue: types.StringValue(`{"example.com/cap/x": [ {"b": 1, "a": [true]} ]}`)}
+	b := jsonValue{StringValue: types.StringValue(`{"example.com/cap/x":[{"a":[true],"b":1}]}`)}
+	c := jsonValue{StringValue: types.StringValue(`{"example.com/cap/x":[{"a":[false],"b":1}]}`)}
 	if eq, diags := a.StringSemanticEquals(context.Background(), b); !eq || diags.HasError() {
 		t.Errorf("formatting and member order made a difference: %v %v", eq, diags)
 	}

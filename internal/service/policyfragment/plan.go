@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 
 	"github.com/qtail/terraform-provider-qtail/internal/conn"
+	"github.com/qtail/terraform-provider-qtail/internal/fragment"
 	"github.com/qtail/terraform-provider-qtail/internal/policy"
 	"github.com/qtail/terraform-provider-qtail/internal/policyfile"
 	"github.com/qtail/terraform-provider-qtail/internal/tfx"
@@ -22,15 +23,15 @@ import (
 // overwrite), and with Tailscale's /acl/validate against the policy file
 // as it would be after this change and the ones planned before it. It
 // also warns while the default allow-all rule exists.
-func (r *fragmentResource[M, P]) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+func (r *fragmentResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	if !r.Configured() {
 		return
 	}
-	var state P
+	var state *model
 	if !req.State.Raw.IsNull() {
-		state = P(new(M))
-		resp.Diagnostics.Append(req.State.Get(ctx, state)...)
-		if resp.Diagnostics.HasError() {
+		var diags diag.Diagnostics
+		state, diags = readModel(ctx, r.kind, req.State)
+		if resp.Diagnostics.Append(diags...); resp.Diagnostics.HasError() {
 			return
 		}
 	}
@@ -38,9 +39,8 @@ func (r *fragmentResource[M, P]) ModifyPlan(ctx context.Context, req resource.Mo
 		r.planDelete(state)
 		return
 	}
-	plan := P(new(M))
-	resp.Diagnostics.Append(req.Plan.Get(ctx, plan)...)
-	if resp.Diagnostics.HasError() {
+	plan, diags := readModel(ctx, r.kind, req.Plan)
+	if resp.Diagnostics.Append(diags...); resp.Diagnostics.HasError() {
 		return
 	}
 	key, keyKnown := plan.fragmentKey()
@@ -48,19 +48,19 @@ func (r *fragmentResource[M, P]) ModifyPlan(ctx context.Context, req resource.Mo
 
 	var oldKey policyfile.Key
 	var oldValue json.RawMessage
-	creating := state == nil
+	// A plan that replaces the resource creates the new entry.
+	creating := state == nil || !keyKnown
 	if state != nil {
 		oldKey, _ = state.fragmentKey()
 		oldValue, _ = state.entry()
-		creating = !keyKnown || oldKey.List() != key.List()
+		creating = creating || r.kind.Replaced(state.values(), plan.values())
 	}
 	drawn := false
 	if keyKnown {
-		// The owner of new approvers is drawn when they are written.
-		if drawn = planOwner(plan, key); !drawn {
-			setComputed(plan, key, true)
+		if drawn = r.ext.planComputed(plan, key); !drawn {
+			plan.setComputed(key, true)
 		}
-		resp.Diagnostics.Append(resp.Plan.Set(ctx, plan)...)
+		resp.Diagnostics.Append(plan.save(ctx, &resp.Plan)...)
 	}
 	changing := creating || drawn || !valueKnown || !policyfile.SameJSON(oldValue, value)
 	planner := r.planner()
@@ -75,7 +75,7 @@ func (r *fragmentResource[M, P]) ModifyPlan(ctx context.Context, req resource.Mo
 		}
 		return
 	}
-	if state != nil && keyKnown && oldKey.Name != "" && oldKey.List() != key.List() {
+	if state != nil && keyKnown && oldKey.Name != "" && creating {
 		// The key changed: Terraform replaces the resource, and plans its
 		// creation next, without a prior state, which checks the new
 		// entry. The old one goes.
@@ -83,7 +83,7 @@ func (r *fragmentResource[M, P]) ModifyPlan(ctx context.Context, req resource.Mo
 		return
 	}
 	if keyKnown {
-		if earlier, taken := planner.Claim(key, policy.Claim{Who: claimant(key)}); taken {
+		if earlier, taken := planner.Claim(key, policy.Claim{Who: r.kind.Claimant(key)}); taken {
 			resp.Diagnostics.AddError("Two Resources Claim One Policy Entry", duplicateClaimMessage(key, earlier))
 			return
 		}
@@ -97,31 +97,21 @@ func (r *fragmentResource[M, P]) ModifyPlan(ctx context.Context, req resource.Mo
 	if !keyKnown || !valueKnown {
 		return
 	}
-	checkKey := key
-	if checkKey.Kind == policyfile.KindAutoApprover && checkKey.Owner == "" {
-		checkKey.Owner = plannedOwner
-	}
-	muts := []policyfile.Mutation{{Key: checkKey, Value: value, Overwrite: !creating}}
+	muts := []policyfile.Mutation{{Key: r.ext.checked(key), Value: value, Overwrite: !creating}}
 	if creating {
 		if c := planner.OwnedElsewhere(ctx, key, value); c != nil {
 			resp.Diagnostics.AddError("Policy Entry Already Owned", ownedElsewhereMessage(c))
 			return
 		}
 	}
-	if state != nil && oldKey.Kind == policyfile.KindAutoApprover && oldKey.Owner == "" {
-		// Approvers written before lists were shared: the list they
-		// owned goes, the approvers of the new owner come.
-		muts = append([]policyfile.Mutation{{Key: oldKey, Delete: true, Overwrite: true}}, muts...)
+	if state != nil {
+		muts = append(r.ext.takeOver(oldKey), muts...)
 	}
 	r.reportCheck(&resp.Diagnostics, key, value, planner.Check(ctx, muts))
 }
 
-// plannedOwner stands for the owner of new approvers in the plan-time
-// checks: the owner is drawn when they are written.
-const plannedOwner = "planned"
-
 // planner returns the Planner of the plan (see plannerOf).
-func (r *fragmentResource[M, P]) planner() *policy.Planner { return plannerOf(r.Clients) }
+func (r *fragmentResource) planner() *policy.Planner { return plannerOf(r.Clients) }
 
 // plannerOf returns the Planner of the plan of clients, or nil when the
 // provider is not configured, or the tailnet is not known yet or has no
@@ -133,10 +123,10 @@ func plannerOf(c *conn.Clients) *policy.Planner {
 	return c.Planner()
 }
 
-// unmanagedWarning warns that the entry of key (a what: "grant") has
-// members that qtail does not manage, if it has.
-func unmanagedWarning(diags *diag.Diagnostics, what string, key policyfile.Key, value json.RawMessage, members []string) {
-	unmanaged := unmanagedMembers(value, members)
+// unmanagedWarning warns that the entry of key, of kind k, has members
+// that qtail does not manage, if it has.
+func unmanagedWarning(diags *diag.Diagnostics, k *fragment.Kind, key policyfile.Key, value json.RawMessage) {
+	unmanaged := unmanagedMembers(value, k.Members())
 	if len(unmanaged) == 0 {
 		return
 	}
@@ -144,13 +134,13 @@ func unmanagedWarning(diags *diag.Diagnostics, what string, key policyfile.Key, 
 		fmt.Sprintf("The %s %s in the policy file has members that qtail does not manage: %s. "+
 			"They stay as they are until qtail next writes this %s, which replaces the whole entry with the configuration. "+
 			"Remove them from the policy file, or keep them out of this resource's entry.",
-			what, describeKey(key), strings.Join(unmanaged, ", "), what))
+			k.What, describeKey(key), strings.Join(unmanaged, ", "), k.What))
 }
 
 // expect tells the Planner that Terraform is on its way to plan the
 // fragment of cfg, the configuration it validates: the checks and writes
 // under way wait for it.
-func (r *fragmentResource[M, P]) expect(cfg P) {
+func (r *fragmentResource) expect(cfg *model) {
 	if !r.Configured() {
 		return
 	}
@@ -161,50 +151,18 @@ func (r *fragmentResource[M, P]) expect(cfg P) {
 	}
 }
 
-// claimant describes the resource that writes key, for the message of a
-// duplicate claim: its type and the attributes of its key.
-func claimant(key policyfile.Key) string {
-	switch {
-	case key.Kind == policyfile.KindGrant:
-		return fmt.Sprintf("the qtail_grant with name = %q", key.Name)
-	case key.Kind == policyfile.KindPolicyTest:
-		return fmt.Sprintf("the qtail_policy_test with name = %q", key.Name)
-	case key.Kind == policyfile.KindTagOwner:
-		return fmt.Sprintf("the qtail_tag_owner with tag = %q", key.Name)
-	case key.Name == policyfile.ExitNodeName:
-		return "the qtail_auto_approver with exit_node = true"
-	}
-	return fmt.Sprintf("the qtail_auto_approver with route = %q", strings.TrimPrefix(key.Name, policyfile.RoutePrefix))
-}
-
 // duplicateClaimMessage says that this resource and an earlier one of the
 // plan write the same entry, and what to do.
 func duplicateClaimMessage(key policyfile.Key, earlier policy.Claim) string {
-	what := "Give one of them another " + keyAttribute(key) + ", or remove one of them."
-	if key.Kind == policyfile.KindAutoApprover {
-		what = "List every approver in one of them (approvers = [...]) and remove the other. " +
-			"Other configurations sharing the policy file may add their own approvers to the same list; inside one configuration, one resource owns it."
-	}
 	return fmt.Sprintf("This resource and %s, another resource of this configuration, both write %s: "+
 		"each apply would undo the other's, and every plan would show a change. "+
 		"Terraform does not tell a provider the address of the resources it plans, so qtail can only name the other one by what it writes; "+
-		"look for it in the configuration and its modules.\n\n%s", earlier.Who, describeKey(key), what)
-}
-
-// keyAttribute is the attribute that makes the key of a fragment.
-func keyAttribute(key policyfile.Key) string {
-	switch key.Kind {
-	case policyfile.KindTagOwner:
-		return "tag"
-	case policyfile.KindAutoApprover:
-		return "route"
-	}
-	return "name"
+		"look for it in the configuration and its modules.\n\n%s", earlier.Who, describeKey(key), kindOf(key.Kind).DuplicateAdvice)
 }
 
 // reportCheck adds what the plan-time check of the change of key found
 // (see policy.Planner.Check).
-func (r *fragmentResource[M, P]) reportCheck(diags *diag.Diagnostics, key policyfile.Key, value json.RawMessage, err error) {
+func (r *fragmentResource) reportCheck(diags *diag.Diagnostics, key policyfile.Key, value json.RawMessage, err error) {
 	var conflict *policyfile.UnmanagedConflictError
 	var unchecked *policy.ValidateCallError
 	var tooLarge *policy.TooLargeError
@@ -221,7 +179,7 @@ func (r *fragmentResource[M, P]) reportCheck(diags *diag.Diagnostics, key policy
 	case policy.IsRejected(err):
 		detail := fmt.Sprintf("Tailscale refuses the policy file as it would be with %s:\n\n%v\n\nChange the configuration so that the entry is valid.%s",
 			key, err, rejectionHint(err))
-		if at, ok := blamedPath(value, r.listAttr, err.Error()); ok {
+		if at, ok := blamedPath(r.kind, value, err.Error()); ok {
 			diags.AddAttributeError(at, "Tailscale Rejects the Policy Change", detail)
 			return
 		}
@@ -234,7 +192,7 @@ func (r *fragmentResource[M, P]) reportCheck(diags *diag.Diagnostics, key policy
 
 // planDelete records a planned removal, so that the entries planned after
 // it are validated without it.
-func (r *fragmentResource[M, P]) planDelete(state P) {
+func (r *fragmentResource) planDelete(state *model) {
 	if state == nil || r.Clients.TailnetOrNil() == nil {
 		return
 	}
@@ -267,7 +225,7 @@ func rejectionHint(err error) string {
 
 // ownedElsewhereMessage says whose the entry is and what to do.
 func ownedElsewhereMessage(c *policy.OwnershipConflict) string {
-	return ownedElsewhereMessageFor(c, c.Key.Kind.ResourceType())
+	return ownedElsewhereMessageFor(c, kindOf(c.Key.Kind).Type)
 }
 
 // ownedElsewhereMessageFor is ownedElsewhereMessage for a resource of type

@@ -4,11 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 
 	"github.com/qtail/terraform-provider-qtail/internal/conn"
+	"github.com/qtail/terraform-provider-qtail/internal/fragment"
 	"github.com/qtail/terraform-provider-qtail/internal/policy"
 	"github.com/qtail/terraform-provider-qtail/internal/policyfile"
 	"github.com/qtail/terraform-provider-qtail/internal/tfx"
@@ -31,24 +34,82 @@ import (
 //     Batcher gathers the changes that Terraform starts together into one
 //     conditional write.
 
-// fragmentResource implements Create, Read, Update, Delete and ModifyPlan
-// for the fragment resources. M is the model type.
-type fragmentResource[M any, P fragmentPtr[M]] struct {
+// fragmentResource implements the fragment resources: their metadata,
+// schema, configuration checks and import from the description of their
+// kind, and Create, Read, Update, Delete and ModifyPlan. What a kind adds
+// to this life cycle is its extension.
+type fragmentResource struct {
 	conn.ResourceBase
-	// what names an entry of this kind in messages, e.g. "grant".
-	what string
-	// importHint tells how to take over an entry that has no marker, for
-	// an import that finds nothing.
-	importHint string
-	// members are the lower-cased member names of an entry that the model
-	// reads (grants and tests are objects); other members are reported.
-	members []string
-	// listAttr is the attribute that holds the entry when the entry is a
-	// list (the approvers of a route, the owners of a tag).
-	listAttr string
+	kind *fragment.Kind
+	ext  extension
 }
 
-func (r *fragmentResource[M, P]) policyStore(diags *diag.Diagnostics) *policy.Store {
+// extension is what a kind of fragment adds to the shared life cycle. A
+// kind that adds nothing has plainFragment; one that adds a part embeds
+// plainFragment and overrides what it needs.
+type extension interface {
+	// planComputed plans the computed attributes of m for its key, and
+	// reports whether it did; otherwise they are planned as qtail keeps
+	// them for key (see setComputed).
+	planComputed(m *model, key policyfile.Key) bool
+	// write returns the key under which m's entry is written, and sets
+	// the attributes of m that it makes.
+	write(m *model, key policyfile.Key) policyfile.Key
+	// checked is the key under which the plan checks the entry of key.
+	checked(key policyfile.Key) policyfile.Key
+	// takeOver returns the changes that come before an update of the
+	// entry of the state's key old.
+	takeOver(old policyfile.Key) []policyfile.Mutation
+}
+
+// plainFragment is the extension of the kinds that add nothing to the
+// shared life cycle.
+type plainFragment struct{}
+
+func (plainFragment) planComputed(*model, policyfile.Key) bool          { return false }
+func (plainFragment) write(_ *model, key policyfile.Key) policyfile.Key { return key }
+func (plainFragment) checked(key policyfile.Key) policyfile.Key         { return key }
+func (plainFragment) takeOver(policyfile.Key) []policyfile.Mutation     { return nil }
+
+func (r *fragmentResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + strings.TrimPrefix(r.kind.Type, fragment.Provider)
+}
+
+func (r *fragmentResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	resp.Schema = kindSchema(r.kind)
+}
+
+// ValidateConfig checks what one attribute needs of another, and tells the
+// plan-time checks that this fragment is on its way.
+func (r *fragmentResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	cfg, diags := readModel(ctx, r.kind, req.Config)
+	if resp.Diagnostics.Append(diags...); resp.Diagnostics.HasError() {
+		return
+	}
+	r.expect(cfg)
+	for _, p := range r.kind.Validate(cfg.values()) {
+		resp.Diagnostics.AddAttributeError(path.Root(p.Attr), p.Summary, p.Detail)
+	}
+}
+
+// ImportState sets id and the attributes of the key that the import ID
+// names; Read finds the rest.
+func (r *fragmentResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	key, err := r.kind.ImportKey(req.ID)
+	if err != nil {
+		tfx.InvalidImportID(&resp.Diagnostics, req.ID, err.Error())
+		return
+	}
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root(fragment.IDAttr), req.ID)...)
+	v := r.kind.KeyValues(key)
+	for _, a := range r.kind.Attrs {
+		if val := v[a.Name]; val != nil {
+			resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root(a.Name), attrValue(a.Type, val))...)
+		}
+	}
+}
+
+func (r *fragmentResource) policyStore(diags *diag.Diagnostics) *policy.Store {
 	store, d := r.Clients.Policy()
 	diags.Append(d...)
 	return store
@@ -56,7 +117,7 @@ func (r *fragmentResource[M, P]) policyStore(diags *diag.Diagnostics) *policy.St
 
 // change returns what a Create (creating) or an Update writes: the store,
 // the key and the value of the planned entry.
-func (r *fragmentResource[M, P]) change(plan P, creating bool, diags *diag.Diagnostics) (*policy.Store, policyfile.Key, json.RawMessage, bool) {
+func (r *fragmentResource) change(plan *model, creating bool, diags *diag.Diagnostics) (*policy.Store, policyfile.Key, json.RawMessage, bool) {
 	store := r.policyStore(diags)
 	if store == nil {
 		return nil, policyfile.Key{}, nil, false
@@ -68,36 +129,34 @@ func (r *fragmentResource[M, P]) change(plan P, creating bool, diags *diag.Diagn
 		if creating {
 			verb = "created"
 		}
-		diags.AddError("Unknown Values at Apply Time", "An attribute of the "+r.what+" was still unknown when it was "+verb+
+		diags.AddError("Unknown Values at Apply Time", "An attribute of the "+r.kind.What+" was still unknown when it was "+verb+
 			", which Terraform does not allow. Please report this issue to the qtail developers.")
 		return nil, policyfile.Key{}, nil, false
 	}
 	return store, key, value, true
 }
 
-func (r *fragmentResource[M, P]) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	plan := P(new(M))
-	resp.Diagnostics.Append(req.Plan.Get(ctx, plan)...)
-	if resp.Diagnostics.HasError() {
+func (r *fragmentResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	plan, diags := readModel(ctx, r.kind, req.Plan)
+	if resp.Diagnostics.Append(diags...); resp.Diagnostics.HasError() {
 		return
 	}
 	store, key, value, ok := r.change(plan, true, &resp.Diagnostics)
 	if !ok {
 		return
 	}
-	key = drawOwner(plan, key)
+	key = r.ext.write(plan, key)
 	if err := store.Apply(ctx, policyfile.Mutation{Key: key, Value: value}); err != nil {
 		fragmentWriteError(&resp.Diagnostics, "add "+key.String()+" to the policy file", err)
 		return
 	}
-	setComputed(plan, key, true)
-	resp.Diagnostics.Append(resp.State.Set(ctx, plan)...)
+	plan.setComputed(key, true)
+	resp.Diagnostics.Append(plan.save(ctx, &resp.State)...)
 }
 
-func (r *fragmentResource[M, P]) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	state := P(new(M))
-	resp.Diagnostics.Append(req.State.Get(ctx, state)...)
-	if resp.Diagnostics.HasError() {
+func (r *fragmentResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	state, diags := readModel(ctx, r.kind, req.State)
+	if resp.Diagnostics.Append(diags...); resp.Diagnostics.HasError() {
 		return
 	}
 	store := r.policyStore(&resp.Diagnostics)
@@ -106,7 +165,7 @@ func (r *fragmentResource[M, P]) Read(ctx context.Context, req resource.ReadRequ
 	}
 	key, ok := state.fragmentKey()
 	if !ok {
-		resp.Diagnostics.AddError("Invalid State", "The state of this "+r.what+" does not name its policy entry. "+
+		resp.Diagnostics.AddError("Invalid State", "The state of this "+r.kind.What+" does not name its policy entry. "+
 			"Remove it from the state with terraform state rm, then import it again.")
 		return
 	}
@@ -123,7 +182,7 @@ func (r *fragmentResource[M, P]) Read(ctx context.Context, req resource.ReadRequ
 	if !f.Found {
 		if !complete {
 			resp.Diagnostics.AddError("Nothing to Import",
-				fmt.Sprintf("The policy file has no %s %s. %s", r.what, describeKey(key), r.importHint))
+				fmt.Sprintf("The policy file has no %s %s. %s", r.kind.What, describeKey(key), r.kind.ImportHint))
 			return
 		}
 		resp.State.RemoveResource(ctx)
@@ -132,36 +191,34 @@ func (r *fragmentResource[M, P]) Read(ctx context.Context, req resource.ReadRequ
 	if resp.Diagnostics.Append(state.setEntry(key, f.Value)...); resp.Diagnostics.HasError() {
 		return
 	}
-	unmanagedWarning(&resp.Diagnostics, r.what, key, f.Value, r.members)
-	setComputed(state, key, f.Marked)
-	resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
+	unmanagedWarning(&resp.Diagnostics, r.kind, key, f.Value)
+	state.setComputed(key, f.Marked)
+	resp.Diagnostics.Append(state.save(ctx, &resp.State)...)
 }
 
-func (r *fragmentResource[M, P]) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	plan, state := P(new(M)), P(new(M))
-	resp.Diagnostics.Append(req.Plan.Get(ctx, plan)...)
-	resp.Diagnostics.Append(req.State.Get(ctx, state)...)
-	if resp.Diagnostics.HasError() {
+func (r *fragmentResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	plan, diags := readModel(ctx, r.kind, req.Plan)
+	resp.Diagnostics.Append(diags...)
+	state, diags := readModel(ctx, r.kind, req.State)
+	if resp.Diagnostics.Append(diags...); resp.Diagnostics.HasError() {
 		return
 	}
 	store, key, value, ok := r.change(plan, false, &resp.Diagnostics)
 	if !ok {
 		return
 	}
-	if oldKey, _ := state.fragmentKey(); key.Kind == policyfile.KindAutoApprover && oldKey.Owner == "" {
-		// Approvers written before lists were shared, or imported from a
-		// list: the part of the list no owner marked is this resource's;
-		// its approvers get an owner.
-		if err := store.Apply(ctx, policyfile.Mutation{Key: oldKey, Delete: true, Overwrite: true}); err != nil {
-			fragmentWriteError(&resp.Diagnostics, "take over "+describeKey(oldKey)+" in the policy file", err)
+	oldKey, _ := state.fragmentKey()
+	for _, m := range r.ext.takeOver(oldKey) {
+		if err := store.Apply(ctx, m); err != nil {
+			fragmentWriteError(&resp.Diagnostics, "take over "+describeKey(m.Key)+" in the policy file", err)
 			return
 		}
 	}
-	key = drawOwner(plan, key)
+	key = r.ext.write(plan, key)
 	// A grant or a test whose marker a person removed is found by its
 	// content only: adopt it as it is before changing it, so that the
 	// change does not add a second entry.
-	if _, marker := state.computed(); marker.ValueString() == "" && !keyedKind(key.Kind) {
+	if state.str(fragment.MarkerAttr) == "" && !r.kind.Keyed() {
 		if old, ok := state.entry(); ok && !policyfile.SameJSON(old, value) {
 			if err := store.Apply(ctx, policyfile.Mutation{Key: key, Value: old}); err != nil {
 				fragmentWriteError(&resp.Diagnostics, "adopt "+key.String()+" in the policy file", err)
@@ -173,14 +230,13 @@ func (r *fragmentResource[M, P]) Update(ctx context.Context, req resource.Update
 		fragmentWriteError(&resp.Diagnostics, "update "+key.String()+" in the policy file", err)
 		return
 	}
-	setComputed(plan, key, true)
-	resp.Diagnostics.Append(resp.State.Set(ctx, plan)...)
+	plan.setComputed(key, true)
+	resp.Diagnostics.Append(plan.save(ctx, &resp.State)...)
 }
 
-func (r *fragmentResource[M, P]) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	state := P(new(M))
-	resp.Diagnostics.Append(req.State.Get(ctx, state)...)
-	if resp.Diagnostics.HasError() {
+func (r *fragmentResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	state, diags := readModel(ctx, r.kind, req.State)
+	if resp.Diagnostics.Append(diags...); resp.Diagnostics.HasError() {
 		return
 	}
 	store := r.policyStore(&resp.Diagnostics)
@@ -193,7 +249,7 @@ func (r *fragmentResource[M, P]) Delete(ctx context.Context, req resource.Delete
 	}
 	// An entry whose marker a person removed is still this resource's:
 	// mark it again so that the delete finds it.
-	if _, marker := state.computed(); marker.ValueString() == "" {
+	if state.str(fragment.MarkerAttr) == "" {
 		if old, ok := state.entry(); ok {
 			if err := store.Apply(ctx, policyfile.Mutation{Key: key, Value: old, Overwrite: true}); err != nil {
 				fragmentWriteError(&resp.Diagnostics, "adopt "+key.String()+" before deleting it", err)
