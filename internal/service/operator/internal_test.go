@@ -128,6 +128,41 @@ func TestCheckWorkloadIdentityChart(t *testing.T) {
 	}
 }
 
+// A chart version of no checked series is warned about on chart_version,
+// once: when it is new to the plan, not on every later plan.
+func TestCheckChartSeries(t *testing.T) {
+	t.Parallel()
+	model := func(version string) *operatorModel { return &operatorModel{ChartVersion: types.StringValue(version)} }
+	for _, tc := range []struct {
+		name        string
+		plan, state *operatorModel
+		creating    bool
+		warns       int
+	}{
+		{"checked series", model("1.102.4"), &operatorModel{}, true, 0},
+		{"newer series", model("1.104.0"), &operatorModel{}, true, 1},
+		{"older series", model("1.76.1"), &operatorModel{}, true, 1},
+		{"unchanged on update", model("1.104.0"), model("1.104.0"), false, 0},
+		{"upgrade to a newer series", model("1.104.0"), model("1.102.4"), false, 1},
+		{"unknown", &operatorModel{ChartVersion: types.StringUnknown()}, &operatorModel{}, true, 0},
+	} {
+		var diags diag.Diagnostics
+		checkChartSeries(tc.plan, tc.state, tc.creating, &diags)
+		if diags.ErrorsCount() != 0 || diags.WarningsCount() != tc.warns {
+			t.Errorf("%s: %v", tc.name, diags)
+			continue
+		}
+		for _, d := range diags {
+			ad, ok := d.(diag.DiagnosticWithPath)
+			want := "is outside them"
+			if !ok || !ad.Path().Equal(path.Root("chart_version")) || !strings.Contains(d.Detail(), "series 1.78 to 1.102") ||
+				!strings.Contains(d.Detail(), want) || !strings.Contains(d.Detail(), "1.102.3") {
+				t.Errorf("%s: %s: %s", tc.name, d.Summary(), d.Detail())
+			}
+		}
+	}
+}
+
 func TestHasCapabilityGrant(t *testing.T) {
 	t.Parallel()
 	policy := []byte(`{

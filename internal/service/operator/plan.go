@@ -118,6 +118,7 @@ func (r *operatorResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 		return
 	}
 	checkWorkloadIdentityChart(&plan, &state, creating, &resp.Diagnostics)
+	checkChartSeries(&plan, &state, creating, &resp.Diagnostics)
 	if !r.Configured() {
 		return
 	}
@@ -665,6 +666,26 @@ func quotedOrEmpty(prefix, s string) string {
 		return ""
 	}
 	return fmt.Sprintf("%s%q", prefix, s)
+}
+
+// checkChartSeries warns, when the chart version is new to the plan, about
+// a version of no series qtail has checked: the Helm repository publishes
+// it (checked later), but qtail cannot tell which values its templates
+// read and which kinds its CRDs define.
+func checkChartSeries(plan, state *operatorModel, creating bool, diags *diag.Diagnostics) {
+	if plan.ChartVersion.IsUnknown() || plan.ChartVersion.IsNull() || (!creating && plan.ChartVersion.Equal(state.ChartVersion)) {
+		return
+	}
+	version := plan.ChartVersion.ValueString()
+	if _, known := manifest.LookupOperatorChart(version); known {
+		return
+	}
+	series := manifest.OperatorChartVersions()
+	diags.AddAttributeWarning(path.Root("chart_version"), "Chart Version Not Checked by qtail",
+		fmt.Sprintf("qtail has checked the %s chart series %s to %s (the Chart versions table of the qtail_operator documentation); "+
+			"%s is outside them. qtail applies it with the values it writes for every checked series, and a chart it has not read "+
+			"may ignore or refuse some of them: read the chart's release notes, or pin a checked version such as %s.",
+			cluster.OperatorChart, series[0].Series, series[len(series)-1].Series, version, series[len(series)-1].Checked))
 }
 
 // checkWorkloadIdentityChart checks that the chart version reads
