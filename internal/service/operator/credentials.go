@@ -106,7 +106,7 @@ func (r *operatorResource) checkAPIServerProxy(ctx context.Context, tn *tailnet.
 	if mode != "true" || len(tags) == 0 {
 		return
 	}
-	found, err := hasCapabilityGrant(policy, kubernetesCapability, tags)
+	found, err := hasKubernetesGrant(policy, tags)
 	if err != nil || found {
 		return
 	}
@@ -123,11 +123,12 @@ func (r *operatorResource) checkAPIServerProxy(ctx context.Context, tn *tailnet.
 			kubernetesCapability, tfx.HCLList(tags), tags[0], kubernetesCapability))
 }
 
-// hasCapabilityGrant reports whether the policy file holds a grant of the
-// application capability capName whose destinations include one of tags.
+// hasKubernetesGrant reports whether the policy file holds a grant of the
+// application capability tailscale.com/cap/kubernetes whose destinations
+// include one of tags.
 // Section and member names are matched case-insensitively, as the API
 // does.
-func hasCapabilityGrant(policy []byte, capName string, tags []string) (bool, error) {
+func hasKubernetesGrant(policy []byte, tags []string) (bool, error) {
 	std, err := hujson.Standardize(slices.Clone(policy))
 	if err != nil {
 		return false, err
@@ -142,7 +143,7 @@ func hasCapabilityGrant(policy []byte, capName string, tags []string) (bool, err
 		return false, err
 	}
 	for _, g := range doc.Grants {
-		if _, ok := g.App[capName]; !ok {
+		if _, ok := g.App[kubernetesCapability]; !ok {
 			continue
 		}
 		for _, d := range g.Dst {

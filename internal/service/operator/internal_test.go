@@ -180,16 +180,16 @@ func TestHasCapabilityGrant(t *testing.T) {
 		{[]string{"tag:other", "tag:K8S-operator"}, true},
 		{[]string{"tag:web"}, false},
 	} {
-		got, err := hasCapabilityGrant(policy, kubernetesCapability, tc.tags)
+		got, err := hasKubernetesGrant(policy, tc.tags)
 		if err != nil || got != tc.want {
 			t.Errorf("tags %v: %v, %v; want %v", tc.tags, got, err, tc.want)
 		}
 	}
-	if got, err := hasCapabilityGrant([]byte(`{"grants": [{"src": ["*"], "dst": ["*"], "app": {"tailscale.com/cap/kubernetes": []}}]}`),
-		kubernetesCapability, []string{"tag:x"}); err != nil || !got {
+	if got, err := hasKubernetesGrant([]byte(`{"grants": [{"src": ["*"], "dst": ["*"], "app": {"tailscale.com/cap/kubernetes": []}}]}`),
+		[]string{"tag:x"}); err != nil || !got {
 		t.Errorf("a grant to every destination: %v, %v", got, err)
 	}
-	if got, _ := hasCapabilityGrant([]byte(`{}`), kubernetesCapability, []string{"tag:x"}); got {
+	if got, _ := hasKubernetesGrant([]byte(`{}`), []string{"tag:x"}); got {
 		t.Error("a policy without grants has one")
 	}
 }
