@@ -3,7 +3,6 @@ package tfx
 import (
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/path"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 )
 
@@ -58,21 +57,6 @@ func AllKnown(values ...attr.Value) bool {
 		}
 	}
 	return true
-}
-
-// MergeAttributes returns the attributes of every map in one map; a name
-// in two maps is a programming error.
-func MergeAttributes(maps ...map[string]schema.Attribute) map[string]schema.Attribute {
-	out := map[string]schema.Attribute{}
-	for _, m := range maps {
-		for name, a := range m {
-			if _, dup := out[name]; dup {
-				panic("tfx.MergeAttributes: attribute " + name + " defined twice")
-			}
-			out[name] = a
-		}
-	}
-	return out
 }
 
 // Under returns the path sub (relative to the root) under base.
