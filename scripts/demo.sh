@@ -116,7 +116,8 @@ TF
 import json, sys
 groups = {}
 for f in json.load(sys.stdin):
-    region = next((r for r in ("us-east-1", "eu-west-3") if r in f["key"]), "platform (tailnet-wide)")
+    # Tag owners, the regions' own tags included, are the platform root's.
+    region = "platform (tailnet-wide)" if f["kind"] == "tag_owner" else next((r for r in ("us-east-1", "eu-west-3") if r in f["key"]), "platform (tailnet-wide)")
     groups.setdefault(region, []).append(f)
 for region in ("platform (tailnet-wide)", "us-east-1", "eu-west-3"):
     print("  %s:" % region)

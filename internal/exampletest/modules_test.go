@@ -68,6 +68,9 @@ func TestModules_validationMessagesNameTheKey(t *testing.T) {
 			"tailnet": map[string]any{
 				"operator_helm_repository_id": "9c1f0a52-7a2b-4e3c-8d1e-2f6b5a4c3d21", "manifests_helm_repository_id": "7d2c9e41-0b6a-4f3e-9a55-1c8e2b4d6f90",
 				"operator_tag": "tag:k8s-operator", "proxy_tag": "tag:k8s", "service_tags": []string{"tag:k8s-billing"},
+				"regions": map[string]any{"us-east-1": map[string]any{
+					"proxy_tag": "tag:k8s-us-east-1", "service_tags": map[string]string{"tag:k8s-billing": "tag:k8s-billing-us-east-1"},
+				}},
 			},
 			"services": map[string]any{
 				"billing-api": map[string]any{"application_id": billing, "tags": []string{"tag:k8s-biling"}},

@@ -6,12 +6,28 @@
 # policy file, from one root with for_each or from one root per region.
 
 locals {
-  # The tags of each service's proxy: its own, or the tailnet's proxy tag.
-  service_tags = { for k, s in var.services : k => length(s.tags) > 0 ? s.tags : [var.tailnet.proxy_tag] }
+  # Each shared tag as the proxies of each region carry it: the tailnet
+  # module's tag of that region (tag:k8s-billing-us-east-1 for
+  # tag:k8s-billing). With isolation, this region's proxies carry those
+  # (own); without, the shared tags.
+  regional  = { for r, x in coalesce(var.tailnet.regions, {}) : r => merge(x.service_tags, { (var.tailnet.proxy_tag) = x.proxy_tag }) }
+  own       = var.isolation ? try(local.regional[var.region], {}) : {}
+  proxy_tag = lookup(local.own, var.tailnet.proxy_tag, var.tailnet.proxy_tag)
+
+  # The tags each service's proxy is asked for: its own, or the tailnet's
+  # proxy tag; and the tags it carries, those of this region.
+  base_tags    = { for k, s in var.services : k => length(s.tags) > 0 ? s.tags : [var.tailnet.proxy_tag] }
+  service_tags = { for k, tags in local.base_tags : k => [for t in tags : lookup(local.own, t, t)] }
 
   # One grant and one policy test per service and access entry.
   access = merge([for k, s in var.services : {
-    for a, x in s.access : "${k}/${a}" => merge(x, { service = k, name = "${var.region}-${k}-${a}" })
+    for a, x in s.access : "${k}/${a}" => merge(x, {
+      service = k
+      name    = "${var.region}-${k}-${a}"
+      # This region's proxies of the service, and those of the regions
+      # the entry reaches explicitly.
+      dst = distinct(concat(local.service_tags[k], flatten([for r in x.regions : [for t in local.base_tags[k] : local.regional[r][t]]])))
+    })
   }]...)
 
   # One policy test per service and denied source.
@@ -41,7 +57,7 @@ resource "qtail_operator" "this" {
   hostname           = coalesce(var.operator.hostname, "tailscale-operator-${var.region}")
   api_server_proxy   = var.operator.api_server_proxy
   default_tags       = [var.tailnet.operator_tag]
-  proxy_default_tags = [var.tailnet.proxy_tag]
+  proxy_default_tags = [local.proxy_tag]
   extra_values       = var.operator.extra_values
 
   # An OAuth client for this cluster alone, created by qtail, unless one is
@@ -57,7 +73,7 @@ resource "qtail_exposed_service" "this" {
   application_id = each.value.application_id
   container_id   = each.value.container_id
   hostname       = coalesce(each.value.hostname, "${each.key}-${var.region}")
-  tags           = length(each.value.tags) > 0 ? each.value.tags : null
+  tags           = length(each.value.tags) > 0 ? local.service_tags[each.key] : null
   operator_id    = qtail_operator.this.id
 }
 
@@ -65,7 +81,7 @@ resource "qtail_grant" "access" {
   for_each = local.access
   name     = each.value.name
   src      = each.value.src
-  dst      = local.service_tags[each.value.service]
+  dst      = each.value.dst
   ip = [for p in qtail_exposed_service.this[each.value.service].ports : "${p.protocol == "UDP" ? "udp" : "tcp"}:${p.internal_port}"
   if each.value.ports == null || contains(coalesce(each.value.ports, []), p.internal_port)]
 
@@ -104,7 +120,7 @@ resource "qtail_connector" "this" {
   hostname       = local.connector_name
   subnet_routes  = length(var.connector.subnet_routes) > 0 ? var.connector.subnet_routes : null
   exit_node      = var.connector.exit_node
-  tags           = length(var.connector.tags) > 0 ? var.connector.tags : [var.tailnet.proxy_tag]
+  tags           = length(var.connector.tags) > 0 ? [for t in var.connector.tags : lookup(local.own, t, t)] : [local.proxy_tag]
   approve_routes = var.connector.approve_routes
 }
 

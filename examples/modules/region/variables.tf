@@ -25,9 +25,31 @@ variable "tailnet" {
     operator_tag                 = string
     proxy_tag                    = string
     service_tags                 = optional(list(string))
+    regions = optional(map(object({
+      proxy_tag    = string
+      service_tags = map(string)
+    })))
   })
-  description = "What the tailnet module made: pass `module.tailnet` in the same root, or the platform root's output (`data.terraform_remote_state.platform.outputs.tailnet`, or a variable fed from `terraform output -json tailnet`). Other attributes are ignored. With `service_tags`, every service's tags must be among them."
+  description = "What the tailnet module made: pass `module.tailnet` in the same root, or the platform root's output (`data.terraform_remote_state.platform.outputs.tailnet`, or a variable fed from `terraform output -json tailnet`). Other attributes are ignored. With `service_tags`, every service's tags must be among them; `regions` gives each region's own tags (see `isolation`)."
   nullable    = false
+}
+
+variable "isolation" {
+  type        = bool
+  description = <<-EOT
+    Whether the region's proxies carry tags of their own region (the default): each tag a service, the connector or the
+    operator's proxies would carry, the tailnet's proxy tag or a service tag such as `tag:k8s-billing`, becomes its
+    region's tag from the tailnet module's `regions` output (`tag:k8s-billing-us-east-1`), and the grants name those. A
+    grant of this region then reaches this region's services alone; `access[...].regions` reaches others explicitly. With
+    `false`, every region's proxies carry the shared tags, and a grant that names one reaches the proxies of every region.
+  EOT
+  default     = true
+  nullable    = false
+
+  validation {
+    condition     = !var.isolation || contains(keys(coalesce(var.tailnet.regions, {})), var.region)
+    error_message = "isolation: the tailnet module gives region ${var.region} no tags of its own (its regions: ${jsonencode(sort(keys(coalesce(var.tailnet.regions, {}))))}). Add \"${var.region}\" to the regions of the tailnet module, in the platform root, and apply it first; or set isolation = false, and every region's grants that name a shared tag reach this region's proxies too."
+  }
 }
 
 variable "operator" {
@@ -82,6 +104,7 @@ variable "services" {
       src      = list(string)
       ports    = optional(list(number))
       test_src = optional(string)
+      regions  = optional(list(string), [])
     })), {})
     denied = optional(list(string), [])
   }))
@@ -90,8 +113,10 @@ variable "services" {
     (`application_id`) or container (`container_id`), exposed at `hostname` (default `NAME-REGION`) with `tags` (default the
     tailnet's proxy tag; give each kind of service a tag of its own). `access` maps a name to who (`src`) may reach which of
     the service's ports (`ports`, default every port it declares): each becomes the grant `REGION-NAME-ACCESS` and the policy
-    test of the same name, run from `test_src` (default the first `src`). `denied` lists sources that must not reach the
-    service: each becomes a policy test `REGION-NAME-denies-SOURCE`.
+    test of the same name, run from `test_src` (default the first `src`). With `isolation`, the grant reaches this region's
+    proxies alone; `regions` lists other regions whose proxies of the same tags it reaches too, on the same ports (an
+    explicit reach across regions). `denied` lists sources that must not reach the service: each becomes a policy test
+    `REGION-NAME-denies-SOURCE`.
   EOT
   default     = {}
   nullable    = false
@@ -142,6 +167,16 @@ variable "services" {
       [for d in s.denied : "services[\"${k}\"].denied (${jsonencode(d)})" if can(regex("^(\\*|autogroup:.*|.*/.*)$", d))],
     )]))}: a policy test runs from one user, group, tag, host or IP, not a wildcard, an autogroup or a CIDR."
   }
+  validation {
+    condition = alltrue(flatten([for k, s in var.services : [for a, x in s.access : [for r in x.regions :
+    var.isolation && r != var.region && contains(keys(coalesce(var.tailnet.regions, {})), r)]]]))
+    error_message = "services: ${join(", ", distinct(flatten([for k, s in var.services : [for a, x in s.access : [for r in x.regions : "services[\"${k}\"].access[\"${a}\"].regions (${jsonencode(r)})" if !(var.isolation && r != var.region && contains(keys(coalesce(var.tailnet.regions, {})), r))]]])))} must name another region of the tailnet module's regions (${jsonencode(sort(keys(coalesce(var.tailnet.regions, {}))))}), with isolation on: without it, the grant already reaches every region."
+  }
+  validation {
+    condition = !var.isolation || try(var.tailnet.regions[var.region], null) == null || alltrue(flatten([for k, s in var.services :
+    [for t in s.tags : t == var.tailnet.proxy_tag || !contains(coalesce(var.tailnet.service_tags, [t]), t) || contains(keys(try(var.tailnet.regions[var.region].service_tags, {})), t)]]))
+    error_message = "services: ${join(", ", flatten([for k, s in var.services : [for t in s.tags : "services[\"${k}\"].tags (${jsonencode(t)})" if !(t == var.tailnet.proxy_tag || !contains(coalesce(var.tailnet.service_tags, [t]), t) || contains(keys(try(var.tailnet.regions[var.region].service_tags, {})), t))]]))} has no tag of region ${var.region} in the tailnet module: add it to the tailnet module's service_tags (the platform root), which gives it a tag in each region."
+  }
 }
 
 variable "connector" {
@@ -153,7 +188,7 @@ variable "connector" {
     tags           = optional(list(string), [])
     users          = optional(list(string), [])
   })
-  description = "An optional connector: a subnet router for `subnet_routes` (such as the region's VPC) and/or an exit node, named `name` (default `vpc-REGION`, also its device's hostname). `approve_routes` approves its routes through the Tailscale API; `users` are granted every route (and the internet through the exit node) by the grant `REGION-connector-routes`. Its tags default to the tailnet's proxy tag."
+  description = "An optional connector: a subnet router for `subnet_routes` (such as the region's VPC) and/or an exit node, named `name` (default `vpc-REGION`, also its device's hostname). `approve_routes` approves its routes through the Tailscale API; `users` are granted every route (and the internet through the exit node) by the grant `REGION-connector-routes`. Its tags default to the tailnet's proxy tag (its region's, with `isolation`)."
   default     = null
 
   validation {

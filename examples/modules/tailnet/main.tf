@@ -37,6 +37,23 @@ resource "qtail_tag_owner" "service" {
   owners   = [qtail_tag_owner.operator.tag]
 }
 
+# The tags of each region's proxies: the proxy tag and every service tag,
+# suffixed with the region, so that a grant that names them reaches that
+# region's proxies and no other's.
+locals {
+  region_tags = { for r in var.regions : r => {
+    proxy_tag    = "${var.proxy_tag}-${r}"
+    service_tags = { for t in var.service_tags : t => "${t}-${r}" }
+  } }
+  region_tag_list = flatten([for r, x in local.region_tags : concat([x.proxy_tag], values(x.service_tags))])
+}
+
+resource "qtail_tag_owner" "region" {
+  for_each = toset(local.region_tag_list)
+  tag      = each.key
+  owners   = [qtail_tag_owner.operator.tag]
+}
+
 resource "qtail_allow_all_removal" "this" {
   count = var.remove_allow_all ? 1 : 0
 }
@@ -51,5 +68,5 @@ resource "qtail_policy_test" "this" {
 
   # A test may name any tag this module owns, and a deny test holds only
   # without the allow-all rule.
-  depends_on = [qtail_tag_owner.proxy, qtail_tag_owner.service, qtail_allow_all_removal.this]
+  depends_on = [qtail_tag_owner.proxy, qtail_tag_owner.service, qtail_tag_owner.region, qtail_allow_all_removal.this]
 }

@@ -32,6 +32,14 @@ output "service_tags" {
   value       = [for t in var.service_tags : qtail_tag_owner.service[t].tag]
 }
 
+output "regions" {
+  description = "The tags of each region of `regions`: `proxy_tag`, its proxies' default tag, and `service_tags`, each service tag's tag in that region (`{\"tag:k8s-billing\" = \"tag:k8s-billing-us-east-1\"}`)."
+  value = { for r, x in local.region_tags : r => {
+    proxy_tag    = qtail_tag_owner.region[x.proxy_tag].tag
+    service_tags = { for t, rt in x.service_tags : t => qtail_tag_owner.region[rt].tag }
+  } }
+}
+
 output "allow_all_removed" {
   description = "Whether this module removes the allow-all rule (and keeps it removed)."
   value       = var.remove_allow_all

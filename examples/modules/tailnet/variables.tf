@@ -51,6 +51,22 @@ variable "service_tags" {
   }
 }
 
+variable "regions" {
+  type        = list(string)
+  description = "The regions whose services get tags of their own, so that a grant of one region reaches that region alone. For each region REGION, the module owns `PROXY_TAG-REGION` (such as `tag:k8s-us-east-1`) and, for each service tag, `SERVICE_TAG-REGION` (such as `tag:k8s-billing-us-east-1`), all owned by `operator_tag`. The region module gives its proxies these tags, and names them in its grants, unless it is told to reach other regions."
+  default     = []
+  nullable    = false
+
+  validation {
+    condition     = alltrue([for r in var.regions : can(regex("^[a-z][a-z0-9-]{0,30}[a-z0-9]$", r))])
+    error_message = "regions: ${join(", ", [for r in var.regions : jsonencode(r) if !can(regex("^[a-z][a-z0-9-]{0,30}[a-z0-9]$", r))])} must be 2 to 32 lower-case letters, digits and dashes, starting with a letter and ending with a letter or a digit, such as us-east-1: it is part of tags."
+  }
+  validation {
+    condition     = length(distinct(var.regions)) == length(var.regions)
+    error_message = "regions: each region once; repeated: ${join(", ", distinct([for i, r in var.regions : r if contains(slice(var.regions, 0, i), r)]))}."
+  }
+}
+
 variable "helm_repository_names" {
   type = object({
     operator  = optional(string, "tailscale")

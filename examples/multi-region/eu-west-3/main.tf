@@ -39,6 +39,10 @@ variable "tailnet" {
     operator_tag                 = string
     proxy_tag                    = string
     service_tags                 = list(string)
+    regions = map(object({
+      proxy_tag    = string
+      service_tags = map(string)
+    }))
   })
   description = "The platform root's output `tailnet`."
 }

@@ -45,14 +45,21 @@ module "tailnet" {
   organization_id  = var.organization_id
   remove_allow_all = true
 
-  # One tag per kind of service, shared by every region.
+  # One tag per kind of service, and one of it per region: billing-api's
+  # proxies carry tag:k8s-billing-us-east-1 in us-east-1 and
+  # tag:k8s-billing-eu-west-3 in eu-west-3, so that a grant of one region
+  # reaches that region alone.
   service_tags = ["tag:k8s-billing"]
+  regions      = ["us-east-1", "eu-west-3"]
 
   # Guard rails that hold in every region, whoever edits the policy file.
   policy_tests = {
     tailnet-carol-denied-billing = {
-      src  = "carol@example.com"
-      deny = ["tag:k8s-billing:443", "tag:k8s-billing:8080"]
+      src = "carol@example.com"
+      deny = [
+        "tag:k8s-billing-us-east-1:443", "tag:k8s-billing-us-east-1:8080",
+        "tag:k8s-billing-eu-west-3:443", "tag:k8s-billing-eu-west-3:8080",
+      ]
     }
   }
 }

@@ -16,7 +16,11 @@ variables {
     operator_tag                 = "tag:k8s-operator"
     proxy_tag                    = "tag:k8s"
     service_tags                 = ["tag:k8s-billing"]
-    organization_id              = "ignored: the module takes what it needs"
+    regions = {
+      eu-west-3 = { proxy_tag = "tag:k8s-eu-west-3", service_tags = { "tag:k8s-billing" = "tag:k8s-billing-eu-west-3" } }
+      us-east-1 = { proxy_tag = "tag:k8s-us-east-1", service_tags = { "tag:k8s-billing" = "tag:k8s-billing-us-east-1" } }
+    }
+    organization_id = "ignored: the module takes what it needs"
   }
   services = {
     billing-api = {
@@ -87,9 +91,73 @@ run "for_each_shape" {
     error_message = "One test per denied source, one connector, one egress Service."
   }
   assert {
-    condition     = qtail_exposed_service.this["web"].tags == null && jsonencode(qtail_grant.access["billing-api/platform-ops"].dst) == jsonencode(["tag:k8s-billing"])
-    error_message = "A service without tags keeps the operator's proxy tag; grants go to the service's tags."
+    condition     = qtail_exposed_service.this["web"].tags == null && jsonencode(qtail_grant.access["billing-api/platform-ops"].dst) == jsonencode(["tag:k8s-billing-eu-west-3"])
+    error_message = "A service without tags keeps the operator's proxy tag; grants go to the service's tags in this region."
   }
+  assert {
+    condition     = jsonencode(qtail_exposed_service.this["billing-api"].tags) == jsonencode(["tag:k8s-billing-eu-west-3"]) && jsonencode(qtail_connector.this[0].tags) == jsonencode(["tag:k8s-eu-west-3"])
+    error_message = "With isolation (the default), the region's proxies carry the region's tags."
+  }
+}
+
+run "reaches_another_region_only_when_asked" {
+  command = plan
+
+  variables {
+    services = {
+      billing-api = {
+        application_id = "3fa85f64-5717-4562-b3fc-2c963f66afa6"
+        tags           = ["tag:k8s-billing"]
+        access = {
+          platform-ops = { src = ["group:platform-ops"], regions = ["us-east-1"] }
+          local        = { src = ["group:platform-ops"] }
+        }
+      }
+    }
+  }
+
+  assert {
+    condition     = jsonencode(qtail_grant.access["billing-api/platform-ops"].dst) == jsonencode(["tag:k8s-billing-eu-west-3", "tag:k8s-billing-us-east-1"]) && jsonencode(qtail_grant.access["billing-api/local"].dst) == jsonencode(["tag:k8s-billing-eu-west-3"])
+    error_message = "access[...].regions adds the other region's tags; without it, the grant names this region's alone."
+  }
+}
+
+run "shares_the_tags_without_isolation" {
+  command = plan
+
+  variables {
+    isolation = false
+  }
+
+  assert {
+    condition     = jsonencode(qtail_grant.access["billing-api/platform-ops"].dst) == jsonencode(["tag:k8s-billing"]) && jsonencode(qtail_operator.this.proxy_default_tags) == jsonencode(["tag:k8s"])
+    error_message = "isolation = false keeps the shared tags."
+  }
+}
+
+run "refuses_isolation_without_the_regions_tags" {
+  command = plan
+
+  variables {
+    region = "ap-south-1"
+  }
+
+  expect_failures = [var.isolation]
+}
+
+run "refuses_a_reach_to_an_unknown_region" {
+  command = plan
+
+  variables {
+    services = {
+      billing-api = {
+        application_id = "3fa85f64-5717-4562-b3fc-2c963f66afa6"
+        access         = { platform-ops = { src = ["group:platform-ops"], regions = ["ap-south-1"] } }
+      }
+    }
+  }
+
+  expect_failures = [var.services]
 }
 
 run "operator_from_the_tailnet" {
@@ -100,8 +168,8 @@ run "operator_from_the_tailnet" {
     error_message = "The operator installs from the tailnet's operator repository, at the pinned chart version."
   }
   assert {
-    condition     = jsonencode(qtail_operator.this.default_tags) == jsonencode(["tag:k8s-operator"]) && jsonencode(qtail_operator.this.proxy_default_tags) == jsonencode(["tag:k8s"])
-    error_message = "The operator takes the tailnet's tags."
+    condition     = jsonencode(qtail_operator.this.default_tags) == jsonencode(["tag:k8s-operator"]) && jsonencode(qtail_operator.this.proxy_default_tags) == jsonencode(["tag:k8s-eu-west-3"])
+    error_message = "The operator takes the tailnet's tags, its proxies' in its region."
   }
   assert {
     condition     = qtail_operator.this.create_oauth_client && qtail_operator.this.oauth_client_secret_wo_version == null

@@ -57,16 +57,16 @@ run "policy" {
     error_message = "Without ports, a grant opens every port the service declares: ${jsonencode(output.fragments)}"
   }
   assert {
-    condition     = output.fragments["grant:us-east-1-billing-api-proxies"].ip == ["tcp:443"] && output.fragments["policy_test:us-east-1-billing-api-proxies"].accept == ["tag:k8s-billing:443"]
+    condition     = output.fragments["grant:us-east-1-billing-api-proxies"].ip == ["tcp:443"] && output.fragments["policy_test:us-east-1-billing-api-proxies"].accept == ["tag:k8s-billing-us-east-1:443"]
     error_message = "With ports, a grant and its test cover those only: ${jsonencode(output.fragments)}"
   }
   assert {
-    condition     = output.fragments["policy_test:us-east-1-billing-api-denies-carol-example.com"].deny == ["tag:k8s-billing:443", "tag:k8s-billing:8080"]
+    condition     = output.fragments["policy_test:us-east-1-billing-api-denies-carol-example.com"].deny == ["tag:k8s-billing-us-east-1:443", "tag:k8s-billing-us-east-1:8080"]
     error_message = "A denied source is tested on every declared port: ${jsonencode(output.fragments)}"
   }
   assert {
-    condition     = output.fragments["grant:eu-west-3-web-members"].dst == ["tag:k8s"] && output.fragments["policy_test:eu-west-3-web-members"].src == "carol@example.com"
-    error_message = "A service without tags is granted through the proxy tag, tested from test_src: ${jsonencode(output.fragments)}"
+    condition     = output.fragments["grant:eu-west-3-web-members"].dst == ["tag:k8s-eu-west-3"] && output.fragments["policy_test:eu-west-3-web-members"].src == "carol@example.com"
+    error_message = "A service without tags is granted through its region's proxy tag, tested from test_src: ${jsonencode(output.fragments)}"
   }
   assert {
     condition     = output.fragments["grant:eu-west-3-connector-routes"].dst == ["10.30.0.0/16"]
@@ -77,7 +77,7 @@ run "policy" {
     error_message = "Both operators and every proxy must be connected: ${jsonencode(output.devices)}"
   }
   assert {
-    condition     = jsonencode(output.devices["billing-api-us-east-1"].tags) == jsonencode(["tag:k8s-billing"]) && jsonencode(output.devices["tailscale-operator-eu-west-3"].tags) == jsonencode(["tag:k8s-operator"])
+    condition     = jsonencode(output.devices["billing-api-us-east-1"].tags) == jsonencode(["tag:k8s-billing-us-east-1"]) && jsonencode(output.devices["billing-api-eu-west-3"].tags) == jsonencode(["tag:k8s-billing-eu-west-3"]) && jsonencode(output.devices["tailscale-operator-eu-west-3"].tags) == jsonencode(["tag:k8s-operator"])
     error_message = "Devices must carry their tags: ${jsonencode(output.devices)}"
   }
 }

@@ -7,6 +7,7 @@ variables {
   organization_id  = "3fa85f64-5717-4562-b3fc-2c963f66afa6"
   remove_allow_all = true
   service_tags     = ["tag:k8s-billing", "tag:k8s-web"]
+  regions          = ["eu-west-3"]
   policy_tests = {
     carol-denied-billing = {
       src  = "carol@example.com"
@@ -29,6 +30,10 @@ run "owns_the_tailnet_singletons" {
   assert {
     condition     = jsonencode(keys(qtail_tag_owner.service)) == jsonencode(["tag:k8s-billing", "tag:k8s-web"]) && alltrue([for t in qtail_tag_owner.service : t.owners == tolist(["tag:k8s-operator"])])
     error_message = "Each service tag must be owned by the operators' tag."
+  }
+  assert {
+    condition     = jsonencode(sort(keys(qtail_tag_owner.region))) == jsonencode(["tag:k8s-billing-eu-west-3", "tag:k8s-eu-west-3", "tag:k8s-web-eu-west-3"]) && alltrue([for t in qtail_tag_owner.region : t.owners == tolist(["tag:k8s-operator"])])
+    error_message = "Each region's proxy and service tags must be owned by the operators' tag."
   }
   assert {
     condition     = qtail_helm_repository.operator.name == "tailscale" && qtail_helm_repository.manifests.name == "qtail"

@@ -8,6 +8,7 @@ run "apply" {
     organization_id  = var.sandbox.organization_id
     remove_allow_all = true
     service_tags     = ["tag:k8s-billing"]
+    regions          = ["us-east-1", "eu-west-3"]
     policy_tests = {
       tailnet-carol-denied-billing = {
         src  = "carol@example.com"
@@ -19,6 +20,10 @@ run "apply" {
   assert {
     condition     = output.operator_helm_repository_id != output.manifests_helm_repository_id
     error_message = "The module must create two Helm repositories."
+  }
+  assert {
+    condition     = output.regions["us-east-1"].proxy_tag == "tag:k8s-us-east-1" && output.regions["eu-west-3"].service_tags["tag:k8s-billing"] == "tag:k8s-billing-eu-west-3"
+    error_message = "Each region must have its own tags: ${jsonencode(output.regions)}"
   }
   assert {
     condition     = jsonencode(output.policy_test_names) == jsonencode(["tailnet-carol-denied-billing"])
@@ -38,6 +43,10 @@ run "policy" {
   assert {
     condition     = output.fragments["tag_owner:tag:k8s-billing"] == ["tag:k8s-operator"]
     error_message = "The service tag must be owned by the operators' tag: ${jsonencode(output.fragments)}"
+  }
+  assert {
+    condition     = output.fragments["tag_owner:tag:k8s-billing-us-east-1"] == ["tag:k8s-operator"] && output.fragments["tag_owner:tag:k8s-eu-west-3"] == ["tag:k8s-operator"]
+    error_message = "Each region's tags must be owned by the operators' tag: ${jsonencode(output.fragments)}"
   }
   assert {
     condition     = output.fragments["policy_test:tailnet-carol-denied-billing"].deny == ["tag:k8s-billing:443"]

@@ -35,6 +35,7 @@ module "tailnet" {
   organization_id  = var.sandbox.organization_id
   remove_allow_all = true
   service_tags     = ["tag:k8s-billing"]
+  regions          = keys(var.sandbox.regions)
 }
 
 module "region" {
