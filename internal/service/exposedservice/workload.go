@@ -71,13 +71,13 @@ func (w workload) setGroups(ctx context.Context, q *qovery.Client, ids []string)
 	return err
 }
 
-// redeploy asks for a redeployment with the current configuration and
-// returns the API's answer: the status of the request, queued or started.
-func (w workload) redeploy(ctx context.Context, q *qovery.Client) (*qovery.Status, error) {
+// deployment is the redeployment of the service with its current
+// configuration.
+func (w workload) deployment() qovery.ServiceDeploy {
 	if w.kind == kindContainer {
-		return q.RedeployContainer(ctx, w.id)
+		return qovery.ServiceDeploy{Kind: qovery.ServiceContainer, ID: w.id}
 	}
-	return q.RedeployApplication(ctx, w.id)
+	return qovery.ServiceDeploy{Kind: qovery.ServiceApplication, ID: w.id}
 }
 
 // status reads the deployment status.

@@ -93,9 +93,10 @@ type manifestResource[T any, P manifestModel[T]] struct {
 
 // deployment is the deploy-and-wait of the Helm service helmID in the
 // Terraform operation op.
-func (r *manifestResource[T, P]) deployment(q *qovery.Client, helmID, envID, op string, timeout time.Duration) cluster.Deployment {
+// ticket is the deployment announced when the operation began.
+func (r *manifestResource[T, P]) deployment(q *qovery.Client, ticket *qovery.DeployTicket, helmID, envID, op string, timeout time.Duration) cluster.Deployment {
 	return cluster.Deployment{Qovery: q, Poll: r.Clients.PollInterval(), HelmID: helmID, EnvironmentID: envID, Noun: r.kind.noun, Op: op,
-		Timeout: timeout, ByOperator: true}
+		Timeout: timeout, ByOperator: true, Ticket: ticket}
 }
 
 // clients returns the Qovery client and, when the resource needs it for
@@ -158,12 +159,16 @@ func (r *manifestResource[T, P]) Create(ctx context.Context, req resource.Create
 	if base.OperatorID.IsNull() && r.kind.clusterScoped && !r.awaitOperator(ctx, w.q, base.EnvironmentID.ValueString(), &resp.Diagnostics) {
 		return
 	}
+	// The other deployments of the environment in this wave wait for this
+	// one, to make one action with it.
+	ticket := w.q.ExpectDeploy(base.EnvironmentID.ValueString())
+	defer ticket.Forget()
 	svc, err := writeManifestService(ctx, w.q, r.kind, base.EnvironmentID.ValueString(), "", w.name, w.chart, w.values)
 	if err != nil {
 		tfx.APIError(&resp.Diagnostics, "create "+r.kind.possessive()+" Helm service", err)
 		return
 	}
-	r.deploy(ctx, &plan, svc, w.tn, r.deployment(w.q, svc.ID, svc.Environment.ID, "create", timeout), &resp.Diagnostics)
+	r.deploy(ctx, &plan, svc, w.tn, r.deployment(w.q, ticket, svc.ID, svc.Environment.ID, "create", timeout), &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 }
 
@@ -188,6 +193,8 @@ func (r *manifestResource[T, P]) Update(ctx context.Context, req resource.Update
 		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 		return
 	}
+	ticket := w.q.ExpectDeploy(base.EnvironmentID.ValueString())
+	defer ticket.Forget()
 	svc, err := writeManifestService(ctx, w.q, r.kind, base.EnvironmentID.ValueString(), old.ID.ValueString(), w.name, w.chart, w.values)
 	if err != nil {
 		tfx.APIError(&resp.Diagnostics, "update "+r.kind.possessive()+" Helm service", err)
@@ -196,7 +203,7 @@ func (r *manifestResource[T, P]) Update(ctx context.Context, req resource.Update
 		resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 		return
 	}
-	r.deploy(ctx, &plan, svc, w.tn, r.deployment(w.q, svc.ID, svc.Environment.ID, "update", timeout), &resp.Diagnostics)
+	r.deploy(ctx, &plan, svc, w.tn, r.deployment(w.q, ticket, svc.ID, svc.Environment.ID, "update", timeout), &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 }
 
@@ -280,7 +287,7 @@ func (r *manifestResource[T, P]) Delete(ctx context.Context, req resource.Delete
 	// The operator of the cluster waits for this Delete.
 	defer r.world().StartDelete(helmID)()
 	if err := cluster.DeleteHelm(ctx, q, helmID, envID, r.Clients.PollInterval()); err != nil {
-		r.deployment(q, helmID, envID, "delete", timeout).Failed(&resp.Diagnostics, "waiting for "+r.kind.possessive()+" deletion", err)
+		r.deployment(q, nil, helmID, envID, "delete", timeout).Failed(&resp.Diagnostics, "waiting for "+r.kind.possessive()+" deletion", err)
 		return
 	}
 	tn := r.Clients.TailnetOrNil()
