@@ -28,9 +28,9 @@ var ErrTimedOut = errors.New("timed out")
 // request made again. A failed deployment is a *qovery.DeploymentError
 // with the reason; a wait cut by the deadline wraps ErrTimedOut.
 //
-// The deployment goes through a ticket of the service's environment
-// (qovery.Client.ExpectDeploy), so that the deployments of that
-// environment asked for at about the same time make one action.
+// The deployment goes through a ticket (qovery.Client.ExpectDeploy), so
+// that the deployments of the service's environment asked for at about the
+// same time make one action.
 func DeployHelm(ctx context.Context, q *qovery.Client, helmID string, poll time.Duration) error {
 	return DeployHelmTicket(ctx, q, nil, helmID, poll)
 }
@@ -52,9 +52,9 @@ func DeployHelmTicket(ctx context.Context, q *qovery.Client, ticket *qovery.Depl
 			return deadline(ctx, fmt.Errorf("starting the deployment: %w", err), before.State)
 		}
 		if ticket == nil {
-			ticket = q.ExpectDeploy(h.Environment.ID)
+			ticket = q.ExpectDeploy()
 		}
-		trigger, err := ticket.Deploy(ctx, qovery.ServiceDeploy{Kind: qovery.ServiceHelm, ID: helmID, Helm: h.DeployRequest()})
+		trigger, err := ticket.Deploy(ctx, qovery.ServiceDeploy{Kind: qovery.ServiceHelm, ID: helmID, EnvironmentID: h.Environment.ID, Helm: h.DeployRequest()})
 		if qovery.IsConflict(err) && attempt < attempts {
 			// Another action runs and the API does not queue: wait for
 			// it, whatever its outcome, then ask again. A final state

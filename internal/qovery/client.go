@@ -53,9 +53,9 @@ type Config struct {
 	// zero.
 	NotFoundDelay time.Duration
 	// DeployQuiet is how long a deployment triggered through a
-	// DeployTicket waits for the other deployments of its environment
-	// after the latest one, DefaultDeployQuiet when zero; a negative one
-	// gathers nothing: each service is deployed on its own, as it asked.
+	// DeployTicket waits for other deployments after the latest one,
+	// DefaultDeployQuiet when zero; a negative one gathers nothing: each
+	// service is deployed on its own, as it asked.
 	DeployQuiet time.Duration
 	// DeployMaxWait bounds how long a deployment waits for its batch, and
 	// how long an expected one is waited for, DefaultDeployMaxWait when
@@ -63,7 +63,7 @@ type Config struct {
 	DeployMaxWait time.Duration
 	// OnDeployBatch, when set, is told about each batch of deployments
 	// before it is triggered.
-	OnDeployBatch func(envID string, services []ServiceDeploy, info batch.BatchInfo)
+	OnDeployBatch func(services []ServiceDeploy, info batch.BatchInfo)
 }
 
 // NotFoundRereads is how many times a read of an object that answered 404

@@ -24,6 +24,8 @@ type ServiceDeploy struct {
 	// Kind is ServiceHelm, ServiceApplication or ServiceContainer.
 	Kind string
 	ID   string
+	// EnvironmentID is the service's environment.
+	EnvironmentID string
 	// Helm is what a Helm service deploys (Helm.DeployRequest): its pinned
 	// chart version, or nil for a chart from Git (the head of its
 	// branch).
@@ -123,126 +125,128 @@ func (c *Client) DeployService(ctx context.Context, s ServiceDeploy) (*Status, e
 }
 
 // DefaultDeployQuiet is how long a deployment waits for the other
-// deployments of its environment after the latest one: as long as the
-// first wave of the policy writes.
+// deployments after the latest one: as long as the first wave of the
+// policy writes.
 const DefaultDeployQuiet = 25 * time.Millisecond
 
 // DefaultDeployMaxWait bounds the wait of a deployment for its batch.
 const DefaultDeployMaxWait = 2 * time.Second
 
-// deployTriggerTimeout bounds the request of a batch, which belongs to no
+// deployTriggerTimeout bounds the requests of a batch, which belongs to no
 // operation of its own.
 const deployTriggerTimeout = 2 * time.Minute
 
 // triggered is the answer of a batch to one of its deployments: the status
 // that names its request, or alone when it is to be triggered on its own
-// (a batch of one, or a batch the API refused).
+// (alone in its environment, or in a batch the API refused).
 type triggered struct {
 	status *Status
 	alone  bool
 }
 
-// deployBatches gathers, per environment, the deployments that
-// Terraform's operations ask for at about the same time, and triggers
-// each batch with one deploy-services action of the environment: an
-// environment runs one action at a time, so deployments triggered one by
-// one would queue behind each other.
+// deployBatches gathers the deployments that Terraform's operations ask
+// for at about the same time, and triggers those of each environment with
+// one deploy-services action of the environment: an environment runs one
+// action at a time, so deployments triggered one by one would queue
+// behind each other. The deployments of every environment are gathered
+// together, so that an operation is announced (ExpectDeploy) before it
+// knows its environment.
 type deployBatches struct {
-	c       *Client
-	quiet   time.Duration
-	maxWait time.Duration
-	onBatch func(envID string, services []ServiceDeploy, info batch.BatchInfo)
+	c     *Client
+	quiet time.Duration
+	g     *batch.Gatherer[ServiceDeploy, triggered]
 
 	mu   sync.Mutex
-	envs map[string]*batch.Gatherer[ServiceDeploy, triggered]
 	next uint64
 }
 
 func newDeployBatches(c *Client, cfg Config) *deployBatches {
-	b := &deployBatches{c: c, quiet: cfg.DeployQuiet, maxWait: cfg.DeployMaxWait, onBatch: cfg.OnDeployBatch,
-		envs: map[string]*batch.Gatherer[ServiceDeploy, triggered]{}}
+	b := &deployBatches{c: c, quiet: cfg.DeployQuiet}
 	if b.quiet == 0 {
 		b.quiet = DefaultDeployQuiet
 	}
-	if b.maxWait <= 0 {
-		b.maxWait = DefaultDeployMaxWait
+	maxWait := cfg.DeployMaxWait
+	if maxWait <= 0 {
+		maxWait = DefaultDeployMaxWait
 	}
+	opts := batch.GathererOptions[ServiceDeploy]{Quiet: b.quiet, MaxWait: maxWait}
+	if on := cfg.OnDeployBatch; on != nil {
+		opts.OnBatch = func(services []ServiceDeploy, info batch.BatchInfo) { on(services, info) }
+	}
+	b.g = batch.NewGatherer(opts, b.trigger)
 	return b
 }
 
-// gatherer returns the gatherer of environment envID.
-func (b *deployBatches) gatherer(envID string) *batch.Gatherer[ServiceDeploy, triggered] {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	g := b.envs[envID]
-	if g == nil {
-		opts := batch.GathererOptions[ServiceDeploy]{Quiet: b.quiet, MaxWait: b.maxWait}
-		if b.onBatch != nil {
-			opts.OnBatch = func(services []ServiceDeploy, info batch.BatchInfo) { b.onBatch(envID, services, info) }
-		}
-		g = batch.NewGatherer(opts, func(services []ServiceDeploy) []triggered { return b.trigger(envID, services) })
-		b.envs[envID] = g
-	}
-	return g
-}
-
-// trigger deploys a batch of services of envID in one action. A batch of
-// one, and every deployment of a batch that the API refuses, are left to
-// their callers, which trigger them on their own: a refused service then
-// fails alone.
-func (b *deployBatches) trigger(envID string, services []ServiceDeploy) []triggered {
+// trigger deploys a batch, with one action per environment. A service
+// alone in its environment, and every service of an environment whose
+// action the API refuses, are left to their callers, which trigger them on
+// their own: a refused service then fails alone.
+func (b *deployBatches) trigger(services []ServiceDeploy) []triggered {
 	out := make([]triggered, len(services))
-	if len(services) < 2 {
-		for i := range out {
-			out[i].alone = true
-		}
-		return out
-	}
-	var req DeployAllRequest
-	for _, s := range services {
-		req.Add(s)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), deployTriggerTimeout)
-	defer cancel()
-	env, err := b.c.DeployServices(ctx, envID, req)
+	byEnv := map[string][]int{}
+	var envs []string
 	for i, s := range services {
-		if err != nil {
-			out[i].alone = true
+		if _, ok := byEnv[s.EnvironmentID]; !ok {
+			envs = append(envs, s.EnvironmentID)
+		}
+		byEnv[s.EnvironmentID] = append(byEnv[s.EnvironmentID], i)
+	}
+	var wg sync.WaitGroup
+	for _, envID := range envs {
+		idx := byEnv[envID]
+		if len(idx) < 2 || envID == "" {
+			for _, i := range idx {
+				out[i].alone = true
+			}
 			continue
 		}
-		out[i].status = &Status{ID: s.ID, State: StateDeploymentQueued, DeploymentRequestID: env.DeploymentRequestID, LastDeploymentDate: env.LastDeploymentDate}
+		wg.Go(func() {
+			var req DeployAllRequest
+			for _, i := range idx {
+				req.Add(services[i])
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), deployTriggerTimeout)
+			defer cancel()
+			env, err := b.c.DeployServices(ctx, envID, req)
+			for _, i := range idx {
+				if err != nil {
+					out[i].alone = true
+					continue
+				}
+				out[i].status = &Status{ID: services[i].ID, State: StateDeploymentQueued, DeploymentRequestID: env.DeploymentRequestID,
+					LastDeploymentDate: env.LastDeploymentDate}
+			}
+		})
 	}
+	wg.Wait()
 	return out
 }
 
-// DeployTicket is a deployment on its way in an environment: the other
-// deployments of the environment that Terraform's operations ask for at
-// about the same time wait for it, and are triggered with it in one
-// action (see ExpectDeploy).
+// DeployTicket is a deployment on its way: the other deployments that
+// Terraform's operations ask for at about the same time wait for it, and
+// those of its environment are triggered with it in one action (see
+// ExpectDeploy).
 type DeployTicket struct {
-	c     *Client
-	envID string
-	key   string
-	mu    sync.Mutex
-	used  bool
+	c    *Client
+	key  string
+	mu   sync.Mutex
+	used bool
 }
 
-// ExpectDeploy returns the ticket of a deployment of a service of the
-// environment envID that the caller is about to trigger: from now on, and
-// for at most Config.DeployMaxWait, a batch of that environment waits for
-// it. The caller triggers it with Deploy, or says with Forget that it will
-// not come.
-func (c *Client) ExpectDeploy(envID string) *DeployTicket {
+// ExpectDeploy returns the ticket of a deployment that the caller is
+// about to trigger: from now on, and for at most Config.DeployMaxWait, a
+// batch waits for it. The caller triggers it with Deploy, or says with
+// Forget that it will not come.
+func (c *Client) ExpectDeploy() *DeployTicket {
 	b := c.deploys
 	b.mu.Lock()
 	b.next++
 	key := strconv.FormatUint(b.next, 10)
 	b.mu.Unlock()
-	t := &DeployTicket{c: c, envID: envID, key: key}
-	if b.quiet >= 0 && envID != "" {
-		b.gatherer(envID).Expect(key)
+	if b.quiet >= 0 {
+		b.g.Expect(key)
 	}
-	return t
+	return &DeployTicket{c: c, key: key}
 }
 
 // Forget says that the ticket's deployment will not be triggered (or was,
@@ -255,20 +259,20 @@ func (t *DeployTicket) Forget() {
 	used := t.used
 	t.used = true
 	t.mu.Unlock()
-	if !used && t.c.deploys.quiet >= 0 && t.envID != "" {
-		t.c.deploys.gatherer(t.envID).Forget(t.key)
+	if !used && t.c.deploys.quiet >= 0 {
+		t.c.deploys.g.Forget(t.key)
 	}
 }
 
-// Deploy triggers the deployment of s, a service of the ticket's
-// environment, and returns the status that names its request, for
-// WaitOptions.Trigger: the deployments of the environment asked for at
-// about the same time are triggered together, in one deploy-services
-// action (DeployServices), and each service's status then carries its
-// deployment_request_id. A deployment alone, one of a batch that the API
-// refused (so that a refused service fails alone), a ticket used already
-// (a new attempt) and a nil ticket are triggered on their own
-// (DeployService).
+// Deploy triggers the deployment of s and returns the status that names
+// its request, for WaitOptions.Trigger: the deployments of s's environment
+// asked for at about the same time are triggered together, in one
+// deploy-services action (DeployServices), and each service's status then
+// carries its deployment_request_id. A deployment alone in its
+// environment, one of a batch that the API refused (so that a refused
+// service fails alone), a ticket used already (a new attempt) and a
+// client that gathers nothing (Config.DeployQuiet) are triggered on their
+// own (DeployService).
 func (t *DeployTicket) Deploy(ctx context.Context, s ServiceDeploy) (*Status, error) {
 	if t == nil {
 		return nil, fmt.Errorf("qovery: no deployment ticket for service %s", s.ID)
@@ -277,10 +281,13 @@ func (t *DeployTicket) Deploy(ctx context.Context, s ServiceDeploy) (*Status, er
 	used := t.used
 	t.used = true
 	t.mu.Unlock()
-	if used || t.c.deploys.quiet < 0 || t.envID == "" {
+	if used || t.c.deploys.quiet < 0 || s.EnvironmentID == "" {
+		if !used && t.c.deploys.quiet >= 0 {
+			t.c.deploys.g.Forget(t.key)
+		}
 		return t.c.DeployService(ctx, s)
 	}
-	res, _, err := t.c.deploys.gatherer(t.envID).Do(ctx, t.key, s)
+	res, _, err := t.c.deploys.g.Do(ctx, t.key, s)
 	if err != nil {
 		return nil, err
 	}

@@ -89,7 +89,7 @@ func (w *batchWorld) deployAll(t *testing.T) []error {
 	t.Helper()
 	tickets := make([]*qovery.DeployTicket, len(w.apps))
 	for i := range w.apps {
-		tickets[i] = w.c.ExpectDeploy(w.env)
+		tickets[i] = w.c.ExpectDeploy()
 	}
 	errs := make([]error, len(w.apps))
 	var wg sync.WaitGroup
@@ -105,7 +105,7 @@ func (w *batchWorld) deployAll(t *testing.T) []error {
 			// The operations' own calls before the trigger take their
 			// time.
 			time.Sleep(time.Duration(i) * 300 * time.Millisecond)
-			trigger, err := tickets[i].Deploy(ctx, qovery.ServiceDeploy{Kind: qovery.ServiceApplication, ID: id})
+			trigger, err := tickets[i].Deploy(ctx, qovery.ServiceDeploy{Kind: qovery.ServiceApplication, ID: id, EnvironmentID: w.env})
 			if err != nil {
 				errs[i] = err
 				return
@@ -192,7 +192,7 @@ func TestDeployTicketAlone(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w := newBatchWorld(t, qoveryapi.Options{}, "api")
 		start := time.Now()
-		trigger, err := w.c.ExpectDeploy(w.env).Deploy(t.Context(), qovery.ServiceDeploy{Kind: qovery.ServiceApplication, ID: w.apps[0]})
+		trigger, err := w.c.ExpectDeploy().Deploy(t.Context(), qovery.ServiceDeploy{Kind: qovery.ServiceApplication, ID: w.apps[0], EnvironmentID: w.env})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -227,13 +227,57 @@ func TestDeployWithoutBatching(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ticket := c.ExpectDeploy(env)
+		ticket := c.ExpectDeploy()
 		start := time.Now()
-		if _, err := ticket.Deploy(t.Context(), qovery.ServiceDeploy{Kind: qovery.ServiceApplication, ID: app}); err != nil {
+		if _, err := ticket.Deploy(t.Context(), qovery.ServiceDeploy{Kind: qovery.ServiceApplication, ID: app, EnvironmentID: env}); err != nil {
 			t.Fatal(err)
 		}
 		if waited := time.Since(start); waited != 0 {
 			t.Errorf("waited %s", waited)
+		}
+	})
+}
+
+// TestDeployTicketsPerEnvironment: a batch makes one action per
+// environment; a service alone in its environment uses its own action.
+func TestDeployTicketsPerEnvironment(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newBatchWorld(t, qoveryapi.Options{}, "api", "web")
+		var project, clusterID string
+		w.fake.Do(func(st *qoveryapi.State) {
+			project, clusterID = st.Environments[w.env].ProjectID, st.Environments[w.env].ClusterID
+		})
+		other, err := w.fake.SeedEnvironment(project, clusterID, "staging")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lone, err := w.fake.SeedApplication(other, "lone", qoveryapi.Port{Name: "http", InternalPort: 80})
+		if err != nil {
+			t.Fatal(err)
+		}
+		services := []qovery.ServiceDeploy{
+			{Kind: qovery.ServiceApplication, ID: w.apps[0], EnvironmentID: w.env},
+			{Kind: qovery.ServiceApplication, ID: w.apps[1], EnvironmentID: w.env},
+			{Kind: qovery.ServiceApplication, ID: lone, EnvironmentID: other},
+		}
+		tickets := make([]*qovery.DeployTicket, len(services))
+		for i := range services {
+			tickets[i] = w.c.ExpectDeploy()
+		}
+		var wg sync.WaitGroup
+		for i, s := range services {
+			wg.Go(func() {
+				if _, err := tickets[i].Deploy(t.Context(), s); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		if n := w.fake.Faults().Count("POST /environment/{environmentId}/service/deploy"); n != 1 {
+			t.Errorf("%d deploy-services requests, want 1", n)
+		}
+		if n := w.fake.Faults().Count("POST /application/{applicationId}/redeploy"); n != 1 {
+			t.Errorf("%d redeploys, want 1 (the lone one)", n)
 		}
 	})
 }

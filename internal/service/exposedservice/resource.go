@@ -83,6 +83,15 @@ func (r *exposedServiceResource) Create(ctx context.Context, req resource.Create
 	if resp.Diagnostics.Append(diags...); resp.Diagnostics.HasError() {
 		return
 	}
+	// The other deployments of this wave wait for this redeployment, to
+	// make one action with those of its environment: from the start,
+	// unless the operator is awaited first.
+	var ticket *qovery.DeployTicket
+	redeploys := plan.Redeploy.ValueBool() && plan.attaches()
+	if redeploys && !plan.OperatorID.IsNull() {
+		ticket = q.ExpectDeploy()
+		defer ticket.Forget()
+	}
 	w := plan.workload()
 	app, env, err := applicationContext(ctx, q, w)
 	if err != nil {
@@ -96,11 +105,8 @@ func (r *exposedServiceResource) Create(ctx context.Context, req resource.Create
 	if plan.OperatorID.IsNull() && !r.awaitOperator(ctx, q, env, w, &resp.Diagnostics) {
 		return
 	}
-	// The other redeployments of the environment in this wave wait for
-	// this one, to make one action with it.
-	var ticket *qovery.DeployTicket
-	if plan.Redeploy.ValueBool() && plan.attaches() {
-		ticket = q.ExpectDeploy(app.Environment.ID)
+	if redeploys && ticket == nil {
+		ticket = q.ExpectDeploy()
 		defer ticket.Forget()
 	}
 	orgID := env.Organization.ID
@@ -392,7 +398,7 @@ func (r *exposedServiceResource) Update(ctx context.Context, req resource.Update
 	w, groupID, orgID := state.workload(), state.AnnotationsGroupID.ValueString(), state.OrganizationID.ValueString()
 	var ticket *qovery.DeployTicket
 	if plan.Redeploy.ValueBool() {
-		ticket = q.ExpectDeploy(state.EnvironmentID.ValueString())
+		ticket = q.ExpectDeploy()
 		defer ticket.Forget()
 	}
 
@@ -472,7 +478,7 @@ func (r *exposedServiceResource) Delete(ctx context.Context, req resource.Delete
 	redeploy := state.Redeploy.IsNull() || state.Redeploy.ValueBool()
 	var ticket *qovery.DeployTicket
 	if redeploy {
-		ticket = q.ExpectDeploy(state.EnvironmentID.ValueString())
+		ticket = q.ExpectDeploy()
 		defer ticket.Forget()
 	}
 	// The operator of the cluster waits for this Delete.

@@ -71,13 +71,13 @@ func (w workload) setGroups(ctx context.Context, q *qovery.Client, ids []string)
 	return err
 }
 
-// deployment is the redeployment of the service with its current
-// configuration.
-func (w workload) deployment() qovery.ServiceDeploy {
+// deployment is the redeployment of the service, of the environment
+// envID, with its current configuration.
+func (w workload) deployment(envID string) qovery.ServiceDeploy {
 	if w.kind == kindContainer {
-		return qovery.ServiceDeploy{Kind: qovery.ServiceContainer, ID: w.id}
+		return qovery.ServiceDeploy{Kind: qovery.ServiceContainer, ID: w.id, EnvironmentID: envID}
 	}
-	return qovery.ServiceDeploy{Kind: qovery.ServiceApplication, ID: w.id}
+	return qovery.ServiceDeploy{Kind: qovery.ServiceApplication, ID: w.id, EnvironmentID: envID}
 }
 
 // status reads the deployment status.

@@ -150,19 +150,28 @@ func (r *manifestResource[T, P]) Create(ctx context.Context, req resource.Create
 	base := P(&plan).shared()
 	ctx, cancel, timeout := tfx.WithTimeout(ctx, base.Timeouts.Create, &resp.Diagnostics)
 	defer cancel()
+	// The other deployments of this wave wait for this one, to make one
+	// action with those of its environment: from the start, unless the
+	// operator is awaited first.
+	awaits := base.OperatorID.IsNull() && r.kind.clusterScoped
+	var ticket *qovery.DeployTicket
+	if q, _ := r.Clients.Qovery(); q != nil && !awaits {
+		ticket = q.ExpectDeploy()
+		defer ticket.Forget()
+	}
 	w, ok := r.prepare(ctx, &plan, &resp.Diagnostics)
 	if !ok {
 		return
 	}
 	// A namespaced egress Service deploys without the operator, which
 	// serves it once it runs.
-	if base.OperatorID.IsNull() && r.kind.clusterScoped && !r.awaitOperator(ctx, w.q, base.EnvironmentID.ValueString(), &resp.Diagnostics) {
+	if awaits && !r.awaitOperator(ctx, w.q, base.EnvironmentID.ValueString(), &resp.Diagnostics) {
 		return
 	}
-	// The other deployments of the environment in this wave wait for this
-	// one, to make one action with it.
-	ticket := w.q.ExpectDeploy(base.EnvironmentID.ValueString())
-	defer ticket.Forget()
+	if ticket == nil {
+		ticket = w.q.ExpectDeploy()
+		defer ticket.Forget()
+	}
 	svc, err := writeManifestService(ctx, w.q, r.kind, base.EnvironmentID.ValueString(), "", w.name, w.chart, w.values)
 	if err != nil {
 		tfx.APIError(&resp.Diagnostics, "create "+r.kind.possessive()+" Helm service", err)
@@ -193,7 +202,7 @@ func (r *manifestResource[T, P]) Update(ctx context.Context, req resource.Update
 		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 		return
 	}
-	ticket := w.q.ExpectDeploy(base.EnvironmentID.ValueString())
+	ticket := w.q.ExpectDeploy()
 	defer ticket.Forget()
 	svc, err := writeManifestService(ctx, w.q, r.kind, base.EnvironmentID.ValueString(), old.ID.ValueString(), w.name, w.chart, w.values)
 	if err != nil {
