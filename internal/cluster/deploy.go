@@ -52,7 +52,7 @@ func DeployHelmTicket(ctx context.Context, q *qovery.Client, ticket *qovery.Depl
 			return deadline(ctx, fmt.Errorf("starting the deployment: %w", err), before.State)
 		}
 		if ticket == nil {
-			ticket = q.ExpectDeploy()
+			ticket = q.ExpectDeploy("")
 		}
 		trigger, err := ticket.Deploy(ctx, qovery.ServiceDeploy{Kind: qovery.ServiceHelm, ID: helmID, EnvironmentID: h.Environment.ID, Helm: h.DeployRequest()})
 		if qovery.IsConflict(err) && attempt < attempts {

@@ -236,13 +236,18 @@ type DeployTicket struct {
 // ExpectDeploy returns the ticket of a deployment that the caller is
 // about to trigger: from now on, and for at most Config.DeployMaxWait, a
 // batch waits for it. The caller triggers it with Deploy, or says with
-// Forget that it will not come.
-func (c *Client) ExpectDeploy() *DeployTicket {
+// Forget that it will not come. key names the deployment, so that an
+// operation announced early (by the plan that Terraform makes of a
+// resource just before it applies it) takes up its announcement, renewed;
+// "" names a new one.
+func (c *Client) ExpectDeploy(key string) *DeployTicket {
 	b := c.deploys
-	b.mu.Lock()
-	b.next++
-	key := strconv.FormatUint(b.next, 10)
-	b.mu.Unlock()
+	if key == "" {
+		b.mu.Lock()
+		b.next++
+		key = "#" + strconv.FormatUint(b.next, 10)
+		b.mu.Unlock()
+	}
 	if b.quiet >= 0 {
 		b.g.Expect(key)
 	}

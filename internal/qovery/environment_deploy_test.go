@@ -89,7 +89,7 @@ func (w *batchWorld) deployAll(t *testing.T) []error {
 	t.Helper()
 	tickets := make([]*qovery.DeployTicket, len(w.apps))
 	for i := range w.apps {
-		tickets[i] = w.c.ExpectDeploy()
+		tickets[i] = w.c.ExpectDeploy("")
 	}
 	errs := make([]error, len(w.apps))
 	var wg sync.WaitGroup
@@ -192,7 +192,7 @@ func TestDeployTicketAlone(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w := newBatchWorld(t, qoveryapi.Options{}, "api")
 		start := time.Now()
-		trigger, err := w.c.ExpectDeploy().Deploy(t.Context(), qovery.ServiceDeploy{Kind: qovery.ServiceApplication, ID: w.apps[0], EnvironmentID: w.env})
+		trigger, err := w.c.ExpectDeploy("").Deploy(t.Context(), qovery.ServiceDeploy{Kind: qovery.ServiceApplication, ID: w.apps[0], EnvironmentID: w.env})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -227,7 +227,7 @@ func TestDeployWithoutBatching(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ticket := c.ExpectDeploy()
+		ticket := c.ExpectDeploy("")
 		start := time.Now()
 		if _, err := ticket.Deploy(t.Context(), qovery.ServiceDeploy{Kind: qovery.ServiceApplication, ID: app, EnvironmentID: env}); err != nil {
 			t.Fatal(err)
@@ -262,7 +262,7 @@ func TestDeployTicketsPerEnvironment(t *testing.T) {
 		}
 		tickets := make([]*qovery.DeployTicket, len(services))
 		for i := range services {
-			tickets[i] = w.c.ExpectDeploy()
+			tickets[i] = w.c.ExpectDeploy("")
 		}
 		var wg sync.WaitGroup
 		for i, s := range services {
@@ -278,6 +278,35 @@ func TestDeployTicketsPerEnvironment(t *testing.T) {
 		}
 		if n := w.fake.Faults().Count("POST /application/{applicationId}/redeploy"); n != 1 {
 			t.Errorf("%d redeploys, want 1 (the lone one)", n)
+		}
+	})
+}
+
+// TestDeployTicketKeyTakesUpAnnouncement: a deployment announced by key
+// (at plan) and taken up by the same key (at apply) is one expected
+// deployment: the batch waits for it, and for nothing else.
+func TestDeployTicketKeyTakesUpAnnouncement(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newBatchWorld(t, qoveryapi.Options{}, "api", "web")
+		w.c.ExpectDeploy("exposure:web")
+		first := w.c.ExpectDeploy("")
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			if _, err := first.Deploy(t.Context(), qovery.ServiceDeploy{Kind: qovery.ServiceApplication, ID: w.apps[0], EnvironmentID: w.env}); err != nil {
+				t.Error(err)
+			}
+		})
+		wg.Go(func() {
+			time.Sleep(500 * time.Millisecond)
+			ticket := w.c.ExpectDeploy("exposure:web")
+			time.Sleep(100 * time.Millisecond)
+			if _, err := ticket.Deploy(t.Context(), qovery.ServiceDeploy{Kind: qovery.ServiceApplication, ID: w.apps[1], EnvironmentID: w.env}); err != nil {
+				t.Error(err)
+			}
+		})
+		wg.Wait()
+		if a := w.fake.Actions(); len(a) != 1 || len(a[0].Services) != 2 {
+			t.Errorf("actions %+v, want one of both", a)
 		}
 	})
 }

@@ -89,7 +89,7 @@ func (r *exposedServiceResource) Create(ctx context.Context, req resource.Create
 	var ticket *qovery.DeployTicket
 	redeploys := plan.Redeploy.ValueBool() && plan.attaches()
 	if redeploys && !plan.OperatorID.IsNull() {
-		ticket = q.ExpectDeploy()
+		ticket = q.ExpectDeploy(plan.creationKey())
 		defer ticket.Forget()
 	}
 	w := plan.workload()
@@ -106,7 +106,7 @@ func (r *exposedServiceResource) Create(ctx context.Context, req resource.Create
 		return
 	}
 	if redeploys && ticket == nil {
-		ticket = q.ExpectDeploy()
+		ticket = q.ExpectDeploy("")
 		defer ticket.Forget()
 	}
 	orgID := env.Organization.ID
@@ -398,7 +398,7 @@ func (r *exposedServiceResource) Update(ctx context.Context, req resource.Update
 	w, groupID, orgID := state.workload(), state.AnnotationsGroupID.ValueString(), state.OrganizationID.ValueString()
 	var ticket *qovery.DeployTicket
 	if plan.Redeploy.ValueBool() {
-		ticket = q.ExpectDeploy()
+		ticket = q.ExpectDeploy("")
 		defer ticket.Forget()
 	}
 
@@ -478,7 +478,7 @@ func (r *exposedServiceResource) Delete(ctx context.Context, req resource.Delete
 	redeploy := state.Redeploy.IsNull() || state.Redeploy.ValueBool()
 	var ticket *qovery.DeployTicket
 	if redeploy {
-		ticket = q.ExpectDeploy()
+		ticket = q.ExpectDeploy("")
 		defer ticket.Forget()
 	}
 	// The operator of the cluster waits for this Delete.

@@ -23,7 +23,7 @@ import (
 // triggered together, in one action.
 func (r *exposedServiceResource) redeploy(ctx context.Context, q *qovery.Client, ticket *qovery.DeployTicket, w workload, envID string, timeout time.Duration, op string) error {
 	if ticket == nil {
-		ticket = q.ExpectDeploy()
+		ticket = q.ExpectDeploy("")
 	}
 	defer ticket.Forget()
 	appID := w.id

@@ -96,3 +96,15 @@ func resourceID(w workload, groupID string) string {
 	}
 	return w.id + "/" + groupID
 }
+
+// creationKey names the redeployment of the creation of m
+// (qovery.Client.ExpectDeploy), "" when it makes none, when it awaits the
+// operator first, or while its service or hostname is unknown.
+func (m *exposedServiceModel) creationKey() string {
+	if m.OperatorID.IsNull() || m.Redeploy.IsUnknown() || !m.Redeploy.ValueBool() || !m.attaches() || !m.workloadKnown() ||
+		m.Hostname.IsUnknown() {
+		return ""
+	}
+	w := m.workload()
+	return "exposure:" + w.kind + "/" + w.id + "/" + m.Hostname.ValueString()
+}

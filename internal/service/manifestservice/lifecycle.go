@@ -156,7 +156,7 @@ func (r *manifestResource[T, P]) Create(ctx context.Context, req resource.Create
 	awaits := base.OperatorID.IsNull() && r.kind.clusterScoped
 	var ticket *qovery.DeployTicket
 	if q, _ := r.Clients.Qovery(); q != nil && !awaits {
-		ticket = q.ExpectDeploy()
+		ticket = q.ExpectDeploy(creationKey(base))
 		defer ticket.Forget()
 	}
 	w, ok := r.prepare(ctx, &plan, &resp.Diagnostics)
@@ -169,7 +169,7 @@ func (r *manifestResource[T, P]) Create(ctx context.Context, req resource.Create
 		return
 	}
 	if ticket == nil {
-		ticket = w.q.ExpectDeploy()
+		ticket = w.q.ExpectDeploy("")
 		defer ticket.Forget()
 	}
 	svc, err := writeManifestService(ctx, w.q, r.kind, base.EnvironmentID.ValueString(), "", w.name, w.chart, w.values)
@@ -202,7 +202,7 @@ func (r *manifestResource[T, P]) Update(ctx context.Context, req resource.Update
 		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 		return
 	}
-	ticket := w.q.ExpectDeploy()
+	ticket := w.q.ExpectDeploy("")
 	defer ticket.Forget()
 	svc, err := writeManifestService(ctx, w.q, r.kind, base.EnvironmentID.ValueString(), old.ID.ValueString(), w.name, w.chart, w.values)
 	if err != nil {
