@@ -115,6 +115,13 @@ func TestEnvironmentQueue(t *testing.T) {
 		if a, b, c := state(w.app), state(second), state(elsewhere); a != "DEPLOYING" || b != "DEPLOYMENT_QUEUED" || c != "DEPLOYING" {
 			t.Errorf("at 5s: %s, %s, %s; want the first and the other environment's deploying, the second queued", a, b, c)
 		}
+		q := list(w.must(http.StatusOK, http.MethodGet, "/environment/"+w.env+"/deploymentQueue", nil), "results")
+		if len(q) != 1 || str(q, 0, "stages", 0, "services", 0, "identifier", "service_id") != second {
+			t.Errorf("environment queue at 5s %v, want the second's request", q)
+		}
+		if q := list(w.must(http.StatusOK, http.MethodGet, "/service/"+second+"/deploymentQueue", nil), "results"); len(q) != 1 {
+			t.Errorf("the second's queue at 5s %v, want its request", q)
+		}
 		time.Sleep(5 * time.Second)
 		synctest.Wait()
 		if a, b, c := state(w.app), state(second), state(elsewhere); a != "DEPLOYED" || b != "DEPLOYMENT_QUEUED" || c != "DEPLOYED" {
