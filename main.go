@@ -25,6 +25,10 @@ import (
 // version is set by the release build (goreleaser ldflags).
 var version = "dev"
 
+// providerOptions are the provider's settings: the production defaults,
+// which a build with the bench tag changes (see main_bench.go).
+var providerOptions provider.Options
+
 // stopProfile ends the CPU profile that a build with the pprof tag starts
 // (see main_pprof.go).
 var stopProfile = func() {}
@@ -51,7 +55,7 @@ func main() {
 	if debug {
 		opts = append(opts, tf6server.WithManagedDebug())
 	}
-	server, err := provider.Server(provider.New(version))()
+	server, err := provider.Server(provider.NewWithOptions(version, providerOptions))()
 	if err == nil {
 		err = tf6server.Serve("registry.terraform.io/qtail/qtail", func() tfprotov6.ProviderServer { return server }, opts...)
 	}

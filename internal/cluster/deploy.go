@@ -27,7 +27,19 @@ var ErrTimedOut = errors.New("timed out")
 // has the running action waited for, whatever its outcome, and the
 // request made again. A failed deployment is a *qovery.DeploymentError
 // with the reason; a wait cut by the deadline wraps ErrTimedOut.
+//
+// The deployment goes through a ticket (qovery.Client.ExpectDeploy), so
+// that the deployments of the service's environment asked for at about the
+// same time make one action.
 func DeployHelm(ctx context.Context, q *qovery.Client, helmID string, poll time.Duration) error {
+	return DeployHelmTicket(ctx, q, nil, helmID, poll)
+}
+
+// DeployHelmTicket is DeployHelm through ticket, the deployment announced
+// when the operation began (nil takes one of the service's environment at
+// the trigger).
+func DeployHelmTicket(ctx context.Context, q *qovery.Client, ticket *qovery.DeployTicket, helmID string, poll time.Duration) error {
+	defer ticket.Forget()
 	get := func(ctx context.Context) (*qovery.Status, error) { return q.GetHelmStatus(ctx, helmID) }
 	const attempts = 4
 	for attempt := 1; ; attempt++ {
@@ -35,7 +47,14 @@ func DeployHelm(ctx context.Context, q *qovery.Client, helmID string, poll time.
 		if err != nil {
 			return deadline(ctx, fmt.Errorf("reading the deployment status: %w", err), "")
 		}
-		trigger, err := q.DeployHelm(ctx, helmID, nil)
+		h, err := q.GetHelm(ctx, helmID)
+		if err != nil {
+			return deadline(ctx, fmt.Errorf("starting the deployment: %w", err), before.State)
+		}
+		if ticket == nil {
+			ticket = q.ExpectDeploy("")
+		}
+		trigger, err := ticket.Deploy(ctx, qovery.ServiceDeploy{Kind: qovery.ServiceHelm, ID: helmID, EnvironmentID: h.Environment.ID, Helm: h.DeployRequest()})
 		if qovery.IsConflict(err) && attempt < attempts {
 			// Another action runs and the API does not queue: wait for
 			// it, whatever its outcome, then ask again. A final state
@@ -150,13 +169,16 @@ type Deployment struct {
 	// ByOperator is set when the Helm service deploys objects that the
 	// operator turns into devices: its logs then tell what went wrong.
 	ByOperator bool
+	// Ticket is the deployment announced when the operation began
+	// (qovery.Client.ExpectDeploy), nil for one taken at the trigger.
+	Ticket *qovery.DeployTicket
 }
 
 // Deploy deploys the Helm service and waits for the outcome. On failure it
 // adds the error, with step naming the wait ("waiting for the operator
 // deployment"), and returns false.
 func (d Deployment) Deploy(ctx context.Context, step string, diags *diag.Diagnostics) bool {
-	if err := DeployHelm(ctx, d.Qovery, d.HelmID, d.Poll); err != nil {
+	if err := DeployHelmTicket(ctx, d.Qovery, d.Ticket, d.HelmID, d.Poll); err != nil {
 		d.Failed(diags, step, WithLogs(ctx, d.Qovery, d.EnvironmentID, d.HelmID, err))
 		return false
 	}

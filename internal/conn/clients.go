@@ -38,6 +38,10 @@ type Options struct {
 	// TerraformVersion is the version of the Terraform CLI that runs the
 	// provider, sent in the User-Agent with the provider's.
 	TerraformVersion string
+	// DeployQuiet is qovery.Config.DeployQuiet: how long a deployment
+	// waits for the other deployments of its environment, to make one
+	// action with them; negative deploys each service on its own.
+	DeployQuiet time.Duration
 }
 
 // Setting is one resolved provider setting: the attribute and the
@@ -59,6 +63,7 @@ type Clients struct {
 	tfVersion    string
 	pollInterval time.Duration
 	retryPolicy  retry.Policy
+	deployQuiet  time.Duration
 
 	qovery    *qovery.Client
 	qoveryErr string // why there is no Qovery client
@@ -85,6 +90,7 @@ func New(version string, opts Options) *Clients {
 		tfVersion:    opts.TerraformVersion,
 		pollInterval: opts.PollInterval,
 		retryPolicy:  opts.Retry,
+		deployQuiet:  opts.DeployQuiet,
 		planned:      planned.New(),
 	}
 	if c.pollInterval <= 0 {
@@ -153,7 +159,7 @@ func (c *Clients) ConfigureQovery(token, apiURL Setting) {
 		return
 	}
 	q, err := qovery.New(qovery.Config{BaseURL: apiURL.Value, Token: token.Value, UserAgent: c.UserAgent(), HTTPClient: c.httpClient(),
-		NotFoundDelay: min(c.pollInterval, qovery.DefaultNotFoundDelay)})
+		NotFoundDelay: min(c.pollInterval, qovery.DefaultNotFoundDelay), DeployQuiet: c.deployQuiet})
 	if err != nil {
 		c.qoveryErr = err.Error()
 		return

@@ -67,6 +67,11 @@ type Options struct {
 	// Retry is the retry policy of both API clients. Zero means
 	// retry.Default().
 	Retry retry.Policy
+	// DeployQuiet is how long a Qovery deployment waits for the other
+	// deployments of its environment, to make one action with them
+	// (qovery.Config.DeployQuiet): zero means the production default,
+	// negative deploys each service on its own.
+	DeployQuiet time.Duration
 }
 
 // New returns a constructor of the qtail provider for the given version.
@@ -237,7 +242,8 @@ func (p *qtailProvider) Configure(ctx context.Context, req provider.ConfigureReq
 		return
 	}
 
-	clients := conn.New(p.version, conn.Options{PollInterval: p.opts.PollInterval, Retry: p.opts.Retry, TerraformVersion: req.TerraformVersion})
+	clients := conn.New(p.version, conn.Options{PollInterval: p.opts.PollInterval, Retry: p.opts.Retry, TerraformVersion: req.TerraformVersion,
+		DeployQuiet: p.opts.DeployQuiet})
 	clients.ConfigureQovery(qToken, qURL)
 	clients.ConfigureTailnet(conn.TailnetSettings{
 		APIKey: tKey, OAuthClientID: tID, OAuthClientSecret: tSecret, IdentityToken: tToken, Audience: tAudience,

@@ -22,6 +22,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/qtail/terraform-provider-qtail/internal/batch"
 	"github.com/qtail/terraform-provider-qtail/internal/retry"
 )
 
@@ -51,6 +52,18 @@ type Config struct {
 	// object answered 404 (see NotFoundRereads), DefaultNotFoundDelay when
 	// zero.
 	NotFoundDelay time.Duration
+	// DeployQuiet is how long a deployment triggered through a
+	// DeployTicket waits for other deployments after the latest one,
+	// DefaultDeployQuiet when zero; a negative one gathers nothing: each
+	// service is deployed on its own, as it asked.
+	DeployQuiet time.Duration
+	// DeployMaxWait bounds how long a deployment waits for its batch, and
+	// how long an expected one is waited for, DefaultDeployMaxWait when
+	// zero.
+	DeployMaxWait time.Duration
+	// OnDeployBatch, when set, is told about each batch of deployments
+	// before it is triggered.
+	OnDeployBatch func(services []ServiceDeploy, info batch.BatchInfo)
 }
 
 // NotFoundRereads is how many times a read of an object that answered 404
@@ -70,6 +83,7 @@ type Client struct {
 	userAgent     string
 	http          *http.Client
 	notFoundDelay time.Duration
+	deploys       *deployBatches
 }
 
 // New returns a client for cfg.
@@ -105,7 +119,9 @@ func New(cfg Config) (*Client, error) {
 	if delay <= 0 {
 		delay = DefaultNotFoundDelay
 	}
-	return &Client{base: base, token: cfg.Token, userAgent: ua, http: hc, notFoundDelay: delay}, nil
+	c := &Client{base: base, token: cfg.Token, userAgent: ua, http: hc, notFoundDelay: delay}
+	c.deploys = newDeployBatches(c, cfg)
+	return c, nil
 }
 
 // BaseURL returns the API root the client calls.

@@ -3,12 +3,15 @@
 // account.
 //
 //	go run ./tools/sandbox [-addr 127.0.0.1:8787] [-latency 50ms] [-deploy-time 2s] [-status-lag 2s]
-//	    [-deploy-conflicts] [-env-file FILE] [-seed-peer-tests]
+//	    [-deploy-conflicts] [-queue-per-environment] [-env-file FILE] [-seed-peer-tests]
 //
 // As on the real Qovery API, a deployment requested while another one runs
 // is queued (-deploy-conflicts answers 409 instead, as the API reference
 // documents), and the deployment status keeps its previous value for
-// -status-lag after a deployment is triggered.
+// -status-lag after a deployment is triggered. -queue-per-environment runs
+// one deployment request at a time per environment, the others queued, as
+// the environment's deployment queue does; the environment's
+// deploy-services action deploys several services in one request.
 //
 // On start it prints one export line per provider environment variable and
 // per seeded ID on standard output, and nothing else there (what it serves
@@ -50,9 +53,10 @@ func main() {
 	seedPeer := flag.Bool("seed-peer-tests", false, "add the device the official Tailscale provider's acceptance tests expect, and export its name as TAILSCALE_TEST_DEVICE_NAME")
 	statusLag := flag.Duration("status-lag", 2*time.Second, "how long the Qovery status keeps its previous value after a deployment is triggered (0 for none)")
 	conflicts := flag.Bool("deploy-conflicts", false, "refuse a Qovery deployment requested while another one runs with 409 instead of queueing it")
+	envQueue := flag.Bool("queue-per-environment", false, "run one Qovery deployment request at a time per environment, the others queued, as the environment's deployment queue does")
 	flag.Parse()
 
-	opts := sandbox.Options{Latency: *latency, DeployTime: *deployTime, StatusLag: *statusLag}
+	opts := sandbox.Options{Latency: *latency, DeployTime: *deployTime, StatusLag: *statusLag, QueuePerEnvironment: *envQueue}
 	if *statusLag <= 0 {
 		opts.StatusLag = qoveryapi.NoStatusLag
 	}

@@ -288,9 +288,14 @@ func (s *Server) startAction(id string, st *ServiceStatus, action, commit, reque
 	if lag := s.opts.statusLag(); lag > 0 {
 		st.lagged, st.lagUntil = &prev, t.Add(lag)
 	}
+	_, envID, _ := s.st.service(id)
+	s.recordAction(envID, st.RequestID, action, id)
+	s.enlist(envID, st.RequestID)
+	// An action it supersedes that waits for the environment gives up.
+	s.envCond.Broadcast()
 	if !s.closed {
 		s.wg.Add(1)
-		go s.run(s.ctx, id, op, action)
+		go s.run(s.ctx, id, op, action, envID, st.RequestID)
 	}
 	return s.renderStatus(id, st)
 }
@@ -305,9 +310,24 @@ func (s *Server) current(id string, op uint64) *ServiceStatus {
 	return st
 }
 
-// run drives one action through its phases.
-func (s *Server) run(ctx context.Context, id string, op uint64, action string) {
+// run drives one action through its phases: the deployment request
+// reqID of a service of envID, which first waits for its turn in the
+// environment's queue (Options.QueuePerEnvironment).
+func (s *Server) run(ctx context.Context, id string, op uint64, action, envID, reqID string) {
 	defer s.wg.Done()
+	if s.opts.QueuePerEnvironment && envID != "" {
+		s.mu.Lock()
+		ok := s.acquire(ctx, envID, reqID, id, op)
+		s.mu.Unlock()
+		if !ok {
+			return
+		}
+		defer func() {
+			s.mu.Lock()
+			s.release(envID)
+			s.mu.Unlock()
+		}()
+	}
 	queued := s.opts.DeployTime / 4
 	if !pause(ctx, queued) {
 		return

@@ -116,6 +116,18 @@ func (s *Server) listServiceDeploymentQueue(r *http.Request) (int, any, error) {
 			StatusDetails: statusDetailsJSON{Action: actionDeploy, Status: "QUEUED", SubAction: "NONE"},
 		})
 	}
+	_, envID, kind := s.st.service(id)
+	for _, w := range s.waitingForEnvironment(envID) {
+		for _, svc := range w.services {
+			if svc.id == id {
+				out = append(out, queuedForServiceJSON{
+					Identifier:    queuedServiceIdentifierJSON{DeploymentRequestID: w.requestID, ServiceID: id, ServiceType: kind, Name: svc.name},
+					AuditingData:  fakeAuditing,
+					StatusDetails: statusDetailsJSON{Action: w.kind, Status: "QUEUED", SubAction: "NONE"},
+				})
+			}
+		}
+	}
 	return http.StatusOK, results(out), nil
 }
 
@@ -140,5 +152,62 @@ func (s *Server) listEnvironmentDeploymentQueue(r *http.Request) (int, any, erro
 			}}}},
 		})
 	}
+	for _, w := range s.waitingForEnvironment(envID) {
+		e := queuedWithStagesJSON{Identifier: queuedIdentifierJSON{DeploymentRequestID: w.requestID, EnvironmentID: envID},
+			AuditingData: fakeAuditing, TriggerAction: w.kind}
+		for _, svc := range w.services {
+			e.Stages = append(e.Stages, stageJSON{Name: svc.kind + " DEFAULT", Status: "QUEUED", Services: []stageServiceJSON{{
+				Identifier: stageServiceIdentifierJSON{ServiceID: svc.id, ServiceType: svc.kind, Name: svc.name},
+			}}})
+		}
+		out = append(out, e)
+	}
 	return http.StatusOK, results(out), nil
+}
+
+// waitingRequest is a deployment request that waits for its turn in its
+// environment (Options.QueuePerEnvironment), with its services.
+type waitingRequest struct {
+	requestID, kind string
+	services        []struct{ id, kind, name string }
+}
+
+// waitingForEnvironment returns the requests that wait in the queue of
+// envID, oldest first, after the requests queued behind their service's
+// action (the caller lists those first). The caller holds the lock.
+func (s *Server) waitingForEnvironment(envID string) []waitingRequest {
+	q := s.envQueues[envID]
+	if q == nil {
+		return nil
+	}
+	var out []waitingRequest
+	for _, reqID := range q.line {
+		w := waitingRequest{requestID: reqID, kind: actionDeploy}
+		for _, a := range s.actions {
+			if a.RequestID != reqID {
+				continue
+			}
+			w.kind = a.Kind
+			for _, id := range a.Services {
+				st, _, kind := s.st.service(id)
+				if st == nil || st.RequestID != reqID {
+					continue
+				}
+				name := ""
+				switch kind {
+				case kindHelm:
+					name = s.st.Helms[id].Name
+				case kindApplication:
+					name = s.st.Applications[id].Name
+				case kindContainer:
+					name = s.st.Containers[id].Name
+				}
+				w.services = append(w.services, struct{ id, kind, name string }{id, kind, name})
+			}
+		}
+		if len(w.services) > 0 {
+			out = append(out, w)
+		}
+	}
+	return out
 }

@@ -72,6 +72,7 @@ func (s *Server) routes() http.Handler {
 	add(post, "/container/{containerId}/deploy", s.deployContainer)
 	add(post, "/container/{containerId}/redeploy", s.redeployService)
 
+	add(post, "/environment/{environmentId}/service/deploy", s.deployServices)
 	add(get, "/environment/{environmentId}/deploymentQueue", s.listEnvironmentDeploymentQueue)
 	add(get, "/service/{serviceId}/deploymentQueue", s.listServiceDeploymentQueue)
 

@@ -90,6 +90,15 @@ type Options struct {
 	// environment of the object read, as a lenient server would. By
 	// default they are refused with 400, as a strict server may.
 	AcceptUnknownMembers bool
+	// QueuePerEnvironment makes an environment run one deployment request
+	// at a time, as the real API's environment deployment queue does:
+	// the services of one request (the deploy-services action of the
+	// environment, POST /environment/{id}/service/deploy) deploy together,
+	// and the other requests of the environment, of whatever service, wait
+	// in DEPLOYMENT_QUEUED, in the order they were made, each then taking
+	// DeployTime. Off, the services of an environment deploy in parallel,
+	// each waiting only for its own running action.
+	QueuePerEnvironment bool
 }
 
 // DefaultStatusLag is the StatusLag of a zero Options: short, so that
@@ -154,11 +163,18 @@ type Server struct {
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
 	closed   bool
+	// actions are the deployment requests made so far (see Actions).
+	actions []Action
+	// envQueues are the environments' queues, envCond signals a change
+	// of one (Options.QueuePerEnvironment).
+	envQueues map[string]*environmentQueue
+	envCond   *sync.Cond
 }
 
 // New returns a fake API with no objects.
 func New(opts Options) *Server {
-	s := &Server{opts: opts, faults: opts.Faults, deployer: opts.Deployer, st: newState()}
+	s := &Server{opts: opts, faults: opts.Faults, deployer: opts.Deployer, st: newState(), envQueues: map[string]*environmentQueue{}}
+	s.envCond = sync.NewCond(&s.mu)
 	if s.faults == nil {
 		s.faults = &faults.Set{}
 	}
@@ -190,6 +206,7 @@ func (s *Server) Close() {
 	s.mu.Lock()
 	s.closed = true
 	s.cancel()
+	s.envCond.Broadcast()
 	s.mu.Unlock()
 	s.wg.Wait()
 }
@@ -200,6 +217,8 @@ func (s *Server) Reset() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.cancel()
+	s.envCond.Broadcast()
+	s.envQueues, s.actions = map[string]*environmentQueue{}, nil
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	if s.closed {
 		s.cancel()

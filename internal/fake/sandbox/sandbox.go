@@ -53,6 +53,11 @@ type Options struct {
 	// does (qoveryapi.Options.StatusLag): zero takes
 	// qoveryapi.DefaultStatusLag, qoveryapi.NoStatusLag none.
 	StatusLag time.Duration
+	// QueuePerEnvironment makes each Qovery environment run one
+	// deployment request at a time, the others queued
+	// (qoveryapi.Options.QueuePerEnvironment); a request of the
+	// environment's deploy-services action deploys its services together.
+	QueuePerEnvironment bool
 }
 
 // Compat holds behaviours of the fakes that are simpler than the real
@@ -208,6 +213,7 @@ func (w *World) build() error {
 		StatusLag:            w.opts.StatusLag,
 		ConflictWhileBusy:    compat.DeploymentConflicts,
 		AcceptUnknownMembers: compat.LenientEdits,
+		QueuePerEnvironment:  w.opts.QueuePerEnvironment,
 	}
 	w.Qovery = qoveryapi.New(qopts)
 	if err := w.seedQovery(); err != nil {

@@ -62,6 +62,17 @@ func (r *exposedServiceResource) ModifyPlan(ctx context.Context, req resource.Mo
 	replacing := replacingAttributes.ReplacedBy(ctx, req, &resp.Diagnostics)
 
 	resp.Diagnostics.Append(plan.planComputed(ctx, &cfg, &state, creating || replacing)...)
+	if creating && r.Configured() {
+		// During an apply, Terraform plans each resource again just
+		// before it applies it: the redeployment of this creation is
+		// announced before any of its wave is triggered (the
+		// announcements of a plan that no apply follows lapse).
+		if key := plan.creationKey(); key != "" {
+			if q, _ := r.Clients.Qovery(); q != nil {
+				q.ExpectDeploy(key)
+			}
+		}
+	}
 	if replacing {
 		if r.Configured() {
 			r.Clients.Planned().Release(state.AnnotationsGroupID.ValueString(), state.DeviceID.ValueString())

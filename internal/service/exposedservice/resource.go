@@ -83,6 +83,15 @@ func (r *exposedServiceResource) Create(ctx context.Context, req resource.Create
 	if resp.Diagnostics.Append(diags...); resp.Diagnostics.HasError() {
 		return
 	}
+	// The other deployments of this wave wait for this redeployment, to
+	// make one action with those of its environment: from the start,
+	// unless the operator is awaited first.
+	var ticket *qovery.DeployTicket
+	redeploys := plan.Redeploy.ValueBool() && plan.attaches()
+	if redeploys && !plan.OperatorID.IsNull() {
+		ticket = q.ExpectDeploy(plan.creationKey())
+		defer ticket.Forget()
+	}
 	w := plan.workload()
 	app, env, err := applicationContext(ctx, q, w)
 	if err != nil {
@@ -95,6 +104,10 @@ func (r *exposedServiceResource) Create(ctx context.Context, req resource.Create
 	}
 	if plan.OperatorID.IsNull() && !r.awaitOperator(ctx, q, env, w, &resp.Diagnostics) {
 		return
+	}
+	if redeploys && ticket == nil {
+		ticket = q.ExpectDeploy("")
+		defer ticket.Forget()
 	}
 	orgID := env.Organization.ID
 	plan.EnvironmentID = types.StringValue(app.Environment.ID)
@@ -144,7 +157,7 @@ func (r *exposedServiceResource) Create(ctx context.Context, req resource.Create
 	}
 	plan.Attached = types.BoolValue(true)
 	if plan.Redeploy.ValueBool() {
-		if err := r.redeploy(ctx, q, w, app.Environment.ID, timeout, "create"); err != nil {
+		if err := r.redeploy(ctx, q, ticket, w, app.Environment.ID, timeout, "create"); err != nil {
 			fail("redeploy "+w.String()+" so that the annotations reach its Kubernetes Service", err)
 			return
 		}
@@ -383,6 +396,11 @@ func (r *exposedServiceResource) Update(ctx context.Context, req resource.Update
 		return
 	}
 	w, groupID, orgID := state.workload(), state.AnnotationsGroupID.ValueString(), state.OrganizationID.ValueString()
+	var ticket *qovery.DeployTicket
+	if plan.Redeploy.ValueBool() {
+		ticket = q.ExpectDeploy("")
+		defer ticket.Forget()
+	}
 
 	annotationsChanged := !plan.Annotations.Equal(state.Annotations)
 	if annotationsChanged || !plan.AnnotationsGroupName.Equal(state.AnnotationsGroupName) {
@@ -418,7 +436,7 @@ func (r *exposedServiceResource) Update(ctx context.Context, req resource.Update
 	portsChanged := !plan.Ports.Equal(state.Ports)
 	redeployed := false
 	if plan.Redeploy.ValueBool() && attached && (annotationsChanged || reattached || portsChanged || deviceUnknown) {
-		if err := r.redeploy(ctx, q, w, app.Environment.ID, timeout, "update"); err != nil {
+		if err := r.redeploy(ctx, q, ticket, w, app.Environment.ID, timeout, "update"); err != nil {
 			resp.Diagnostics.AddError("Unable to Update the Exposure",
 				fmt.Sprintf("qtail updated the annotations group %s but the redeployment of %s failed: the change "+
 					"reaches the Service at the next successful deployment. Fix the deployment, then apply again."+
@@ -458,6 +476,11 @@ func (r *exposedServiceResource) Delete(ctx context.Context, req resource.Delete
 	}
 	w, groupID, orgID := state.workload(), state.AnnotationsGroupID.ValueString(), state.OrganizationID.ValueString()
 	redeploy := state.Redeploy.IsNull() || state.Redeploy.ValueBool()
+	var ticket *qovery.DeployTicket
+	if redeploy {
+		ticket = q.ExpectDeploy("")
+		defer ticket.Forget()
+	}
 	// The operator of the cluster waits for this Delete.
 	defer r.Clients.Planned().StartDelete(groupID)()
 
@@ -478,7 +501,7 @@ func (r *exposedServiceResource) Delete(ctx context.Context, req resource.Delete
 			}
 		}
 		if redeploy {
-			if err := r.redeploy(ctx, q, w, app.Environment.ID, timeout, "delete"); err != nil {
+			if err := r.redeploy(ctx, q, ticket, w, app.Environment.ID, timeout, "delete"); err != nil {
 				resp.Diagnostics.AddError("Unable to Remove the Exposure",
 					fmt.Sprintf("qtail detached the annotations group %s from %s, but the redeployment that removes "+
 						"the proxy failed. Fix the deployment, then run the destroy again.\n\n%s", groupID, w, err))

@@ -17,8 +17,15 @@ import (
 // its current configuration (which is how annotations reach its Kubernetes
 // Service) and waits for the deployment to end. A deployment already
 // running is waited for first: the API refuses a second one while it runs.
-// A failed deployment says where its logs are.
-func (r *exposedServiceResource) redeploy(ctx context.Context, q *qovery.Client, w workload, envID string, timeout time.Duration, op string) error {
+// A failed deployment says where its logs are. ticket is the deployment
+// announced when the operation began (nil for one taken here): the
+// redeployments of the environment asked for at about the same time are
+// triggered together, in one action.
+func (r *exposedServiceResource) redeploy(ctx context.Context, q *qovery.Client, ticket *qovery.DeployTicket, w workload, envID string, timeout time.Duration, op string) error {
+	if ticket == nil {
+		ticket = q.ExpectDeploy("")
+	}
+	defer ticket.Forget()
 	appID := w.id
 	get := func(ctx context.Context) (*qovery.Status, error) { return w.status(ctx, q) }
 	opts := qovery.WaitOptions{PollInterval: r.Clients.PollInterval()}
@@ -45,7 +52,7 @@ func (r *exposedServiceResource) redeploy(ctx context.Context, q *qovery.Client,
 				before = prev
 			}
 		}
-		trigger, err = w.redeploy(ctx, q)
+		trigger, err = ticket.Deploy(ctx, w.deployment(envID))
 		if err == nil {
 			break
 		}

@@ -71,13 +71,13 @@ func (w workload) setGroups(ctx context.Context, q *qovery.Client, ids []string)
 	return err
 }
 
-// redeploy asks for a redeployment with the current configuration and
-// returns the API's answer: the status of the request, queued or started.
-func (w workload) redeploy(ctx context.Context, q *qovery.Client) (*qovery.Status, error) {
+// deployment is the redeployment of the service, of the environment
+// envID, with its current configuration.
+func (w workload) deployment(envID string) qovery.ServiceDeploy {
 	if w.kind == kindContainer {
-		return q.RedeployContainer(ctx, w.id)
+		return qovery.ServiceDeploy{Kind: qovery.ServiceContainer, ID: w.id, EnvironmentID: envID}
 	}
-	return q.RedeployApplication(ctx, w.id)
+	return qovery.ServiceDeploy{Kind: qovery.ServiceApplication, ID: w.id, EnvironmentID: envID}
 }
 
 // status reads the deployment status.
@@ -95,4 +95,16 @@ func resourceID(w workload, groupID string) string {
 		return kindContainer + "/" + w.id + "/" + groupID
 	}
 	return w.id + "/" + groupID
+}
+
+// creationKey names the redeployment of the creation of m
+// (qovery.Client.ExpectDeploy), "" when it makes none, when it awaits the
+// operator first, or while its service or hostname is unknown.
+func (m *exposedServiceModel) creationKey() string {
+	if m.OperatorID.IsNull() || m.Redeploy.IsUnknown() || !m.Redeploy.ValueBool() || !m.attaches() || !m.workloadKnown() ||
+		m.Hostname.IsUnknown() {
+		return ""
+	}
+	w := m.workload()
+	return "exposure:" + w.kind + "/" + w.id + "/" + m.Hostname.ValueString()
 }

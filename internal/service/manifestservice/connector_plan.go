@@ -93,6 +93,9 @@ func (r *connectorResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 		}
 	}
 	plan.planShared(connectorKind, plan.Name, values)
+	if creating {
+		r.expectCreation(&plan.manifestServiceModel, connectorKind)
+	}
 	changed := creating || values == "" || !plan.Values.Equal(state.Values)
 	plan.Devices = planDevices(ctx, changed, plan.WaitForDevices.ValueBool(), state.Devices, spec.DeviceHostnames())
 	if !plan.Devices.IsUnknown() && plan.ApproveRoutes.ValueBool() && !state.RoutesApproved.ValueBool() {

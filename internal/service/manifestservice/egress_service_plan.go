@@ -88,6 +88,9 @@ func (r *egressServiceResource) ModifyPlan(ctx context.Context, req resource.Mod
 		}
 	}
 	plan.planShared(egressKind, plan.Name, values)
+	if creating {
+		r.expectCreation(&plan.manifestServiceModel, egressKind)
+	}
 	// The environment, hence the namespace, cannot change without a
 	// replacement; a refresh keeps the state's value current.
 	newService := creating || !plan.EnvironmentID.Equal(state.EnvironmentID) || !plan.Name.Equal(state.Name)

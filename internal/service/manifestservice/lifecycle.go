@@ -93,9 +93,10 @@ type manifestResource[T any, P manifestModel[T]] struct {
 
 // deployment is the deploy-and-wait of the Helm service helmID in the
 // Terraform operation op.
-func (r *manifestResource[T, P]) deployment(q *qovery.Client, helmID, envID, op string, timeout time.Duration) cluster.Deployment {
+// ticket is the deployment announced when the operation began.
+func (r *manifestResource[T, P]) deployment(q *qovery.Client, ticket *qovery.DeployTicket, helmID, envID, op string, timeout time.Duration) cluster.Deployment {
 	return cluster.Deployment{Qovery: q, Poll: r.Clients.PollInterval(), HelmID: helmID, EnvironmentID: envID, Noun: r.kind.noun, Op: op,
-		Timeout: timeout, ByOperator: true}
+		Timeout: timeout, ByOperator: true, Ticket: ticket}
 }
 
 // clients returns the Qovery client and, when the resource needs it for
@@ -149,21 +150,34 @@ func (r *manifestResource[T, P]) Create(ctx context.Context, req resource.Create
 	base := P(&plan).shared()
 	ctx, cancel, timeout := tfx.WithTimeout(ctx, base.Timeouts.Create, &resp.Diagnostics)
 	defer cancel()
+	// The other deployments of this wave wait for this one, to make one
+	// action with those of its environment: from the start, unless the
+	// operator is awaited first.
+	awaits := base.OperatorID.IsNull() && r.kind.clusterScoped
+	var ticket *qovery.DeployTicket
+	if q, _ := r.Clients.Qovery(); q != nil && !awaits {
+		ticket = q.ExpectDeploy(creationKey(base))
+		defer ticket.Forget()
+	}
 	w, ok := r.prepare(ctx, &plan, &resp.Diagnostics)
 	if !ok {
 		return
 	}
 	// A namespaced egress Service deploys without the operator, which
 	// serves it once it runs.
-	if base.OperatorID.IsNull() && r.kind.clusterScoped && !r.awaitOperator(ctx, w.q, base.EnvironmentID.ValueString(), &resp.Diagnostics) {
+	if awaits && !r.awaitOperator(ctx, w.q, base.EnvironmentID.ValueString(), &resp.Diagnostics) {
 		return
+	}
+	if ticket == nil {
+		ticket = w.q.ExpectDeploy("")
+		defer ticket.Forget()
 	}
 	svc, err := writeManifestService(ctx, w.q, r.kind, base.EnvironmentID.ValueString(), "", w.name, w.chart, w.values)
 	if err != nil {
 		tfx.APIError(&resp.Diagnostics, "create "+r.kind.possessive()+" Helm service", err)
 		return
 	}
-	r.deploy(ctx, &plan, svc, w.tn, r.deployment(w.q, svc.ID, svc.Environment.ID, "create", timeout), &resp.Diagnostics)
+	r.deploy(ctx, &plan, svc, w.tn, r.deployment(w.q, ticket, svc.ID, svc.Environment.ID, "create", timeout), &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 }
 
@@ -188,6 +202,8 @@ func (r *manifestResource[T, P]) Update(ctx context.Context, req resource.Update
 		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 		return
 	}
+	ticket := w.q.ExpectDeploy("")
+	defer ticket.Forget()
 	svc, err := writeManifestService(ctx, w.q, r.kind, base.EnvironmentID.ValueString(), old.ID.ValueString(), w.name, w.chart, w.values)
 	if err != nil {
 		tfx.APIError(&resp.Diagnostics, "update "+r.kind.possessive()+" Helm service", err)
@@ -196,7 +212,7 @@ func (r *manifestResource[T, P]) Update(ctx context.Context, req resource.Update
 		resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 		return
 	}
-	r.deploy(ctx, &plan, svc, w.tn, r.deployment(w.q, svc.ID, svc.Environment.ID, "update", timeout), &resp.Diagnostics)
+	r.deploy(ctx, &plan, svc, w.tn, r.deployment(w.q, ticket, svc.ID, svc.Environment.ID, "update", timeout), &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 }
 
@@ -280,7 +296,7 @@ func (r *manifestResource[T, P]) Delete(ctx context.Context, req resource.Delete
 	// The operator of the cluster waits for this Delete.
 	defer r.world().StartDelete(helmID)()
 	if err := cluster.DeleteHelm(ctx, q, helmID, envID, r.Clients.PollInterval()); err != nil {
-		r.deployment(q, helmID, envID, "delete", timeout).Failed(&resp.Diagnostics, "waiting for "+r.kind.possessive()+" deletion", err)
+		r.deployment(q, nil, helmID, envID, "delete", timeout).Failed(&resp.Diagnostics, "waiting for "+r.kind.possessive()+" deletion", err)
 		return
 	}
 	tn := r.Clients.TailnetOrNil()

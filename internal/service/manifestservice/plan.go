@@ -26,6 +26,32 @@ type serviceBase struct {
 	conn.ResourceBase
 }
 
+// creationKey names the deployment of the creation of m
+// (qovery.Client.ExpectDeploy), "" while its environment or its Helm
+// service's name is unknown.
+func creationKey(m *manifestServiceModel) string {
+	if m.EnvironmentID.IsUnknown() || m.EnvironmentID.IsNull() || m.HelmServiceName.IsUnknown() || m.HelmServiceName.IsNull() {
+		return ""
+	}
+	return "manifest:" + m.EnvironmentID.ValueString() + "/" + m.HelmServiceName.ValueString()
+}
+
+// expectCreation announces, from the plan of a creation, the deployment
+// that its Create triggers (qovery.Client.ExpectDeploy). During an apply,
+// Terraform plans each resource again just before it applies it, so the
+// deployments of one wave are announced before the first of them is
+// triggered; the announcements of a plan that no apply follows lapse. A
+// creation that awaits the operator first announces nothing yet.
+func (b *serviceBase) expectCreation(m *manifestServiceModel, k manifestKind) {
+	key := creationKey(m)
+	if key == "" || (m.OperatorID.IsNull() && k.clusterScoped) {
+		return
+	}
+	if q, _ := b.Clients.Qovery(); q != nil {
+		q.ExpectDeploy(key)
+	}
+}
+
 // world is what the plan of this provider instance has planned so far.
 func (b *serviceBase) world() *planned.World { return b.Clients.Planned() }
 

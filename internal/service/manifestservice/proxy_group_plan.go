@@ -60,6 +60,9 @@ func (r *proxyGroupResource) ModifyPlan(ctx context.Context, req resource.Modify
 		}
 	}
 	plan.planShared(proxyGroupKind, plan.Name, values)
+	if creating {
+		r.expectCreation(&plan.manifestServiceModel, proxyGroupKind)
+	}
 	changed := creating || values == "" || !plan.Values.Equal(state.Values)
 	plan.Devices = planDevices(ctx, changed, plan.WaitForDevices.ValueBool(), state.Devices, spec.DeviceHostnames())
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
