@@ -72,13 +72,18 @@ func CheckOperatorOwnsTags(ctx context.Context, c *conn.Clients, ops *Lookup, ch
 		}
 		_, declared, owners := doc.TagOwnedBy(tag, client.Tags)
 		problem := fmt.Sprintf("%s is not declared in tagOwners, so %s does not own it", tag, whose)
+		if near := policyfile.Nearest(tag, doc.DeclaredNames("tagOwners"), 3); !declared && len(near) > 0 {
+			problem += fmt.Sprintf("; did you mean %s, which tagOwners declares?", strings.Join(near, " or "))
+		}
 		if declared {
 			problem = fmt.Sprintf("%s is owned by [%s] in tagOwners, not by %s", tag, strings.Join(owners, ", "), whose)
 		}
 		diags.AddAttributeError(check.At, "Tag Not Owned by the Operator",
 			fmt.Sprintf("%s (%s; %s). The operator mints %s with its OAuth client, so it can only apply "+
 				"tags that the client's tags are or own: the operator runs, but no %s device would appear.\n\n"+
-				"Declare the tag with a qtail_tag_owner, and reference it from tags so that it is planned before this %s:\n\n"+
+				"If the tag is new, declare it with a qtail_tag_owner in the configuration that manages this tailnet's tag owners "+
+				"(its platform root, when several configurations share the tailnet). In this configuration, reference it from tags "+
+				"so that it is planned before this %s:\n\n"+
 				"  resource \"qtail_tag_owner\" %q {\n    tag    = %q\n    owners = [%q]\n  }\n\n"+
 				"  tags = [qtail_tag_owner.%s.tag]",
 				problem, op.Describe(env), client.describe(), keys, check.Device, check.Resource, TagOwnerResourceName(tag), tag,

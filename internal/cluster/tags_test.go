@@ -105,6 +105,18 @@ func TestCheckOperatorOwnsTags(t *testing.T) {
 			}
 		}
 	})
+	t.Run("a typo of a declared tag", func(t *testing.T) {
+		t.Parallel()
+		w := newWorld(t)
+		operator(w)
+		w.tagOwners(map[string][]string{"tag:k8s-operator": {}, "tag:k8s-billing-us-east-1": {"tag:k8s-operator"}})
+		d := w.tagsCheck(w.clients(), withTags(proxy, "tag:k8s-billing-us-east1"))
+		if len(d) != 1 || !strings.Contains(d[0].Detail(), "tag:k8s-billing-us-east1 is not declared in tagOwners, so the operator's tag "+
+			"tag:k8s-operator does not own it; did you mean tag:k8s-billing-us-east-1, which tagOwners declares?") ||
+			!strings.Contains(d[0].Detail(), "If the tag is new, declare it with a qtail_tag_owner in the configuration that manages this tailnet's tag owners") {
+			t.Errorf("diagnostics %v", d)
+		}
+	})
 	t.Run("owned by another", func(t *testing.T) {
 		t.Parallel()
 		w := newWorld(t)

@@ -60,6 +60,21 @@ func TestTagOwnerGaps(t *testing.T) {
 	if gaps := operatorTagGaps(doc, []string{"tag:other", "tag:k8s-operator"}); len(gaps) != 1 || gaps[0].tag != "tag:other" {
 		t.Fatalf("want the undeclared operator tag, got %+v", gaps)
 	}
+	// An undeclared tag that is a typo of a declared one says so, and the
+	// advice sends new tag owners to the configuration that owns them.
+	gaps = operatorTagGaps(doc, []string{"tag:k8s-operater"})
+	if len(gaps) != 1 || !slices.Equal(gaps[0].near, []string{"tag:k8s-operator"}) {
+		t.Fatalf("want the typo's nearest declared tag, got %+v", gaps)
+	}
+	msg := tagOwnerGapsMessage(gaps, []string{"tag:k8s-operater"}, "Without them the operator pod fails at startup.")
+	for _, want := range []string{
+		`"tag:k8s-operater": []  (the operator's own device is tagged with it; did you mean tag:k8s-operator, which tagOwners declares?)`,
+		"When several configurations share this tailnet, declare the tag owners in the one that manages them (its platform root)",
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("%q does not say %q", msg, want)
+		}
+	}
 }
 
 // Moving from a created OAuth client to one given by hand revokes the

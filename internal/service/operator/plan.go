@@ -438,6 +438,8 @@ type tagOwnerGap struct {
 	owners []string
 	// reason says what the operator does with the tag.
 	reason string
+	// near are declared tags that tag may be a typo of.
+	near []string
 }
 
 // operatorTagGaps lists what tagOwners lacks for the operator's own
@@ -446,7 +448,8 @@ func operatorTagGaps(doc *policyfile.Document, tags []string) []tagOwnerGap {
 	var gaps []tagOwnerGap
 	for _, t := range tags {
 		if !doc.Get(policyfile.Key{Kind: policyfile.KindTagOwner, Name: t}).Found {
-			gaps = append(gaps, tagOwnerGap{tag: t, owners: []string{}, reason: "the operator's own device is tagged with it"})
+			gaps = append(gaps, tagOwnerGap{tag: t, owners: []string{}, reason: "the operator's own device is tagged with it",
+				near: policyfile.Nearest(t, doc.DeclaredNames("tagOwners"), 3)})
 		}
 	}
 	return gaps
@@ -462,7 +465,8 @@ func proxyTagGaps(doc *policyfile.Document, proxyTags, clientTags []string) []ta
 		case owned:
 		case !declared:
 			gaps = append(gaps, tagOwnerGap{tag: p, owners: []string{clientTags[0]},
-				reason: "the operator tags its proxies with it, so one of its OAuth client's tags must own it"})
+				reason: "the operator tags its proxies with it, so one of its OAuth client's tags must own it",
+				near:   policyfile.Nearest(p, doc.DeclaredNames("tagOwners"), 3)})
 		default:
 			gaps = append(gaps, tagOwnerGap{tag: p, declared: true, owners: append(owners, clientTags[0]),
 				reason: fmt.Sprintf("the operator tags its proxies with it, but its owners %s include none of the OAuth client's tags", tfx.HCLList(owners))})
@@ -479,7 +483,11 @@ func tagOwnerGapsMessage(gaps []tagOwnerGap, tags []string, consequence string) 
 	b.WriteString("The tailnet policy file, with the policy changes already planned in this run, lacks these tagOwners entries that the operator " +
 		"needs (tags " + tfx.HCLList(tags) + "):\n\n")
 	for _, g := range gaps {
-		fmt.Fprintf(&b, "  %q: %s  (%s)\n", g.tag, tfx.HCLList(g.owners), g.reason)
+		reason := g.reason
+		if len(g.near) > 0 {
+			reason += "; did you mean " + strings.Join(g.near, " or ") + ", which tagOwners declares?"
+		}
+		fmt.Fprintf(&b, "  %q: %s  (%s)\n", g.tag, tfx.HCLList(g.owners), reason)
 	}
 	b.WriteString("\n" + consequence + " Declare them with qtail_tag_owner resources, " +
 		"and list those in this resource's depends_on so that they are planned first:\n")
@@ -492,6 +500,8 @@ func tagOwnerGapsMessage(gaps []tagOwnerGap, tags []string, consequence string) 
 				g.tag, cluster.TagOwnerResourceName(g.tag), g.tag)
 		}
 	}
+	b.WriteString("\nWhen several configurations share this tailnet, declare the tag owners in the one that manages them " +
+		"(its platform root), apply it first, and leave them out of this one.")
 	return b.String()
 }
 

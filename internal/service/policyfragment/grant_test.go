@@ -365,6 +365,37 @@ func TestGrant_undeclaredTagHintsAtReference(t *testing.T) {
 	})
 }
 
+// A tag or a group that the policy file does not declare, but that is a
+// typo of one it does, is refused with the names it may have been meant
+// for; a new tag is sent to the configuration that owns the tag owners.
+func TestGrant_unknownNamesSuggestTheNearest(t *testing.T) {
+	t.Parallel()
+	env := acctest.New(t, acctest.WithPolicy(`{
+  "groups": {"group:platform-ops": ["alice@example.com"]},
+  "tagOwners": {"tag:k8s-billing": [], "tag:k8s-billing-us-east-1": [], "tag:web": []},
+  "grants": [],
+}`))
+	for _, tc := range []struct{ name, src, want string }{
+		{"typo of a tag", "tag:k8s-biling", `Did you mean "tag:k8s-billing"? The policy file's tagOwners declares "tag:k8s-billing".`},
+		{"a region's tag", "tag:k8s-billing-us-east1", `Did you mean "tag:k8s-billing-us-east-1"?`},
+		{"typo of a group", "group:platform-op", `Did you mean "group:platform-ops"? The policy file's groups declares "group:platform-ops". ` +
+			`Groups are written by hand in the policy file (groups); qtail does not manage them.`},
+		{"a new tag", "tag:database", `If the tag is new, declare it with a qtail_tag_owner in the configuration that manages this tailnet's tag owners`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resource.UnitTest(t, resource.TestCase{
+				ProtoV6ProviderFactories: env.Factories(),
+				Steps: []resource.TestStep{{
+					Config: grantConfig("g", fmt.Sprintf(`src = [%q]
+  dst = ["100.64.0.3"]
+  ip  = ["*"]`, tc.src)),
+					ExpectError: acctest.ErrorRE(tc.want),
+				}},
+			})
+		})
+	}
+}
+
 func TestGrant_missingTailscaleCredential(t *testing.T) {
 	t.Parallel()
 	env := acctest.New(t)

@@ -376,12 +376,12 @@ func (r *grantsResource) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 		r.reportBlame(ctx, &resp.Diagnostics, planner, change, planned, err)
 		return
 	}
-	r.reportCheck(&resp.Diagnostics, change, planned, err)
+	r.reportCheck(ctx, &resp.Diagnostics, change, planned, err)
 }
 
 // reportCheck adds what the plan-time check of change found (see
 // policy.Planner.CheckAll).
-func (r *grantsResource) reportCheck(diags *diag.Diagnostics, change grantsChange, planned map[string]json.RawMessage, err error) {
+func (r *grantsResource) reportCheck(ctx context.Context, diags *diag.Diagnostics, change grantsChange, planned map[string]json.RawMessage, err error) {
 	var conflict *policyfile.UnmanagedConflictError
 	var unchecked *policy.ValidateCallError
 	var tooLarge *policy.TooLargeError
@@ -397,7 +397,7 @@ func (r *grantsResource) reportCheck(diags *diag.Diagnostics, change grantsChang
 	case errors.As(err, &tooLarge):
 		diags.AddAttributeError(path.Root("grants"), "Policy File Too Large", fmt.Sprintf("qtail refuses to write %s: %v.", what, tooLarge))
 	case policy.IsRejected(err):
-		blameGrant(diags, change.names[0], planned[change.names[0]], err)
+		blameGrant(diags, change.names[0], planned[change.names[0]], err, rejectionHint(ctx, r.Clients, err))
 	default:
 		diags.AddAttributeError(path.Root("grants"), "Invalid Policy Change", fmt.Sprintf("qtail cannot apply %s to the policy file: %v. "+
 			"Fix the policy file or the configuration, then plan again.", what, err))
@@ -420,7 +420,7 @@ func (r *grantsResource) reportBlame(ctx context.Context, diags *diag.Diagnostic
 		if errors.As(err, &unchecked) {
 			continue
 		}
-		blameGrant(diags, name, planned[name], err)
+		blameGrant(diags, name, planned[name], err, rejectionHint(ctx, r.Clients, err))
 	}
 	if !diags.HasError() {
 		diags.AddAttributeError(path.Root("grants"), "Tailscale Rejects the Policy Change",
@@ -430,8 +430,8 @@ func (r *grantsResource) reportBlame(ctx context.Context, diags *diag.Diagnostic
 }
 
 // blameGrant adds Tailscale's refusal of the grant of name (value nil when
-// the grant goes) on the attribute that its message quotes.
-func blameGrant(diags *diag.Diagnostics, name string, value json.RawMessage, err error) {
+// the grant goes) on the attribute that its message quotes, with hint.
+func blameGrant(diags *diag.Diagnostics, name string, value json.RawMessage, err error, hint string) {
 	key := grantKey(name)
 	if value == nil {
 		diags.AddAttributeError(path.Root("grants"), "Tailscale Rejects the Policy Change",
@@ -439,7 +439,7 @@ func blameGrant(diags *diag.Diagnostics, name string, value json.RawMessage, err
 		return
 	}
 	detail := fmt.Sprintf("Tailscale refuses the policy file as it would be with %s:\n\n%v\n\nChange the configuration so that the grant is valid.%s",
-		key, err, rejectionHint(err))
+		key, err, hint)
 	at := grantAt(name)
 	if p, ok := blamedPath(fragment.Grant, value, err.Error()); ok {
 		at = tfx.Under(at, p)

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -107,7 +109,7 @@ func (r *fragmentResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 	if state != nil {
 		muts = append(r.ext.takeOver(oldKey), muts...)
 	}
-	r.reportCheck(&resp.Diagnostics, key, value, planner.Check(ctx, muts))
+	r.reportCheck(ctx, &resp.Diagnostics, key, value, planner.Check(ctx, muts))
 }
 
 // planner returns the Planner of the plan (see plannerOf).
@@ -162,7 +164,7 @@ func duplicateClaimMessage(key policyfile.Key, earlier policy.Claim) string {
 
 // reportCheck adds what the plan-time check of the change of key found
 // (see policy.Planner.Check).
-func (r *fragmentResource) reportCheck(diags *diag.Diagnostics, key policyfile.Key, value json.RawMessage, err error) {
+func (r *fragmentResource) reportCheck(ctx context.Context, diags *diag.Diagnostics, key policyfile.Key, value json.RawMessage, err error) {
 	var conflict *policyfile.UnmanagedConflictError
 	var unchecked *policy.ValidateCallError
 	var tooLarge *policy.TooLargeError
@@ -178,7 +180,7 @@ func (r *fragmentResource) reportCheck(diags *diag.Diagnostics, key policyfile.K
 		diags.AddError("Policy File Too Large", fmt.Sprintf("qtail refuses to add %s: %v.", key, tooLarge))
 	case policy.IsRejected(err):
 		detail := fmt.Sprintf("Tailscale refuses the policy file as it would be with %s:\n\n%v\n\nChange the configuration so that the entry is valid.%s",
-			key, err, rejectionHint(err))
+			key, err, rejectionHint(ctx, r.Clients, err))
 		if at, ok := blamedPath(r.kind, value, err.Error()); ok {
 			diags.AddAttributeError(at, "Tailscale Rejects the Policy Change", detail)
 			return
@@ -213,14 +215,54 @@ const allowAllWarning = "The policy file still holds the rule that every new tai
 	"(if this configuration already has one, the apply removes the rule and this warning goes away), " +
 	"or delete it in the Tailscale admin console. The qtail_policy data source reports it as findings.allow_all_present."
 
-// rejectionHint adds advice to a rejection that names something missing.
-func rejectionHint(err error) string {
+// notFoundRE reads what a rejection says is missing: Tailscale answers
+// `tag not found: "tag:web"` or `group not found: "group:ops"`.
+var notFoundRE = regexp.MustCompile(`\b(tag|group) not found: "([^"]+)"`)
+
+// rejectionHint adds advice to a rejection that names something missing:
+// the names the planned policy file declares that it may have been meant
+// for, and how to declare what is new.
+func rejectionHint(ctx context.Context, c *conn.Clients, err error) string {
 	if !strings.Contains(err.Error(), "not found") {
 		return ""
 	}
-	return "\n\nIf another resource of this configuration declares what is missing (a qtail_tag_owner for a tag, say), " +
+	var b strings.Builder
+	if m := notFoundRE.FindStringSubmatch(err.Error()); m != nil && c != nil {
+		section := map[string]string{"tag": "tagOwners", "group": "groups"}[m[1]]
+		if body, d := c.PlannedPolicy(ctx); !d.HasError() {
+			if doc, perr := policyfile.Parse(body); perr == nil {
+				if near := policyfile.Nearest(m[2], doc.DeclaredNames(section), 3); len(near) > 0 {
+					fmt.Fprintf(&b, "\n\nDid you mean %s? The policy file's %s declares %s.", orList(near), section, andList(near))
+				}
+			}
+		}
+	}
+	if m := notFoundRE.FindStringSubmatch(err.Error()); m != nil && m[1] == "group" {
+		b.WriteString("\n\nGroups are written by hand in the policy file (groups); qtail does not manage them.")
+		return b.String()
+	}
+	b.WriteString("\n\nIf the tag is new, declare it with a qtail_tag_owner in the configuration that manages this tailnet's tag owners " +
+		"(its platform root, when several configurations share the tailnet). If a resource of this configuration declares it, " +
 		"refer to its attribute, for example src = [qtail_tag_owner.web.tag], so that Terraform plans it first " +
-		"and qtail validates both changes together."
+		"and qtail validates both changes together.")
+	return b.String()
+}
+
+// orList quotes names, joined with "or".
+func orList(names []string) string { return joinQuoted(names, " or ") }
+
+// andList quotes names, joined with "and".
+func andList(names []string) string { return joinQuoted(names, " and ") }
+
+func joinQuoted(names []string, last string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	if len(q) == 1 {
+		return q[0]
+	}
+	return strings.Join(q[:len(q)-1], ", ") + last + q[len(q)-1]
 }
 
 // ownedElsewhereMessage says whose the entry is and what to do.
