@@ -376,12 +376,13 @@ func (r *grantsResource) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 		r.reportBlame(ctx, &resp.Diagnostics, planner, change, planned, err)
 		return
 	}
-	r.reportCheck(&resp.Diagnostics, change, planned, err)
+	r.reportCheck(&resp.Diagnostics, change, planned, err, explainRefusal(ctx, planner, change.muts, err))
 }
 
 // reportCheck adds what the plan-time check of change found (see
-// policy.Planner.CheckAll).
-func (r *grantsResource) reportCheck(diags *diag.Diagnostics, change grantsChange, planned map[string]json.RawMessage, err error) {
+// policy.Planner.CheckAll); explained says which tests a refusal fails
+// and why (see explainRefusal).
+func (r *grantsResource) reportCheck(diags *diag.Diagnostics, change grantsChange, planned map[string]json.RawMessage, err error, explained string) {
 	var conflict *policyfile.UnmanagedConflictError
 	var unchecked *policy.ValidateCallError
 	var tooLarge *policy.TooLargeError
@@ -397,7 +398,7 @@ func (r *grantsResource) reportCheck(diags *diag.Diagnostics, change grantsChang
 	case errors.As(err, &tooLarge):
 		diags.AddAttributeError(path.Root("grants"), "Policy File Too Large", fmt.Sprintf("qtail refuses to write %s: %v.", what, tooLarge))
 	case policy.IsRejected(err):
-		blameGrant(diags, change.names[0], planned[change.names[0]], err)
+		blameGrant(diags, change.names[0], planned[change.names[0]], err, explained)
 	default:
 		diags.AddAttributeError(path.Root("grants"), "Invalid Policy Change", fmt.Sprintf("qtail cannot apply %s to the policy file: %v. "+
 			"Fix the policy file or the configuration, then plan again.", what, err))
@@ -420,7 +421,7 @@ func (r *grantsResource) reportBlame(ctx context.Context, diags *diag.Diagnostic
 		if errors.As(err, &unchecked) {
 			continue
 		}
-		blameGrant(diags, name, planned[name], err)
+		blameGrant(diags, name, planned[name], err, explainRefusal(ctx, planner, change.muts[i:i+1], err))
 	}
 	if !diags.HasError() {
 		diags.AddAttributeError(path.Root("grants"), "Tailscale Rejects the Policy Change",
@@ -430,16 +431,17 @@ func (r *grantsResource) reportBlame(ctx context.Context, diags *diag.Diagnostic
 }
 
 // blameGrant adds Tailscale's refusal of the grant of name (value nil when
-// the grant goes) on the attribute that its message quotes.
-func blameGrant(diags *diag.Diagnostics, name string, value json.RawMessage, err error) {
+// the grant goes) on the attribute that its message quotes; explained
+// says which tests the refusal fails and why.
+func blameGrant(diags *diag.Diagnostics, name string, value json.RawMessage, err error, explained string) {
 	key := grantKey(name)
 	if value == nil {
 		diags.AddAttributeError(path.Root("grants"), "Tailscale Rejects the Policy Change",
-			fmt.Sprintf("Tailscale refuses the policy file without %s:\n\n%v\n\nKeep the grant, or change what needs it (a test of the policy file, say).", key, err))
+			fmt.Sprintf("Tailscale refuses the policy file without %s:\n\n%v%s\n\nKeep the grant, or change what needs it (a test of the policy file, say).", key, err, explained))
 		return
 	}
-	detail := fmt.Sprintf("Tailscale refuses the policy file as it would be with %s:\n\n%v\n\nChange the configuration so that the grant is valid.%s",
-		key, err, rejectionHint(err))
+	detail := fmt.Sprintf("Tailscale refuses the policy file as it would be with %s:\n\n%v%s\n\nChange the configuration so that the grant is valid.%s",
+		key, err, explained, rejectionHint(err))
 	at := grantAt(name)
 	if p, ok := blamedPath(fragment.Grant, value, err.Error()); ok {
 		at = tfx.Under(at, p)

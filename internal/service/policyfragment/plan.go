@@ -107,7 +107,8 @@ func (r *fragmentResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 	if state != nil {
 		muts = append(r.ext.takeOver(oldKey), muts...)
 	}
-	r.reportCheck(&resp.Diagnostics, key, value, planner.Check(ctx, muts))
+	err := planner.Check(ctx, muts)
+	r.reportCheck(&resp.Diagnostics, key, value, err, explainRefusal(ctx, planner, muts, err))
 }
 
 // planner returns the Planner of the plan (see plannerOf).
@@ -161,8 +162,9 @@ func duplicateClaimMessage(key policyfile.Key, earlier policy.Claim) string {
 }
 
 // reportCheck adds what the plan-time check of the change of key found
-// (see policy.Planner.Check).
-func (r *fragmentResource) reportCheck(diags *diag.Diagnostics, key policyfile.Key, value json.RawMessage, err error) {
+// (see policy.Planner.Check); explained says which tests a refusal fails
+// and why (see explainRefusal).
+func (r *fragmentResource) reportCheck(diags *diag.Diagnostics, key policyfile.Key, value json.RawMessage, err error, explained string) {
 	var conflict *policyfile.UnmanagedConflictError
 	var unchecked *policy.ValidateCallError
 	var tooLarge *policy.TooLargeError
@@ -177,8 +179,8 @@ func (r *fragmentResource) reportCheck(diags *diag.Diagnostics, key policyfile.K
 	case errors.As(err, &tooLarge):
 		diags.AddError("Policy File Too Large", fmt.Sprintf("qtail refuses to add %s: %v.", key, tooLarge))
 	case policy.IsRejected(err):
-		detail := fmt.Sprintf("Tailscale refuses the policy file as it would be with %s:\n\n%v\n\nChange the configuration so that the entry is valid.%s",
-			key, err, rejectionHint(err))
+		detail := fmt.Sprintf("Tailscale refuses the policy file as it would be with %s:\n\n%v%s\n\nChange the configuration so that the entry is valid.%s",
+			key, err, explained, rejectionHint(err))
 		if at, ok := blamedPath(r.kind, value, err.Error()); ok {
 			diags.AddAttributeError(at, "Tailscale Rejects the Policy Change", detail)
 			return

@@ -166,6 +166,49 @@ resource "qtail_policy_test" "carol" {
 	})
 }
 
+// A grant that breaks a test's deny is refused at plan with an error that
+// names the test and the grant; a test written by hand is quoted as such.
+func TestPolicyTest_refusalNamesTheTestAndTheGrant(t *testing.T) {
+	t.Parallel()
+	env := acctest.New(t, acctest.WithPolicy(noAllowAll))
+	sshGrant := `
+resource "qtail_grant" "alice_ssh" {
+  name = "alice-ssh-phone"
+  src  = ["alice@example.com"]
+  dst  = ["100.64.0.3"]
+  ip   = ["tcp:22"]
+}
+`
+	resource.UnitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: env.Factories(),
+		Steps: []resource.TestStep{
+			{Config: guardedGrant(opsTestBody)},
+			{
+				Config: guardedGrant(opsTestBody) + sshGrant,
+				ExpectError: acctest.ErrorRE(`The change breaks qtail_policy_test "ops-reach-phone" (marked // qtail:policy_test:ops-reach-phone): ` +
+					`its deny says that alice@example.com must not reach 100.64.0.3:22, and with the change it does. ` +
+					`The planned grants that let it: qtail_grant "alice-ssh-phone".`),
+			},
+			{
+				// The same deny, written by hand, instead of qtail's.
+				Config: guardedGrant(`src    = "alice@example.com"
+  accept = ["100.64.0.3:443"]`),
+			},
+			{
+				PreConfig: func() {
+					env.EditPolicy(t, `"tests": [`, `"tests": [
+		{"src": "alice@example.com", "deny": ["100.64.0.3:22"]},`)
+				},
+				Config: guardedGrant(`src    = "alice@example.com"
+  accept = ["100.64.0.3:443"]`) + sshGrant,
+				ExpectError: acctest.ErrorRE(`The change breaks the test {"deny":["100.64.0.3:22"],"src":"alice@example.com"}, written by hand in the policy file (not qtail's): ` +
+					`its deny says that alice@example.com must not reach 100.64.0.3:22, and with the change it does. ` +
+					`The planned grants that let it: qtail_grant "alice-ssh-phone".`),
+			},
+		},
+	})
+}
+
 func TestPolicyTest_drift(t *testing.T) {
 	t.Parallel()
 	env := acctest.New(t, acctest.WithPolicy(noAllowAll))
