@@ -28,6 +28,9 @@ const (
 	// FindingConflict: a fragment change that cannot be made, or two
 	// that write the same fragment differently.
 	FindingConflict FindingKind = "conflict"
+	// FindingBrokenTest: a test of the policy file fails with the plans;
+	// the message names the test and the fragments that break it.
+	FindingBrokenTest FindingKind = "broken_test"
 )
 
 // Severity ranks findings.

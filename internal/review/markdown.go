@@ -93,6 +93,9 @@ func (r *Report) Markdown() string {
 				w("- `%s`: %s\n", f.User, inline(e))
 			}
 		}
+		for _, bt := range r.BrokenTests {
+			w("\n%s\n", inline(bt.Message))
+		}
 	}
 	for _, t := range []struct {
 		what  string

@@ -63,8 +63,11 @@ type Report struct {
 	// Validation is the verdict of /acl/validate on the planned policy.
 	Validation Validation `json:"validation"`
 	// Tests are the policy tests the plans add, change or remove.
-	Tests    TestChanges `json:"tests"`
-	Findings []Finding   `json:"findings"`
+	Tests TestChanges `json:"tests"`
+	// BrokenTests explain the failing tests of a refused policy file:
+	// which test, and which fragments of the plans break it.
+	BrokenTests []BrokenTest `json:"broken_tests,omitempty"`
+	Findings    []Finding    `json:"findings"`
 	// Graph is a Mermaid flowchart of the gained and lost access.
 	Graph string `json:"graph,omitempty"`
 	// AccessChanged is true when someone gains or loses access.
@@ -153,6 +156,10 @@ func Run(ctx context.Context, api API, plans []Plan) (*Report, error) {
 			rep.Validation.Message, rep.Validation.Failures = ae.Message, ae.Data
 		default:
 			return nil, fmt.Errorf("asking Tailscale to validate the planned policy file: %w", err)
+		}
+		rep.BrokenTests = brokenTests(curDoc, planned, rs, muts, rep.Validation)
+		for _, b := range rep.BrokenTests {
+			rep.Findings = append(rep.Findings, Finding{Kind: FindingBrokenTest, Severity: SeverityError, New: true, Message: b.Message})
 		}
 	}
 

@@ -306,3 +306,39 @@ func TestRoutes(t *testing.T) {
 		t.Errorf("graph:\n%s", rep.Graph)
 	}
 }
+
+// TestBrokenTest: a grant of the plans breaks a qtail test's deny; the
+// report names the test and the grant by their resource addresses.
+func TestBrokenTest(t *testing.T) {
+	w := newWorld(t, strings.Replace(worldPolicy, `"grants": [`, `"tests": [
+		// qtail:policy_test:bob-no-web
+		{"src": "bob@example.com", "deny": ["tag:web:443"]},
+	],
+	"grants": [`, 1))
+	testAttrs := map[string]any{"id": "bob-no-web", "name": "bob-no-web", "src": "bob@example.com", "accept": nil, "deny": []any{"tag:web:443"}, "proto": nil, "marker": "qtail:policy_test:bob-no-web"}
+	p := plan(t, "root.json",
+		change("qtail_policy_test.bob", "qtail_policy_test", []string{"no-op"}, testAttrs, testAttrs, nil),
+		change("qtail_grant.bob_web", "qtail_grant", []string{"create"}, nil,
+			grantAttrs("bob-web", []any{"bob@example.com"}, []any{"tag:web"}, []any{"tcp:443"}), map[string]any{"id": true, "marker": true}),
+	)
+	rep, err := Run(t.Context(), w.api, []Plan{p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Validation.Passed || len(rep.BrokenTests) != 1 {
+		t.Fatalf("validation %+v, broken tests %+v", rep.Validation, rep.BrokenTests)
+	}
+	bt := rep.BrokenTests[0]
+	if bt.Test != "qtail_policy_test.bob" || !slices.Equal(bt.Culprits, []string{"qtail_grant.bob_web"}) {
+		t.Errorf("broken test %+v, want qtail_policy_test.bob broken by qtail_grant.bob_web", bt)
+	}
+	if !findingKinds(rep)[FindingBrokenTest] {
+		t.Errorf("no broken test among the findings %+v", rep.Findings)
+	}
+	md := rep.Markdown()
+	for _, want := range []string{"The change breaks qtail_policy_test.bob: its deny says that bob@example.com must not reach tag:web:443", "The planned grants that let it: qtail_grant.bob_web."} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the report does not say %q:\n%s", want, md)
+		}
+	}
+}
