@@ -29,7 +29,13 @@ func (r *Report) Markdown() string {
 	for _, p := range r.Plans {
 		plans = append(plans, fmt.Sprintf("`%s` (%s)", p.Label, plural(p.Fragments, "fragment change", "fragment changes")))
 	}
+	for _, fp := range r.FailedPlans {
+		plans = append(plans, fmt.Sprintf("`%s` (**failed**: %s)", fp.Label, plural(len(fp.Diagnostics), "error", "errors")))
+	}
 	w("Plans: %s. Tailnet: `%s`.\n", strings.Join(plans, ", "), r.Tailnet)
+	if len(r.FailedPlans) > 0 {
+		w("\nA plan that failed is not part of the access and policy sections below: its errors are the first findings.\n")
+	}
 
 	w("\n### Access\n\n")
 	if r.Graph != "" {
@@ -161,6 +167,9 @@ func (r *Report) headline() string {
 		parts = append(parts, fmt.Sprintf("**Access changes**: %d gained, %d lost", gained, lost))
 	} else {
 		parts = append(parts, "**No access change**")
+	}
+	if len(r.FailedPlans) > 0 {
+		parts = append(parts, "**"+plural(len(r.FailedPlans), "plan", "plans")+" failed**")
 	}
 	if r.Validation.Passed {
 		parts = append(parts, fmt.Sprintf("policy tests **pass** (%d)", r.Validation.Tests))

@@ -51,6 +51,9 @@ type Report struct {
 	// Tailnet is the tailnet reviewed ("-" for the credential's own).
 	Tailnet string        `json:"tailnet"`
 	Plans   []PlanSummary `json:"plans"`
+	// FailedPlans are the plans that Terraform could not make, read from
+	// their logs (see AddFailedPlans).
+	FailedPlans []FailedPlan `json:"failed_plans,omitempty"`
 	// Fragments are the fragment changes, in plan order.
 	Fragments []FragmentChange `json:"fragments"`
 	// PolicyDiff is the unified diff of the policy file, current to
@@ -176,7 +179,7 @@ func Run(ctx context.Context, api API, plans []Plan) (*Report, error) {
 // ExitCode is the command's exit code for the report.
 func (r *Report) ExitCode() int {
 	switch {
-	case !r.Validation.Passed:
+	case !r.Validation.Passed || len(r.FailedPlans) > 0:
 		return ExitError
 	case r.AccessChanged:
 		return ExitAccessChange
