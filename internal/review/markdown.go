@@ -82,7 +82,18 @@ func (r *Report) Markdown() string {
 		w("\n#### Users\n\nWhat each user named by a changed grant reaches, as the destinations of the rules that apply to them.\n\n")
 		w("| User | Gains | Loses | Unchanged |\n|---|---|---|---|\n")
 		for _, u := range r.Users {
+			if u.Unknown {
+				w("| `%s` | %s | | |\n", u.User, cell("not known to the tailnet yet: "+u.Reason))
+				continue
+			}
 			w("| `%s` | %s | %s | %d |\n", u.User, cell(orNone(u.Gained)), cell(orNone(u.Lost)), len(u.Before)-len(u.Lost))
+		}
+	}
+
+	if len(r.Principals) > 0 {
+		w("\n#### Who gains or loses what\n\n| Principal | Gains | Loses |\n|---|---|---|\n")
+		for _, p := range r.Principals {
+			w("| `%s` | %s | %s |\n", cell(p.Principal), cell(orDash(p.Gains)), cell(orDash(p.Loses)))
 		}
 	}
 
@@ -152,19 +163,10 @@ func (r *Report) Markdown() string {
 // headline sums the report up in one line.
 func (r *Report) headline() string {
 	var parts []string
-	gained, lost := 0, 0
-	for _, ta := range r.Access {
-		for _, p := range ta.Ports {
-			gained += len(p.Gained)
-			lost += len(p.Lost)
-		}
-	}
-	for _, u := range r.Users {
-		gained += len(u.Gained)
-		lost += len(u.Lost)
-	}
 	if r.AccessChanged {
-		parts = append(parts, fmt.Sprintf("**Access changes**: %d gained, %d lost", gained, lost))
+		c := r.Counts
+		parts = append(parts, fmt.Sprintf("**Access changes**: %s touched, %s gaining, %d losing",
+			plural(c.Targets, "service", "services"), plural(c.Gaining, "principal", "principals"), c.Losing))
 	} else {
 		parts = append(parts, "**No access change**")
 	}
@@ -200,6 +202,14 @@ func reach(list []string) string {
 		return "no one"
 	}
 	return code(list)
+}
+
+// orDash joins a list whose entries are already formatted.
+func orDash(list []string) string {
+	if len(list) == 0 {
+		return "-"
+	}
+	return strings.Join(list, ", ")
 }
 
 func orNone(list []string) string {

@@ -63,6 +63,10 @@ type Report struct {
 	// and Users the users whose rules the plans touch.
 	Access []TargetAccess `json:"access"`
 	Users  []UserAccess   `json:"users"`
+	// Principals is the gained and lost access by principal, and Counts
+	// the headline's numbers.
+	Principals []PrincipalAccess `json:"principals"`
+	Counts     Counts            `json:"counts"`
 	// Validation is the verdict of /acl/validate on the planned policy.
 	Validation Validation `json:"validation"`
 	// Tests are the policy tests the plans add, change or remove.
@@ -170,7 +174,9 @@ func Run(ctx context.Context, api API, plans []Plan) (*Report, error) {
 	if err := a.run(ctx, rs, changes); err != nil {
 		return nil, err
 	}
+	rep.Principals, rep.Counts = principals(rep)
 	rep.Findings = append(rep.Findings, findings(a, rs)...)
+	rep.Findings = append(rep.Findings, explainFindings(a, rs, changes)...)
 	sort.SliceStable(rep.Findings, func(i, j int) bool { return rep.Findings[i].Severity.rank() < rep.Findings[j].Severity.rank() })
 	rep.Graph = mermaid(rep)
 	return rep, nil
