@@ -32,9 +32,12 @@ type FailedTest struct {
 	Error string `json:"error"`
 	// Address is the destination that fails, and Want the verdict the
 	// test asks for there ("Accept" or "Drop"); both empty for another
-	// kind of error (an unknown user, say).
-	Address string `json:"address,omitempty"`
-	Want    string `json:"want,omitempty"`
+	// kind of error (an unknown user, say). Addresses are all the
+	// destinations of the test that fail for the same reason, Address
+	// first.
+	Address   string   `json:"address,omitempty"`
+	Addresses []string `json:"addresses,omitempty"`
+	Want      string   `json:"want,omitempty"`
 	// Key is the qtail_policy_test fragment of the test; zero when the
 	// test is written by hand in the policy file (or was not found).
 	Key policyfile.Key `json:"-"`
@@ -74,6 +77,7 @@ func ExplainTests(cur, next *policyfile.Document, changed []policyfile.Key, fail
 			f := FailedTest{Src: fl.Src, Error: e}
 			if m := verdictError.FindStringSubmatch(e); m != nil {
 				f.Address, f.Want = m[1], m[2]
+				f.Addresses = []string{f.Address}
 			}
 			f.Key, f.Entry = tests.find(f.Src, f.Address, f.Want)
 			if f.Address != "" {
@@ -82,10 +86,24 @@ func ExplainTests(cur, next *policyfile.Document, changed []policyfile.Key, fail
 					f.Reaching = reaching(next, nextFile, f)
 				}
 			}
-			out = append(out, f)
+			out = merge(out, f)
 		}
 	}
 	return out
+}
+
+// merge adds f to out, or its address to the explanation of the same
+// test that fails the same way for the same changes.
+func merge(out []FailedTest, f FailedTest) []FailedTest {
+	for i, o := range out {
+		if f.Address != "" && o.Address != "" && o.Src == f.Src && o.Want == f.Want && o.Key == f.Key &&
+			string(o.Entry) == string(f.Entry) && slices.Equal(o.Culprits, f.Culprits) && slices.Equal(o.Reaching, f.Reaching) {
+			out[i].Addresses = append(out[i].Addresses, f.Address)
+			out[i].Error += "; " + f.Error
+			return out
+		}
+	}
+	return append(out, f)
 }
 
 // Explain says in a sentence or two which test fails and which changes
@@ -99,11 +117,12 @@ func (f FailedTest) Explain(name func(policyfile.Key) string) string {
 	case f.Hand():
 		what = "the test " + string(f.Entry) + ", written by hand in the policy file (not qtail's)"
 	}
+	addrs := strings.Join(f.Addresses, ", ")
 	switch f.Want {
 	case "Drop":
-		fmt.Fprintf(&b, "The change breaks %s: its deny says that %s must not reach %s, and with the change it does.", what, f.Src, f.Address)
+		fmt.Fprintf(&b, "The change breaks %s: its deny says that %s must not reach %s, and with the change it does.", what, f.Src, addrs)
 	case "Accept":
-		fmt.Fprintf(&b, "The change breaks %s: its accept says that %s reaches %s, and with the change it does not.", what, f.Src, f.Address)
+		fmt.Fprintf(&b, "The change breaks %s: its accept says that %s reaches %s, and with the change it does not.", what, f.Src, addrs)
 	default:
 		fmt.Fprintf(&b, "Tailscale refuses %s: %s.", what, f.Error)
 	}

@@ -64,6 +64,23 @@ func TestExplainTests(t *testing.T) {
 		}
 	})
 
+	t.Run("two addresses of one test, broken by one grant, are one explanation", func(t *testing.T) {
+		cur, next, changed := explainDocs(t,
+			policyfile.Mutation{Key: grant("billing-all"), Value: raw(`{"src":["group:billing"],"dst":["tag:k8s-billing"],"ip":["*"]}`)})
+		if err := next.Apply(policyfile.Mutation{Key: policyfile.Key{Kind: policyfile.KindPolicyTest, Name: "carol-not-billing"},
+			Value: raw(`{"src":"carol@example.com","deny":["tag:k8s-billing:443","tag:k8s-billing:8080"]}`), Overwrite: true}); err != nil {
+			t.Fatal(err)
+		}
+		got := ExplainTests(cur, next, changed, []TestFailure{{Src: "carol@example.com", Errors: []string{
+			`address "tag:k8s-billing:443": want: Drop, got: Accept`, `address "tag:k8s-billing:8080": want: Drop, got: Accept`}}})
+		if len(got) != 1 || !slices.Equal(got[0].Addresses, []string{"tag:k8s-billing:443", "tag:k8s-billing:8080"}) {
+			t.Fatalf("got %+v, want one explanation of both addresses", got)
+		}
+		if msg := got[0].Explain(name); !strings.Contains(msg, "must not reach tag:k8s-billing:443, tag:k8s-billing:8080, and with the change it does") {
+			t.Errorf("%q does not name both addresses", msg)
+		}
+	})
+
 	t.Run("a narrowed grant breaks a hand-written accept", func(t *testing.T) {
 		cur, next, changed := explainDocs(t,
 			policyfile.Mutation{Key: grant("ops-phone"), Value: raw(`{"src":["group:ops"],"dst":["phone"],"ip":["tcp:8443"]}`), Overwrite: true})
