@@ -400,3 +400,28 @@ func portMatches(ip, port string) bool {
 	}
 	return a <= n && n <= b
 }
+
+// ExplainTests is ExplainTests for a write of muts that Tailscale refused:
+// the policy file as the Store last read it, before and with muts, whose
+// grants are the suspects. It returns nil when the policy file cannot be
+// read.
+func (s *Store) ExplainTests(ctx context.Context, muts []policyfile.Mutation, failures []TestFailure) []FailedTest {
+	if len(failures) == 0 {
+		return nil
+	}
+	c, err := s.get(ctx, false)
+	if err != nil {
+		return nil
+	}
+	cur, err := c.document()
+	if err != nil {
+		return nil
+	}
+	next := cur.Clone()
+	changed := make([]policyfile.Key, 0, len(muts))
+	for _, m := range muts {
+		_ = next.Apply(m)
+		changed = append(changed, m.Key)
+	}
+	return ExplainTests(cur, next, changed, failures)
+}

@@ -14,6 +14,27 @@ import (
 	"github.com/qtail/terraform-provider-qtail/internal/tfx"
 )
 
+// explainedWriteError is fragmentWriteError for a write of muts to store:
+// when Tailscale refused it because tests fail, it says which tests, and
+// which of muts break them (see explainRefusal).
+func explainedWriteError(ctx context.Context, diags *diag.Diagnostics, store *policy.Store, action string, muts []policyfile.Mutation, err error) {
+	var rejected *policy.RejectedError
+	if store != nil && errors.As(err, &rejected) {
+		var b strings.Builder
+		for _, f := range store.ExplainTests(ctx, muts, testFailures(err)) {
+			b.WriteString("\n\n")
+			b.WriteString(f.Explain(nameFragment))
+		}
+		if b.Len() > 0 {
+			diags.AddError("Tailscale Rejected the Policy File", fmt.Sprintf("qtail could not %s: Tailscale refused the policy file.\n\n%v%s\n\n"+
+				"Nothing was written. Someone may have changed the policy file since the plan: change the configuration (or the policy file) so that Tailscale accepts it, then apply again.",
+				action, rejected.Err, b.String()))
+			return
+		}
+	}
+	fragmentWriteError(diags, action, err)
+}
+
 // fragmentWriteError adds the error of a failed change of the policy file.
 func fragmentWriteError(diags *diag.Diagnostics, action string, err error) {
 	var conflict *policyfile.UnmanagedConflictError
