@@ -19,20 +19,29 @@ import (
 // which of muts break them (see explainRefusal).
 func explainedWriteError(ctx context.Context, diags *diag.Diagnostics, store *policy.Store, action string, muts []policyfile.Mutation, err error) {
 	var rejected *policy.RejectedError
-	if store != nil && errors.As(err, &rejected) {
-		var b strings.Builder
-		for _, f := range store.ExplainTests(ctx, muts, testFailures(err)) {
-			b.WriteString("\n\n")
-			b.WriteString(f.Explain(nameFragment))
-		}
-		if b.Len() > 0 {
+	if errors.As(err, &rejected) {
+		if explained := explainWrite(ctx, store, muts, err); explained != "" {
 			diags.AddError("Tailscale Rejected the Policy File", fmt.Sprintf("qtail could not %s: Tailscale refused the policy file.\n\n%v%s\n\n"+
 				"Nothing was written. Someone may have changed the policy file since the plan: change the configuration (or the policy file) so that Tailscale accepts it, then apply again.",
-				action, rejected.Err, b.String()))
+				action, rejected.Err, explained))
 			return
 		}
 	}
 	fragmentWriteError(diags, action, err)
+}
+
+// explainWrite is explainRefusal for a write of muts to store that
+// Tailscale refused (see policy.Store.ExplainTests).
+func explainWrite(ctx context.Context, store *policy.Store, muts []policyfile.Mutation, err error) string {
+	if store == nil || !policy.IsRejected(err) {
+		return ""
+	}
+	var b strings.Builder
+	for _, f := range store.ExplainTests(ctx, muts, testFailures(err)) {
+		b.WriteString("\n\n")
+		b.WriteString(f.Explain(nameFragment))
+	}
+	return b.String()
 }
 
 // fragmentWriteError adds the error of a failed change of the policy file.

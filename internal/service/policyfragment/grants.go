@@ -480,15 +480,15 @@ func (r *grantsResource) write(ctx context.Context, diags *diag.Diagnostics, cha
 			if value := planned[name]; value != nil {
 				if p, ok := blamedPath(fragment.Grant, value, rejected.Err.Error()); ok {
 					diags.AddAttributeError(tfx.Under(grantAt(name), p), "Tailscale Rejected the Policy File",
-						fmt.Sprintf("qtail could not write %s: Tailscale refused the policy file.\n\n%v\n\n"+
+						fmt.Sprintf("qtail could not write %s: Tailscale refused the policy file.\n\n%v%s\n\n"+
 							"Nothing was written. Change the configuration (or the policy file) so that Tailscale accepts it, then apply again.",
-							describeGrants(change.names), rejected.Err))
+							describeGrants(change.names), rejected.Err, explainWrite(ctx, store, change.muts, err)))
 					return false
 				}
 			}
 		}
 	}
-	fragmentWriteError(diags, "write "+describeGrants(change.names), err)
+	explainedWriteError(ctx, diags, store, "write "+describeGrants(change.names), change.muts, err)
 	return false
 }
 
