@@ -102,6 +102,15 @@ func explainFindings(a *accessReview, rs []resource, changes []FragmentChange) [
 	grants := plannedGrants(a, file, own)
 	var out []Finding
 	shared := map[string]bool{}
+	// pairs are the changed grants found to give the same access as
+	// another changed grant: the pair is reported once.
+	pairs := map[[2]string]bool{}
+	changed := map[string]bool{}
+	for _, c := range changes {
+		if c.Kind == string(policyfile.KindGrant) && c.After != nil {
+			changed[c.Fragment] = true
+		}
+	}
 	for _, c := range changes {
 		if c.Kind != string(policyfile.KindGrant) || c.Unknown {
 			continue
@@ -115,7 +124,7 @@ func explainFindings(a *accessReview, rs []resource, changes []FragmentChange) [
 			continue
 		}
 		if c.After != nil {
-			if f, ok := shadowed(c, g, grants, file.Groups); ok {
+			if f, ok := shadowed(c, g, grants, file.Groups, changed, pairs); ok {
 				out = append(out, f)
 			}
 			out = append(out, beyondInstance(a, c, g, rs)...)
@@ -134,8 +143,9 @@ func explainFindings(a *accessReview, rs []resource, changes []FragmentChange) [
 }
 
 // shadowed reports a changed grant whose access another grant of the
-// planned policy file already gives.
-func shadowed(c FragmentChange, g grantFile, grants []namedGrant, groups map[string][]string) (Finding, bool) {
+// planned policy file already gives. Two changed grants that give each
+// other's access are reported once, as a pair (see pairs).
+func shadowed(c FragmentChange, g grantFile, grants []namedGrant, groups map[string][]string, changed map[string]bool, pairs map[[2]string]bool) (Finding, bool) {
 	if len(g.Via) > 0 || g.App != nil || len(g.SrcPosture) > 0 || len(g.IP) == 0 {
 		return Finding{}, false
 	}
@@ -143,6 +153,17 @@ func shadowed(c FragmentChange, g grantFile, grants []namedGrant, groups map[str
 		// The default allow-all rule has a finding of its own.
 		if h.key.String() == c.Fragment || isAllowAll(h.g) || len(h.g.Via) > 0 || len(h.g.SrcPosture) > 0 || !covers(h.g, g, groups) {
 			continue
+		}
+		other := h.key.String()
+		if changed[other] && covers(g, h.g, groups) {
+			if pairs[[2]string{other, c.Fragment}] {
+				continue
+			}
+			pairs[[2]string{c.Fragment, other}] = true
+			return Finding{Kind: FindingShadowed, Severity: SeverityWarning, New: true,
+				Message: fmt.Sprintf("`%s` (`%s`) and %s, which the plans also write, give the same access: each lets %s reach %s on %s, "+
+					"so either one changes no one's access while the other exists. Keep one, or give each its own destination.",
+					c.Fragment, c.Address, h.name, reach(g.Src), reach(g.Dst), code(g.IP))}, true
 		}
 		return Finding{Kind: FindingShadowed, Severity: SeverityWarning, New: true,
 			Message: fmt.Sprintf("`%s` (`%s`) changes no one's access: %s already lets %s reach %s on %s. "+
@@ -325,14 +346,14 @@ func beyondInstance(a *accessReview, c FragmentChange, g grantFile, rs []resourc
 		}
 		var reached []string
 		if len(others) > 0 {
-			reached = append(reached, "devices of other configurations or module instances: "+listed(others))
+			reached = append(reached, "other configurations or module instances put it on their devices too: "+listed(others))
 		}
 		if len(devices) > 0 {
-			reached = append(reached, "devices of the tailnet that no reviewed plan manages: "+listed(devices))
+			reached = append(reached, "devices of the tailnet that no reviewed plan manages carry it: "+listed(devices))
 		}
 		out = append(out, Finding{Kind: FindingBeyondInstance, Severity: SeverityWarning, New: true,
-			Message: fmt.Sprintf("`%s` (`%s`, `%s`) lets %s reach `%s`, which %s: the grant reaches those too, not only what its own configuration puts on the tailnet. "+
-				"If the access is meant for this configuration alone, give its devices a tag of their own and grant that.",
+			Message: fmt.Sprintf("`%s` (`%s`, `%s`) lets %s reach `%s`, and %s. The grant reaches those too, not only what its own configuration puts on the tailnet; "+
+				"if the access is meant for this configuration alone, give its devices a tag of their own and grant that.",
 				c.Fragment, c.Address, c.Plan, reach(g.Src), d, strings.Join(reached, "; and "))})
 	}
 	return out

@@ -383,7 +383,26 @@ func TestExplainingFindings(t *testing.T) {
 	if len(byKind[FindingShadowed]) != 1 {
 		t.Errorf("shadowed: %q, want alice-web alone", byKind[FindingShadowed])
 	}
-	expectFinding(FindingBeyondInstance, "`qtail_grant \"bob-web\"`", "devices of other configurations or module instances: `module.region.qtail_exposed_service.this` (`eu.json`)")
+
+	// Two regions add the same grant: one finding names the pair.
+	same := func(label, name string) Plan {
+		return plan(t, label, change("module.region.qtail_grant.db", "qtail_grant", []string{"create"}, nil,
+			grantAttrs(name, []any{"bob@example.com"}, []any{"tag:db"}, []any{"tcp:5432"}), nil))
+	}
+	pair, err := Run(t.Context(), w.api, []Plan{same("us.json", "us-db"), same("eu.json", "eu-db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pairs []string
+	for _, f := range pair.Findings {
+		if f.Kind == FindingShadowed {
+			pairs = append(pairs, f.Message)
+		}
+	}
+	if len(pairs) != 1 || !strings.Contains(pairs[0], "`qtail_grant \"us-db\"` (`module.region.qtail_grant.db`) and `qtail_grant \"eu-db\"`, which the plans also write, give the same access") {
+		t.Errorf("shadowed: %q, want the pair once", pairs)
+	}
+	expectFinding(FindingBeyondInstance, "`qtail_grant \"bob-web\"`", "other configurations or module instances put it on their devices too: `module.region.qtail_exposed_service.this` (`eu.json`)")
 	expectFinding(FindingSharedDestination, "`tag:web` is shared by several configurations", "`qtail_grant \"ops-web\"` (another configuration, not reviewed)", "`qtail_grant \"bob-web\"` (`us.json`)", "(`eu.json`) carry it")
 	if len(byKind[FindingSharedDestination]) != 1 {
 		t.Errorf("shared destinations: %q, want tag:web once", byKind[FindingSharedDestination])
