@@ -9,12 +9,14 @@
 #                                        mirror in $QTAIL_HOME/mirror and write $QTAIL_HOME/terraformrc
 #   qtail-ci.sh lock ROOT...             write each root's .terraform.lock.hcl for linux_amd64, darwin_arm64 and
 #                                        darwin_amd64 (run by a person, who commits the lock files)
-#   qtail-ci.sh plan ROOT PLAN.json      terraform init with the lock file, plan, and the plan as JSON
+#   qtail-ci.sh plan ROOT PLAN.json      terraform init with the lock file, plan, and the plan as JSON; a plan that
+#                                        fails leaves its machine-readable log in PLAN.failed.json for the review
 #   qtail-ci.sh tailnet ROOT             print the platform root's output tailnet, for ROOT's TF_VAR_tailnet
 #   qtail-ci.sh binary ROOT              print the path of the provider binary that terraform init installed
-#   qtail-ci.sh review REPORT PLAN.json... review the plans together (the code goes to $GITHUB_OUTPUT)
+#   qtail-ci.sh review REPORT PLAN.json... review the plans together, and the logs of the plans that failed
+#                                        (the code goes to $GITHUB_OUTPUT)
 #   qtail-ci.sh comment PR REPORT        post REPORT as the pull request's review comment, or update it
-#   qtail-ci.sh verdict CODE             fail when the review's code is 1 (Tailscale refuses the policy)
+#   qtail-ci.sh verdict CODE             fail when the review's code is 1 (a plan failed, or Tailscale refuses the policy)
 #   qtail-ci.sh fork-notice REPORT       the comment for a pull request from a fork, which is not planned
 #   qtail-ci.sh drift ROOT REPORT        plan -detailed-exitcode; on drift, review it and fail
 #   qtail-ci.sh atlantis-project         Atlantis, in a project's plan: review this project's plan
@@ -153,12 +155,27 @@ prepare() {
   fi
 }
 
+# plan ROOT PLAN.json: the plan as JSON in PLAN.json; when the plan fails
+# (Tailscale refuses its policy change, say), Terraform's machine-readable
+# log in PLAN.failed.json instead, which the review reports, and exit 1.
 cmd_plan() {
   [ $# -eq 2 ] || die "usage: qtail-ci.sh plan ROOT PLAN.json"
-  local root=$1 out=$2
-  prepare "$root"
-  terraform -chdir="$root" plan -input=false -lock=false -out=plan.out
+  local root=$1 out=$2 failed code
+  failed="${out%.json}.failed.json"
   mkdir -p "$(dirname "$out")"
+  rm -f "$out" "$failed"
+  prepare "$root"
+  set +e
+  terraform -chdir="$root" plan -input=false -lock=false -json -out=plan.out >"$root/plan-log.json"
+  code=$?
+  set -e
+  if [ "$code" -ne 0 ]; then
+    cp "$root/plan-log.json" "$failed"
+    echo "The errors of the plan of $root (the review reports them):" >&2
+    grep '"@level":"error"' "$failed" >&2 || true
+    die "the plan of $root failed (exit code $code); its log is in $failed"
+  fi
+  terraform -chdir="$root" show -no-color plan.out
   terraform -chdir="$root" show -json plan.out >"$out"
 }
 
@@ -194,8 +211,9 @@ cmd_review() {
   code=$?
   set -e
   if [ -n "${GITHUB_OUTPUT:-}" ]; then echo "code=$code" >>"$GITHUB_OUTPUT"; fi
-  # 0: no access change, 2: access changes; 1: an error, or Tailscale
-  # refuses the planned policy (then the report says why).
+  # 0: no access change, 2: access changes; 1: an error, a plan that
+  # failed, or Tailscale refuses the planned policy (then the report says
+  # why).
   if [ "$code" -eq 1 ] && [ ! -s "$report" ]; then die "the review failed and wrote no report"; fi
   if [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then cat "$report" >>"$GITHUB_STEP_SUMMARY"; fi
   echo "review: exit code $code, report in $report"
@@ -223,7 +241,7 @@ cmd_comment() {
 cmd_verdict() {
   [ $# -eq 1 ] || die "usage: qtail-ci.sh verdict CODE"
   if [ "$1" = 1 ]; then
-    echo "::error::Tailscale refuses the planned policy file; see the review comment"
+    echo "::error::a plan failed, or Tailscale refuses the planned policy file; see the review comment"
     exit 1
   fi
 }

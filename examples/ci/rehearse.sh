@@ -235,6 +235,56 @@ for want in "eu-west-3-billing-api-platform-ops" "us-east-1-billing-api-platform
 done
 rm -f "$repo/review.md"
 
+say "qtail-review.yml, pull request 45: us-east-1 grants carol billing-api, which a policy test of the platform denies: the plan fails, the review says why"
+main_tf="$repo/regions/us-east-1/main.tf"
+cp "$main_tf" "$work/us-east-1.main.tf"
+awk '{ print } /platform-ops = \{ src = \["group:platform-ops"\] \}/ && !done { print "        carol        = { src = [\"carol@example.com\"] }"; done = 1 }' \
+  "$work/us-east-1.main.tf" >"$main_tf"
+grep -qF 'carol@example.com' "$main_tf" || fail "the change of pull request 45 was not made"
+job plan-us-east-1-45
+ci fetch "$version" dist
+ci mirror dist
+set +e
+ci plan regions/us-east-1 plans/us-east-1.json
+code=$?
+set -e
+[ "$code" -eq 1 ] || fail "the plan of pull request 45 exited $code, want 1 (Tailscale refuses the grant)"
+[ -s "$repo/plans/us-east-1.failed.json" ] && [ ! -e "$repo/plans/us-east-1.json" ] ||
+  fail "the failed plan did not leave its log in plans/us-east-1.failed.json, and no plan"
+mkdir -p "$work/artifacts/plans-45"
+cp "$repo/plans/us-east-1.failed.json" "$work/artifacts/plans-45/"
+# The other roots do not change: their plans are those of pull request 42.
+cp "$work/artifacts/plans/platform.json" "$work/artifacts/plans/eu-west-3.json" "$work/artifacts/plans-45/"
+cp "$work/us-east-1.main.tf" "$main_tf"
+(cd "$repo" && rm -rf dist plans regions/*/.terraform)
+
+job review-45
+ci fetch "$version" dist
+ci mirror dist
+cp -R "$work/artifacts/plans-45" "$repo/plans"
+ci review review.md plans/platform.json plans/us-east-1.failed.json plans/eu-west-3.json
+code=$(output code)
+[ "$code" = 1 ] || fail "the review of pull request 45 exited $code, want 1 (a plan failed)"
+for want in "us-east-1.failed.json" 'qtail_policy_test "tailnet-carol-denied-billing"' 'qtail_grant "us-east-1-billing-api-carol"' \
+  'module.region.qtail_grant.access["billing-api/carol"]'; do
+  grep -qF "$want" "$repo/review.md" || fail "the review of pull request 45 does not name $want:
+$(cat "$repo/review.md")"
+done
+cp "$repo/review.md" "$work/artifacts/review-45.md"
+(cd "$repo" && rm -rf dist plans review.md regions/*/.terraform)
+
+job comment-45
+cp "$work/artifacts/review-45.md" "$repo/review.md"
+ci comment 45 review.md
+set +e
+ci verdict "$code"
+verdict=$?
+set -e
+[ "$verdict" -eq 1 ] || fail "the verdict of pull request 45 exited $verdict, want 1"
+comments=("$work"/github/repos/acme/platform/issues/45/*.md)
+[ ${#comments[@]} -eq 1 ] && cmp -s "${comments[0]}" "$work/artifacts/review-45.md" || fail "pull request 45 did not get the review as its comment"
+rm -f "$repo/review.md"
+
 say "qtail-review-fork.yml: a pull request from a fork (43) gets the notice, and no plan"
 job fork
 ci fork-notice review.md

@@ -56,11 +56,16 @@ type PortAccess struct {
 // destinations of the rules that apply to the user, as /acl/preview lists
 // them ("tag:web:tcp:443").
 type UserAccess struct {
-	User   string   `json:"user"`
-	Before []string `json:"before"`
-	After  []string `json:"after"`
-	Gained []string `json:"gained,omitempty"`
-	Lost   []string `json:"lost,omitempty"`
+	User string `json:"user"`
+	// Unknown is set when the tailnet does not know the user yet (a user
+	// who has not joined it): Tailscale previews no access for them, and
+	// Reason says why.
+	Unknown bool     `json:"unknown,omitempty"`
+	Reason  string   `json:"reason,omitempty"`
+	Before  []string `json:"before"`
+	After   []string `json:"after"`
+	Gained  []string `json:"gained,omitempty"`
+	Lost    []string `json:"lost,omitempty"`
 }
 
 // changed reports whether the access differs.
@@ -307,8 +312,8 @@ func (a *accessReview) target(ctx context.Context, s *service, probe []uint16) (
 	return ta, nil
 }
 
-// user previews what a user reaches; ok is false when Tailscale does not
-// know the user.
+// user previews what a user reaches; a user that Tailscale does not know
+// is returned Unknown, with the reason.
 func (a *accessReview) user(ctx context.Context, login string) (UserAccess, bool, error) {
 	ua := UserAccess{User: login, Before: []string{}, After: []string{}}
 	before, err := a.preview(ctx, a.cur, tailnet.PreviewUser, login)
@@ -318,7 +323,9 @@ func (a *accessReview) user(ctx context.Context, login string) (UserAccess, bool
 	if before == nil {
 		// The current policy is accepted, so the user is what is refused.
 		a.rep.Notes = append(a.rep.Notes, fmt.Sprintf("Tailscale does not preview the user %s (%s): a changed grant names a user the tailnet does not know.", login, a.lastRefusal()))
-		return ua, false, nil
+		ua.Unknown = true
+		ua.Reason = fmt.Sprintf("Tailscale does not preview a user who has not joined the tailnet (%s); the grants apply once they join", a.lastRefusal())
+		return ua, true, nil
 	}
 	after, err := a.preview(ctx, a.next, tailnet.PreviewUser, login)
 	if err != nil {
@@ -428,7 +435,11 @@ type grantFile struct {
 	Src []string `json:"src"`
 	Dst []string `json:"dst"`
 	IP  []string `json:"ip"`
-	Via []string `json:"via"`
+	Via []string `json:"via,omitempty"`
+	// App and SrcPosture are only told apart: a grant with them gives
+	// other access than its src, dst and ip say.
+	App        json.RawMessage `json:"app,omitempty"`
+	SrcPosture []string        `json:"srcPosture,omitempty"`
 }
 
 func readPolicyFile(b []byte) (*policyFile, error) {

@@ -197,7 +197,9 @@ func TestGitHubWorkflows(t *testing.T) {
 			}
 			// Forks get no identity token: the jobs that need one are not
 			// run for them, and a pull_request_target job tells them why.
-			if identity && on["pull_request"] != nil && job["if"] != "github.event.pull_request.head.repo.full_name == github.repository" {
+			// The review also runs when a plan failed, never for a fork.
+			if identity && on["pull_request"] != nil && job["if"] != "github.event.pull_request.head.repo.full_name == github.repository" &&
+				job["if"] != "${{ !cancelled() && github.event.pull_request.head.repo.full_name == github.repository }}" {
 				t.Errorf("%s: runs for pull requests from forks, which get no identity token; want if: github.event.pull_request.head.repo.full_name == github.repository", where)
 			}
 			if target {
@@ -217,12 +219,41 @@ func TestGitHubWorkflows(t *testing.T) {
 	if forkWorkflows != 1 {
 		t.Errorf("%d pull_request_target jobs tell forks why they are not reviewed, want 1", forkWorkflows)
 	}
+	checkFailedPlanReviewed(t)
 	drift := mustRead(t, filepath.Join(examplesDir, "github", "qtail-drift.yml"))
 	if !strings.Contains(drift, "vars.TAILSCALE_DRIFT_CLIENT_ID") || !strings.Contains(drift, "ref:refs/heads/main") || strings.Contains(drift, "TAILSCALE_PLAN_") {
 		t.Error("qtail-drift.yml: the drift job needs an identity of its own, whose subject is ref:refs/heads/main")
 	}
 	if n := checkReviewCommands(t, ciScript, mustRead(t, ciScript)); n < 2 {
 		t.Errorf("%s runs the review %d times, want at least 2", ciScript, n)
+	}
+}
+
+// checkFailedPlanReviewed checks that qtail-review.yml reviews a pull
+// request whose plan fails: the plan job uploads what it wrote (the log
+// of a failed plan) even when it fails, the review runs after a failed
+// plan, and the comment is posted after the review.
+func checkFailedPlanReviewed(t *testing.T) {
+	t.Helper()
+	const name = "qtail-review.yml"
+	jobs := mapOf(t, name+": jobs", readYAML(t, filepath.Join(examplesDir, "github", name))["jobs"])
+	steps, _ := mapOf(t, name+": jobs.plan", jobs["plan"])["steps"].([]any)
+	uploads := false
+	for _, s := range steps {
+		step := mapOf(t, name+": jobs.plan", s)
+		if strings.HasPrefix(fmt.Sprint(step["uses"]), "actions/upload-artifact@") {
+			with, _ := step["with"].(map[string]any)
+			uploads = step["if"] == "${{ !cancelled() }}" && with["path"] == "plans/"
+		}
+	}
+	if !uploads {
+		t.Errorf("%s: the plan job does not upload plans/ (the plan, or the log of a failed plan) when the plan fails", name)
+	}
+	if cond := fmt.Sprint(mapOf(t, name+": jobs.review", jobs["review"])["if"]); !strings.Contains(cond, "!cancelled()") {
+		t.Errorf("%s: the review does not run after a failed plan (if: %s)", name, cond)
+	}
+	if cond := fmt.Sprint(mapOf(t, name+": jobs.comment", jobs["comment"])["if"]); cond != "${{ !cancelled() && needs.review.result == 'success' }}" {
+		t.Errorf("%s: the comment is not posted after a failed plan (if: %s)", name, cond)
 	}
 }
 

@@ -40,6 +40,14 @@ reviewed together, as they share one policy file:
   terraform show -json plan.out > plan.json
   terraform-provider-qtail review plan.json
 
+A plan that fails (Tailscale refuses its policy change, say) can still be
+reviewed: give its machine-readable log instead of its plan,
+
+  terraform plan -json -out=plan.out > plan.failed.json
+
+and the report gives each of its errors as a finding, on the resource
+Terraform names, and the exit code is 1.
+
 The Tailscale credentials are the provider's environment variables:
 TAILSCALE_API_KEY, or TAILSCALE_OAUTH_CLIENT_ID with
 TAILSCALE_OAUTH_CLIENT_SECRET, or TAILSCALE_OAUTH_CLIENT_ID (a federated
@@ -52,8 +60,8 @@ devices:core:read are enough.
 Exit codes:
   0  no access change (the policy file may still change: tests, tag owners)
   2  access changes: someone gains or loses access
-  1  error: the review could not be made, or Tailscale refuses the planned
-     policy file (the apply would fail)
+  1  error: the review could not be made, a plan failed, or Tailscale
+     refuses the planned policy file (the apply would fail)
 
 Flags:
 `
@@ -109,12 +117,17 @@ func Main(ctx context.Context, args []string, env Env) int {
 		return fail(errors.New("give at least one plan, written by `terraform show -json PLANFILE`"))
 	}
 	var plans []Plan
+	var failed []FailedPlan
 	for _, path := range fs.Args() {
-		p, err := ReadPlan(path)
-		if err != nil {
+		p, fp, err := ReadInput(path)
+		switch {
+		case err != nil:
 			return fail(err)
+		case fp != nil:
+			failed = append(failed, *fp)
+		default:
+			plans = append(plans, p)
 		}
-		plans = append(plans, p)
 	}
 	cfg := tailnet.ConfigFromEnv(env.Getenv, nil)
 	cfg.UserAgent = "terraform-provider-qtail/" + env.Version + " (review)"
@@ -128,6 +141,7 @@ func Main(ctx context.Context, args []string, env Env) int {
 	if err != nil {
 		return fail(err)
 	}
+	rep.AddFailedPlans(failed)
 	rep.Tailnet = client.Tailnet()
 	var out []byte
 	if f.format == "json" {
@@ -152,6 +166,8 @@ func Main(ctx context.Context, args []string, env Env) int {
 // summary is the one-line outcome for the logs.
 func summary(r *Report) string {
 	switch {
+	case len(r.FailedPlans) > 0:
+		return plural(len(r.FailedPlans), "plan", "plans") + " failed"
 	case !r.Validation.Passed:
 		return "Tailscale refuses the planned policy file"
 	case r.AccessChanged:

@@ -52,3 +52,44 @@ func TestCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestFailedPlanLog: the log of a failed plan is reviewed as a failed
+// plan, each error a finding on its resource, and the exit code is 1.
+func TestFailedPlanLog(t *testing.T) {
+	dir := t.TempDir()
+	logPath := filepath.Join(dir, "us-east-1.failed.json")
+	log := `{"@level":"info","@message":"Terraform 1.11.4","@module":"terraform.ui","terraform":"1.11.4","type":"version","ui":"1.2"}
+{"@level":"warn","@message":"Warning: x","type":"diagnostic","diagnostic":{"severity":"warning","summary":"x","detail":""}}
+{"@level":"error","@message":"Error: Tailscale Rejects the Policy Change","type":"diagnostic","diagnostic":{"severity":"error","summary":"Tailscale Rejects the Policy Change","detail":"The change breaks qtail_policy_test \"carol\".","address":"module.region.qtail_grant.access[\"billing-api/carol\"]","range":{"filename":"../../modules/region/main.tf","start":{"line":64}}}}
+`
+	if err := os.WriteFile(logPath, []byte(log), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p, fp, err := ReadInput(logPath)
+	if err != nil || fp == nil || p.Plan != nil {
+		t.Fatalf("ReadInput: %+v %+v %v, want a failed plan", p, fp, err)
+	}
+	if len(fp.Diagnostics) != 1 || fp.Diagnostics[0].Address != `module.region.qtail_grant.access["billing-api/carol"]` || fp.Diagnostics[0].Where != "../../modules/region/main.tf line 64" {
+		t.Fatalf("diagnostics %+v", fp.Diagnostics)
+	}
+	rep := &Report{Validation: Validation{Passed: true}}
+	rep.AddFailedPlans([]FailedPlan{*fp})
+	if rep.ExitCode() != ExitError || len(rep.Findings) != 1 || rep.Findings[0].Kind != FindingPlanFailed {
+		t.Fatalf("exit code %d, findings %+v", rep.ExitCode(), rep.Findings)
+	}
+	md := rep.Markdown()
+	for _, want := range []string{"**1 plan failed**", "`us-east-1.failed.json` (**failed**: 1 error)",
+		"The plan `us-east-1.failed.json` failed on `module.region.qtail_grant.access[\"billing-api/carol\"]` (../../modules/region/main.tf line 64): Tailscale Rejects the Policy Change. The change breaks qtail_policy_test \"carol\"."} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the report does not say %q:\n%s", want, md)
+		}
+	}
+	// A plan's JSON is still a plan.
+	planPath := filepath.Join(dir, "plan.json")
+	if err := os.WriteFile(planPath, []byte(`{"format_version": "1.2", "terraform_version": "1.11.4"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if p, fp, err := ReadInput(planPath); err != nil || fp != nil || p.Plan == nil {
+		t.Errorf("ReadInput(plan.json): %+v %+v %v", p, fp, err)
+	}
+}

@@ -28,6 +28,13 @@ const (
 	// FindingConflict: a fragment change that cannot be made, or two
 	// that write the same fragment differently.
 	FindingConflict FindingKind = "conflict"
+	// FindingBrokenTest: a test of the policy file fails with the plans;
+	// the message names the test and the fragments that break it.
+	FindingBrokenTest FindingKind = "broken_test"
+	// FindingPlanFailed: a plan failed (Tailscale refused its policy
+	// change, say) and only its log was reviewed; the message gives its
+	// error, on the resource Terraform names.
+	FindingPlanFailed FindingKind = "plan_failed"
 )
 
 // Severity ranks findings.

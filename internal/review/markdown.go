@@ -29,7 +29,13 @@ func (r *Report) Markdown() string {
 	for _, p := range r.Plans {
 		plans = append(plans, fmt.Sprintf("`%s` (%s)", p.Label, plural(p.Fragments, "fragment change", "fragment changes")))
 	}
+	for _, fp := range r.FailedPlans {
+		plans = append(plans, fmt.Sprintf("`%s` (**failed**: %s)", fp.Label, plural(len(fp.Diagnostics), "error", "errors")))
+	}
 	w("Plans: %s. Tailnet: `%s`.\n", strings.Join(plans, ", "), r.Tailnet)
+	if len(r.FailedPlans) > 0 {
+		w("\nA plan that failed is not part of the access and policy sections below: its errors are the first findings.\n")
+	}
 
 	w("\n### Access\n\n")
 	if r.Graph != "" {
@@ -76,7 +82,18 @@ func (r *Report) Markdown() string {
 		w("\n#### Users\n\nWhat each user named by a changed grant reaches, as the destinations of the rules that apply to them.\n\n")
 		w("| User | Gains | Loses | Unchanged |\n|---|---|---|---|\n")
 		for _, u := range r.Users {
+			if u.Unknown {
+				w("| `%s` | %s | | |\n", u.User, cell("not known to the tailnet yet: "+u.Reason))
+				continue
+			}
 			w("| `%s` | %s | %s | %d |\n", u.User, cell(orNone(u.Gained)), cell(orNone(u.Lost)), len(u.Before)-len(u.Lost))
+		}
+	}
+
+	if len(r.Principals) > 0 {
+		w("\n#### Who gains or loses what\n\n| Principal | Gains | Loses |\n|---|---|---|\n")
+		for _, p := range r.Principals {
+			w("| `%s` | %s | %s |\n", cell(p.Principal), cell(orDash(p.Gains)), cell(orDash(p.Loses)))
 		}
 	}
 
@@ -92,6 +109,9 @@ func (r *Report) Markdown() string {
 			for _, e := range f.Errors {
 				w("- `%s`: %s\n", f.User, inline(e))
 			}
+		}
+		for _, bt := range r.BrokenTests {
+			w("\n%s\n", inline(bt.Message))
 		}
 	}
 	for _, t := range []struct {
@@ -143,21 +163,15 @@ func (r *Report) Markdown() string {
 // headline sums the report up in one line.
 func (r *Report) headline() string {
 	var parts []string
-	gained, lost := 0, 0
-	for _, ta := range r.Access {
-		for _, p := range ta.Ports {
-			gained += len(p.Gained)
-			lost += len(p.Lost)
-		}
-	}
-	for _, u := range r.Users {
-		gained += len(u.Gained)
-		lost += len(u.Lost)
-	}
 	if r.AccessChanged {
-		parts = append(parts, fmt.Sprintf("**Access changes**: %d gained, %d lost", gained, lost))
+		c := r.Counts
+		parts = append(parts, fmt.Sprintf("**Access changes**: %s touched, %s gaining, %d losing",
+			plural(c.Targets, "service", "services"), plural(c.Gaining, "principal", "principals"), c.Losing))
 	} else {
 		parts = append(parts, "**No access change**")
+	}
+	if len(r.FailedPlans) > 0 {
+		parts = append(parts, "**"+plural(len(r.FailedPlans), "plan", "plans")+" failed**")
 	}
 	if r.Validation.Passed {
 		parts = append(parts, fmt.Sprintf("policy tests **pass** (%d)", r.Validation.Tests))
@@ -188,6 +202,14 @@ func reach(list []string) string {
 		return "no one"
 	}
 	return code(list)
+}
+
+// orDash joins a list whose entries are already formatted.
+func orDash(list []string) string {
+	if len(list) == 0 {
+		return "-"
+	}
+	return strings.Join(list, ", ")
 }
 
 func orNone(list []string) string {

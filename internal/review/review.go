@@ -51,6 +51,9 @@ type Report struct {
 	// Tailnet is the tailnet reviewed ("-" for the credential's own).
 	Tailnet string        `json:"tailnet"`
 	Plans   []PlanSummary `json:"plans"`
+	// FailedPlans are the plans that Terraform could not make, read from
+	// their logs (see AddFailedPlans).
+	FailedPlans []FailedPlan `json:"failed_plans,omitempty"`
 	// Fragments are the fragment changes, in plan order.
 	Fragments []FragmentChange `json:"fragments"`
 	// PolicyDiff is the unified diff of the policy file, current to
@@ -60,11 +63,18 @@ type Report struct {
 	// and Users the users whose rules the plans touch.
 	Access []TargetAccess `json:"access"`
 	Users  []UserAccess   `json:"users"`
+	// Principals is the gained and lost access by principal, and Counts
+	// the headline's numbers.
+	Principals []PrincipalAccess `json:"principals"`
+	Counts     Counts            `json:"counts"`
 	// Validation is the verdict of /acl/validate on the planned policy.
 	Validation Validation `json:"validation"`
 	// Tests are the policy tests the plans add, change or remove.
-	Tests    TestChanges `json:"tests"`
-	Findings []Finding   `json:"findings"`
+	Tests TestChanges `json:"tests"`
+	// BrokenTests explain the failing tests of a refused policy file:
+	// which test, and which fragments of the plans break it.
+	BrokenTests []BrokenTest `json:"broken_tests,omitempty"`
+	Findings    []Finding    `json:"findings"`
 	// Graph is a Mermaid flowchart of the gained and lost access.
 	Graph string `json:"graph,omitempty"`
 	// AccessChanged is true when someone gains or loses access.
@@ -154,13 +164,19 @@ func Run(ctx context.Context, api API, plans []Plan) (*Report, error) {
 		default:
 			return nil, fmt.Errorf("asking Tailscale to validate the planned policy file: %w", err)
 		}
+		rep.BrokenTests = brokenTests(curDoc, planned, rs, muts, rep.Validation)
+		for _, b := range rep.BrokenTests {
+			rep.Findings = append(rep.Findings, Finding{Kind: FindingBrokenTest, Severity: SeverityError, New: true, Message: b.Message})
+		}
 	}
 
 	a := &accessReview{api: api, cur: cur, next: next, curDoc: curDoc, nextDoc: planned, rep: rep}
 	if err := a.run(ctx, rs, changes); err != nil {
 		return nil, err
 	}
+	rep.Principals, rep.Counts = principals(rep)
 	rep.Findings = append(rep.Findings, findings(a, rs)...)
+	rep.Findings = append(rep.Findings, explainFindings(a, rs, changes)...)
 	sort.SliceStable(rep.Findings, func(i, j int) bool { return rep.Findings[i].Severity.rank() < rep.Findings[j].Severity.rank() })
 	rep.Graph = mermaid(rep)
 	return rep, nil
@@ -169,7 +185,7 @@ func Run(ctx context.Context, api API, plans []Plan) (*Report, error) {
 // ExitCode is the command's exit code for the report.
 func (r *Report) ExitCode() int {
 	switch {
-	case !r.Validation.Passed:
+	case !r.Validation.Passed || len(r.FailedPlans) > 0:
 		return ExitError
 	case r.AccessChanged:
 		return ExitAccessChange

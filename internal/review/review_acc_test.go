@@ -320,7 +320,7 @@ resource "qtail_grant" "carol_billing" {
 					} else {
 						e.that(slices.Equal(u.Gained, []string{"tag:k8s-billing:tcp:8080"}) && len(u.Before) == 0, "carol: %+v", u)
 					}
-					e.contains(o.markdown, review.Marker, "**Access changes**: 2 gained, 0 lost", "```mermaid", `["carol@example.com"]`, `|"gains 8080"|`,
+					e.contains(o.markdown, review.Marker, "**Access changes**: 1 service touched, 1 principal gaining, 0 losing", "```mermaid", `["carol@example.com"]`, `|"gains 8080"|`,
 						"| `"+usHost+"` (service, `tag:k8s-billing`) | 8080 | `group:platform-ops` | `carol@example.com`, `group:platform-ops` | **gained** `carol@example.com` |",
 						"+\t\t// qtail:grant:carol-to-billing", "**Pass**")
 					return e.err()
@@ -344,7 +344,7 @@ resource "qtail_grant" "carol_billing" {
 							u, err := userAccess(o, user)
 							e.that(err == nil && slices.Equal(u.Lost, []string{"tag:k8s-billing:tcp:8080"}) && len(u.Gained) == 0, "%s: %+v %v", user, u, err)
 						}
-						e.contains(o.markdown, "**Access changes**: 0 gained, 3 lost", `-.->|"loses 8080"|`,
+						e.contains(o.markdown, "**Access changes**: 1 service touched, 0 principals gaining, 3 losing", `-.->|"loses 8080"|`,
 							"-\t\t\t\"ip\": [\"tcp:443\", \"tcp:8080\"],", "+\t\t\t\"ip\": [\"tcp:443\"],")
 						return e.err()
 					}}}},

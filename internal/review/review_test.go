@@ -306,3 +306,130 @@ func TestRoutes(t *testing.T) {
 		t.Errorf("graph:\n%s", rep.Graph)
 	}
 }
+
+// TestBrokenTest: a grant of the plans breaks a qtail test's deny; the
+// report names the test and the grant by their resource addresses.
+func TestBrokenTest(t *testing.T) {
+	w := newWorld(t, strings.Replace(worldPolicy, `"grants": [`, `"tests": [
+		// qtail:policy_test:bob-no-web
+		{"src": "bob@example.com", "deny": ["tag:web:443"]},
+	],
+	"grants": [`, 1))
+	testAttrs := map[string]any{"id": "bob-no-web", "name": "bob-no-web", "src": "bob@example.com", "accept": nil, "deny": []any{"tag:web:443"}, "proto": nil, "marker": "qtail:policy_test:bob-no-web"}
+	p := plan(t, "root.json",
+		change("qtail_policy_test.bob", "qtail_policy_test", []string{"no-op"}, testAttrs, testAttrs, nil),
+		change("qtail_grant.bob_web", "qtail_grant", []string{"create"}, nil,
+			grantAttrs("bob-web", []any{"bob@example.com"}, []any{"tag:web"}, []any{"tcp:443"}), map[string]any{"id": true, "marker": true}),
+	)
+	rep, err := Run(t.Context(), w.api, []Plan{p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Validation.Passed || len(rep.BrokenTests) != 1 {
+		t.Fatalf("validation %+v, broken tests %+v", rep.Validation, rep.BrokenTests)
+	}
+	bt := rep.BrokenTests[0]
+	if bt.Test != "qtail_policy_test.bob" || !slices.Equal(bt.Culprits, []string{"qtail_grant.bob_web"}) {
+		t.Errorf("broken test %+v, want qtail_policy_test.bob broken by qtail_grant.bob_web", bt)
+	}
+	if !findingKinds(rep)[FindingBrokenTest] {
+		t.Errorf("no broken test among the findings %+v", rep.Findings)
+	}
+	md := rep.Markdown()
+	for _, want := range []string{"The change breaks qtail_policy_test.bob: its deny says that bob@example.com must not reach tag:web:443", "The planned grants that let it: qtail_grant.bob_web."} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the report does not say %q:\n%s", want, md)
+		}
+	}
+}
+
+// TestExplainingFindings: a grant shadowed by another, a grant to a tag
+// that another configuration's service carries too, a destination shared
+// by several configurations, a user the tailnet does not know, and the
+// headline's counts by principal.
+func TestExplainingFindings(t *testing.T) {
+	w := newWorld(t, strings.Replace(worldPolicy, `{"src": ["*"], "dst": ["*"], "ip": ["*"]},`, "", 1))
+	service := func(host string) map[string]any {
+		return map[string]any{"hostname": host, "tags": []any{"tag:web"}, "ports": nil}
+	}
+	us := plan(t, "us.json",
+		change("module.region.qtail_exposed_service.this", "qtail_exposed_service", []string{"no-op"}, service("web"), service("web"), nil),
+		change("module.region.qtail_grant.alice_web", "qtail_grant", []string{"create"}, nil,
+			grantAttrs("alice-web", []any{"alice@example.com"}, []any{"tag:web"}, []any{"tcp:443"}), nil),
+		change("module.region.qtail_grant.bob_web", "qtail_grant", []string{"create"}, nil,
+			grantAttrs("bob-web", []any{"bob@example.com", "ghost@example.com"}, []any{"tag:web"}, []any{"tcp:8443"}), nil),
+	)
+	eu := plan(t, "eu.json",
+		change("module.region.qtail_exposed_service.this", "qtail_exposed_service", []string{"create"}, nil, service("web-eu"), map[string]any{"tailnet_ips": true}),
+	)
+	rep, err := Run(t.Context(), w.api, []Plan{us, eu})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byKind := map[FindingKind][]string{}
+	for _, f := range rep.Findings {
+		byKind[f.Kind] = append(byKind[f.Kind], f.Message)
+	}
+	expectFinding := func(kind FindingKind, parts ...string) {
+		t.Helper()
+		for _, m := range byKind[kind] {
+			if !slices.ContainsFunc(parts, func(p string) bool { return !strings.Contains(m, p) }) {
+				return
+			}
+		}
+		t.Errorf("no %s finding says %q: %q", kind, parts, byKind[kind])
+	}
+	expectFinding(FindingShadowed, "`qtail_grant \"alice-web\"` (`module.region.qtail_grant.alice_web`) changes no one's access", "`qtail_grant \"ops-web\"` already lets `alice@example.com` reach `tag:web` on `tcp:443`")
+	if len(byKind[FindingShadowed]) != 1 {
+		t.Errorf("shadowed: %q, want alice-web alone", byKind[FindingShadowed])
+	}
+
+	// Two regions add the same grant: one finding names the pair.
+	same := func(label, name string) Plan {
+		return plan(t, label, change("module.region.qtail_grant.db", "qtail_grant", []string{"create"}, nil,
+			grantAttrs(name, []any{"bob@example.com"}, []any{"tag:db"}, []any{"tcp:5432"}), nil))
+	}
+	pair, err := Run(t.Context(), w.api, []Plan{same("us.json", "us-db"), same("eu.json", "eu-db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pairs []string
+	for _, f := range pair.Findings {
+		if f.Kind == FindingShadowed {
+			pairs = append(pairs, f.Message)
+		}
+	}
+	if len(pairs) != 1 || !strings.Contains(pairs[0], "`qtail_grant \"us-db\"` (`module.region.qtail_grant.db`) and `qtail_grant \"eu-db\"`, which the plans also write, give the same access") {
+		t.Errorf("shadowed: %q, want the pair once", pairs)
+	}
+	expectFinding(FindingBeyondInstance, "`qtail_grant \"bob-web\"`", "other configurations or module instances put it on their devices too: `module.region.qtail_exposed_service.this` (`eu.json`)")
+	expectFinding(FindingSharedDestination, "`tag:web` is shared by several configurations", "`qtail_grant \"ops-web\"` (another configuration, not reviewed)", "`qtail_grant \"bob-web\"` (`us.json`)", "(`eu.json`) carry it")
+	if len(byKind[FindingSharedDestination]) != 1 {
+		t.Errorf("shared destinations: %q, want tag:web once", byKind[FindingSharedDestination])
+	}
+
+	var ghost *UserAccess
+	for i, u := range rep.Users {
+		if u.User == "ghost@example.com" {
+			ghost = &rep.Users[i]
+		}
+	}
+	if ghost == nil || !ghost.Unknown || !strings.Contains(ghost.Reason, "has not joined the tailnet") {
+		t.Errorf("ghost: %+v, want a user unknown to the tailnet, with the reason", ghost)
+	}
+	// web (a source gained on each port: alice, shadowed, on 443; bob
+	// and ghost on 8443) and web-eu, without an address yet, through
+	// bob's preview on its tag; bob counts once, as a source and as a
+	// user.
+	if rep.Counts != (Counts{Targets: 2, Gaining: 3, Losing: 0}) {
+		t.Errorf("counts %+v, principals %+v", rep.Counts, rep.Principals)
+	}
+	md := rep.Markdown()
+	for _, want := range []string{"**Access changes**: 2 services touched, 3 principals gaining, 0 losing",
+		"#### Who gains or loses what", "| `bob@example.com` | `tag:web:tcp:8443`, `web` port 8443 | - |",
+		"| `ghost@example.com` | not known to the tailnet yet: Tailscale does not preview a user who has not joined the tailnet"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the report does not say %q:\n%s", want, md)
+		}
+	}
+}

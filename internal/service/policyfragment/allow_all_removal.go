@@ -62,7 +62,8 @@ func (r *allowAllRemovalResource) ModifyPlan(ctx context.Context, req resource.M
 		resp.Diagnostics.Append(diags...)
 		return
 	}
-	err := r.Clients.Planner().Check(ctx, []policyfile.Mutation{{Key: policyfile.AllowAllKey(), Delete: true}})
+	muts := []policyfile.Mutation{{Key: policyfile.AllowAllKey(), Delete: true}}
+	err := r.Clients.Planner().Check(ctx, muts)
 	var unchecked *policy.ValidateCallError
 	switch {
 	case err == nil:
@@ -72,9 +73,9 @@ func (r *allowAllRemovalResource) ModifyPlan(ctx context.Context, req resource.M
 				"Tailscale checks it again when it is written, so nothing needs to be done unless the apply fails.\n\n%v", unchecked.Err))
 	case policy.IsRejected(err):
 		resp.Diagnostics.AddError("Tailscale Rejects the Policy File Without the Allow-All Rule",
-			fmt.Sprintf("Without the allow-all rule, Tailscale refuses the policy file:\n\n%v\n\n"+
+			fmt.Sprintf("Without the allow-all rule, Tailscale refuses the policy file:\n\n%v%s\n\n"+
 				"A test of the policy file relies on the rule: add the grants that give that access first "+
-				"(and make them dependencies of this resource), or change the test.", err))
+				"(and make them dependencies of this resource), or change the test.", err, explainRefusal(ctx, r.Clients.Planner(), muts, err)))
 	default:
 		resp.Diagnostics.AddError("Invalid Policy Change", fmt.Sprintf("qtail cannot remove the allow-all rule: %v. "+
 			"Fix the policy file, then plan again.", err))

@@ -376,12 +376,13 @@ func (r *grantsResource) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 		r.reportBlame(ctx, &resp.Diagnostics, planner, change, planned, err)
 		return
 	}
-	r.reportCheck(ctx, &resp.Diagnostics, change, planned, err)
+	r.reportCheck(ctx, &resp.Diagnostics, change, planned, err, explainRefusal(ctx, planner, change.muts, err))
 }
 
 // reportCheck adds what the plan-time check of change found (see
-// policy.Planner.CheckAll).
-func (r *grantsResource) reportCheck(ctx context.Context, diags *diag.Diagnostics, change grantsChange, planned map[string]json.RawMessage, err error) {
+// policy.Planner.CheckAll); explained says which tests a refusal fails
+// and why (see explainRefusal).
+func (r *grantsResource) reportCheck(ctx context.Context, diags *diag.Diagnostics, change grantsChange, planned map[string]json.RawMessage, err error, explained string) {
 	var conflict *policyfile.UnmanagedConflictError
 	var unchecked *policy.ValidateCallError
 	var tooLarge *policy.TooLargeError
@@ -397,7 +398,7 @@ func (r *grantsResource) reportCheck(ctx context.Context, diags *diag.Diagnostic
 	case errors.As(err, &tooLarge):
 		diags.AddAttributeError(path.Root("grants"), "Policy File Too Large", fmt.Sprintf("qtail refuses to write %s: %v.", what, tooLarge))
 	case policy.IsRejected(err):
-		blameGrant(diags, change.names[0], planned[change.names[0]], err, rejectionHint(ctx, r.Clients, err))
+		blameGrant(diags, change.names[0], planned[change.names[0]], err, explained, rejectionHint(ctx, r.Clients, err))
 	default:
 		diags.AddAttributeError(path.Root("grants"), "Invalid Policy Change", fmt.Sprintf("qtail cannot apply %s to the policy file: %v. "+
 			"Fix the policy file or the configuration, then plan again.", what, err))
@@ -420,7 +421,7 @@ func (r *grantsResource) reportBlame(ctx context.Context, diags *diag.Diagnostic
 		if errors.As(err, &unchecked) {
 			continue
 		}
-		blameGrant(diags, name, planned[name], err, rejectionHint(ctx, r.Clients, err))
+		blameGrant(diags, name, planned[name], err, explainRefusal(ctx, planner, change.muts[i:i+1], err), rejectionHint(ctx, r.Clients, err))
 	}
 	if !diags.HasError() {
 		diags.AddAttributeError(path.Root("grants"), "Tailscale Rejects the Policy Change",
@@ -430,16 +431,17 @@ func (r *grantsResource) reportBlame(ctx context.Context, diags *diag.Diagnostic
 }
 
 // blameGrant adds Tailscale's refusal of the grant of name (value nil when
-// the grant goes) on the attribute that its message quotes, with hint.
-func blameGrant(diags *diag.Diagnostics, name string, value json.RawMessage, err error, hint string) {
+// the grant goes) on the attribute that its message quotes; explained
+// says which tests the refusal fails and why, hint what to do.
+func blameGrant(diags *diag.Diagnostics, name string, value json.RawMessage, err error, explained, hint string) {
 	key := grantKey(name)
 	if value == nil {
 		diags.AddAttributeError(path.Root("grants"), "Tailscale Rejects the Policy Change",
-			fmt.Sprintf("Tailscale refuses the policy file without %s:\n\n%v\n\nKeep the grant, or change what needs it (a test of the policy file, say).", key, err))
+			fmt.Sprintf("Tailscale refuses the policy file without %s:\n\n%v%s\n\nKeep the grant, or change what needs it (a test of the policy file, say).", key, err, explained))
 		return
 	}
-	detail := fmt.Sprintf("Tailscale refuses the policy file as it would be with %s:\n\n%v\n\nChange the configuration so that the grant is valid.%s",
-		key, err, hint)
+	detail := fmt.Sprintf("Tailscale refuses the policy file as it would be with %s:\n\n%v%s\n\nChange the configuration so that the grant is valid.%s",
+		key, err, explained, hint)
 	at := grantAt(name)
 	if p, ok := blamedPath(fragment.Grant, value, err.Error()); ok {
 		at = tfx.Under(at, p)
@@ -478,15 +480,15 @@ func (r *grantsResource) write(ctx context.Context, diags *diag.Diagnostics, cha
 			if value := planned[name]; value != nil {
 				if p, ok := blamedPath(fragment.Grant, value, rejected.Err.Error()); ok {
 					diags.AddAttributeError(tfx.Under(grantAt(name), p), "Tailscale Rejected the Policy File",
-						fmt.Sprintf("qtail could not write %s: Tailscale refused the policy file.\n\n%v\n\n"+
+						fmt.Sprintf("qtail could not write %s: Tailscale refused the policy file.\n\n%v%s\n\n"+
 							"Nothing was written. Change the configuration (or the policy file) so that Tailscale accepts it, then apply again.",
-							describeGrants(change.names), rejected.Err))
+							describeGrants(change.names), rejected.Err, explainWrite(ctx, store, change.muts, err)))
 					return false
 				}
 			}
 		}
 	}
-	fragmentWriteError(diags, "write "+describeGrants(change.names), err)
+	explainedWriteError(ctx, diags, store, "write "+describeGrants(change.names), change.muts, err)
 	return false
 }
 

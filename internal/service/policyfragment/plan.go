@@ -109,7 +109,8 @@ func (r *fragmentResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 	if state != nil {
 		muts = append(r.ext.takeOver(oldKey), muts...)
 	}
-	r.reportCheck(ctx, &resp.Diagnostics, key, value, planner.Check(ctx, muts))
+	err := planner.Check(ctx, muts)
+	r.reportCheck(ctx, &resp.Diagnostics, key, value, err, explainRefusal(ctx, planner, muts, err))
 }
 
 // planner returns the Planner of the plan (see plannerOf).
@@ -163,8 +164,9 @@ func duplicateClaimMessage(key policyfile.Key, earlier policy.Claim) string {
 }
 
 // reportCheck adds what the plan-time check of the change of key found
-// (see policy.Planner.Check).
-func (r *fragmentResource) reportCheck(ctx context.Context, diags *diag.Diagnostics, key policyfile.Key, value json.RawMessage, err error) {
+// (see policy.Planner.Check); explained says which tests a refusal fails
+// and why (see explainRefusal).
+func (r *fragmentResource) reportCheck(ctx context.Context, diags *diag.Diagnostics, key policyfile.Key, value json.RawMessage, err error, explained string) {
 	var conflict *policyfile.UnmanagedConflictError
 	var unchecked *policy.ValidateCallError
 	var tooLarge *policy.TooLargeError
@@ -179,8 +181,8 @@ func (r *fragmentResource) reportCheck(ctx context.Context, diags *diag.Diagnost
 	case errors.As(err, &tooLarge):
 		diags.AddError("Policy File Too Large", fmt.Sprintf("qtail refuses to add %s: %v.", key, tooLarge))
 	case policy.IsRejected(err):
-		detail := fmt.Sprintf("Tailscale refuses the policy file as it would be with %s:\n\n%v\n\nChange the configuration so that the entry is valid.%s",
-			key, err, rejectionHint(ctx, r.Clients, err))
+		detail := fmt.Sprintf("Tailscale refuses the policy file as it would be with %s:\n\n%v%s\n\nChange the configuration so that the entry is valid.%s",
+			key, err, explained, rejectionHint(ctx, r.Clients, err))
 		if at, ok := blamedPath(r.kind, value, err.Error()); ok {
 			diags.AddAttributeError(at, "Tailscale Rejects the Policy Change", detail)
 			return

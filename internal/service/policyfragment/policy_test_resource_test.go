@@ -3,6 +3,7 @@ package policyfragment_test
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/qtail/terraform-provider-qtail/internal/acctest"
+	"github.com/qtail/terraform-provider-qtail/internal/fake/faults"
 	"github.com/qtail/terraform-provider-qtail/internal/fake/tailnetapi/aclcheck"
 	"github.com/qtail/terraform-provider-qtail/internal/policyfile"
 )
@@ -161,6 +163,66 @@ resource "qtail_policy_test" "carol" {
 				},
 				Config: guardedGrant(opsTestBody),
 				Check:  expectNoFragment(env, policyfile.Key{Kind: policyfile.KindPolicyTest, Name: "carol-reach-phone"}),
+			},
+		},
+	})
+}
+
+// A grant that breaks a test's deny is refused at plan with an error that
+// names the test and the grant; a test written by hand is quoted as such.
+func TestPolicyTest_refusalNamesTheTestAndTheGrant(t *testing.T) {
+	t.Parallel()
+	env := acctest.New(t, acctest.WithPolicy(noAllowAll))
+	sshGrant := `
+resource "qtail_grant" "alice_ssh" {
+  name = "alice-ssh-phone"
+  src  = ["alice@example.com"]
+  dst  = ["100.64.0.3"]
+  ip   = ["tcp:22"]
+}
+`
+	resource.UnitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: env.Factories(),
+		Steps: []resource.TestStep{
+			{Config: guardedGrant(opsTestBody)},
+			{
+				Config: guardedGrant(opsTestBody) + sshGrant,
+				ExpectError: acctest.ErrorRE(`The change breaks qtail_policy_test "ops-reach-phone" (marked // qtail:policy_test:ops-reach-phone): ` +
+					`its deny says that alice@example.com must not reach 100.64.0.3:22, and with the change it does. ` +
+					`The planned grants that let it: qtail_grant "alice-ssh-phone".`),
+			},
+			{
+				// The same deny, written by hand, instead of qtail's.
+				Config: guardedGrant(`src    = "alice@example.com"
+  accept = ["100.64.0.3:443"]`),
+			},
+			{
+				PreConfig: func() {
+					env.EditPolicy(t, `"tests": [`, `"tests": [
+		{"src": "alice@example.com", "deny": ["100.64.0.3:22"]},`)
+				},
+				Config: guardedGrant(`src    = "alice@example.com"
+  accept = ["100.64.0.3:443"]`) + sshGrant,
+				ExpectError: acctest.ErrorRE(`The change breaks the test {"deny":["100.64.0.3:22"],"src":"alice@example.com"}, written by hand in the policy file (not qtail's): ` +
+					`its deny says that alice@example.com must not reach 100.64.0.3:22, and with the change it does. ` +
+					`The planned grants that let it: qtail_grant "alice-ssh-phone".`),
+			},
+			{
+				// Validation unavailable at plan (a warning), the write
+				// refused at apply: the error says the same.
+				PreConfig: func() { env.Faults.Add(faults.Rule{Route: routeValidatePolicy, Status: 503, Count: 1000}) },
+				Config: guardedGrant(`src    = "alice@example.com"
+  accept = ["100.64.0.3:443"]`) + sshGrant,
+				ExpectError: regexp.MustCompile(acctest.ErrorRE(`qtail could not add qtail_grant "alice-ssh-phone" to the policy file: Tailscale refused the policy file.`).String() +
+					`.*` + strings.TrimPrefix(acctest.ErrorRE(`The change breaks the test {"deny":["100.64.0.3:22"],"src":"alice@example.com"}, written by hand in the policy file (not qtail's): `+
+					`its deny says that alice@example.com must not reach 100.64.0.3:22, and with the change it does. `+
+					`The planned grants that let it: qtail_grant "alice-ssh-phone".`).String(), "(?s)")),
+			},
+			{
+				PreConfig: func() { env.Faults.Reset() },
+				Config: guardedGrant(`src    = "alice@example.com"
+  accept = ["100.64.0.3:443"]`),
+				Check: expectNoFragment(env, policyfile.Key{Kind: policyfile.KindGrant, Name: "alice-ssh-phone"}),
 			},
 		},
 	})

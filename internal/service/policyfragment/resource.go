@@ -146,8 +146,9 @@ func (r *fragmentResource) Create(ctx context.Context, req resource.CreateReques
 		return
 	}
 	key = r.ext.write(plan, key)
-	if err := store.Apply(ctx, policyfile.Mutation{Key: key, Value: value}); err != nil {
-		fragmentWriteError(&resp.Diagnostics, "add "+key.String()+" to the policy file", err)
+	add := policyfile.Mutation{Key: key, Value: value}
+	if err := store.Apply(ctx, add); err != nil {
+		explainedWriteError(ctx, &resp.Diagnostics, store, "add "+key.String()+" to the policy file", []policyfile.Mutation{add}, err)
 		return
 	}
 	plan.setComputed(key, true)
@@ -226,8 +227,9 @@ func (r *fragmentResource) Update(ctx context.Context, req resource.UpdateReques
 			}
 		}
 	}
-	if err := store.Apply(ctx, policyfile.Mutation{Key: key, Value: value, Overwrite: true}); err != nil {
-		fragmentWriteError(&resp.Diagnostics, "update "+key.String()+" in the policy file", err)
+	update := policyfile.Mutation{Key: key, Value: value, Overwrite: true}
+	if err := store.Apply(ctx, update); err != nil {
+		explainedWriteError(ctx, &resp.Diagnostics, store, "update "+key.String()+" in the policy file", []policyfile.Mutation{update}, err)
 		return
 	}
 	plan.setComputed(key, true)
@@ -257,7 +259,8 @@ func (r *fragmentResource) Delete(ctx context.Context, req resource.DeleteReques
 			}
 		}
 	}
-	if err := store.Apply(ctx, policyfile.Mutation{Key: key, Delete: true}); err != nil {
-		fragmentWriteError(&resp.Diagnostics, "remove "+key.String()+" from the policy file", err)
+	remove := policyfile.Mutation{Key: key, Delete: true}
+	if err := store.Apply(ctx, remove); err != nil {
+		explainedWriteError(ctx, &resp.Diagnostics, store, "remove "+key.String()+" from the policy file", []policyfile.Mutation{remove}, err)
 	}
 }
