@@ -442,7 +442,7 @@ func (d *Document) rootContainer() container {
 
 // section returns the container that holds the fragments of key's kind:
 // the grants or tests array, the tagOwners object, autoApprovers.routes,
-// or autoApprovers itself for exitNode. Sections are matched
+// autoApprovers.services, or autoApprovers itself for exitNode. Sections are matched
 // case-insensitively; with create, missing ones are appended.
 func (d *Document) section(key Key, create bool) (container, bool, error) {
 	root := d.rootContainer()
@@ -457,6 +457,9 @@ func (d *Document) section(key Key, create bool) (container, bool, error) {
 		aa, ok, err := d.child(root, "autoApprovers", '{', create)
 		if !ok || err != nil || key.Name == ExitNodeName {
 			return aa, ok, err
+		}
+		if key.isService() {
+			return d.child(aa, "services", '{', create)
 		}
 		return d.child(aa, "routes", '{', create)
 	}

@@ -23,7 +23,7 @@ func (e *UnmanagedConflictError) Error() string {
 	case e.Key.Kind == KindAutoApprover && e.Key.Name == ExitNodeName:
 		where = "autoApprovers.exitNode"
 	case e.Key.Kind == KindAutoApprover:
-		where = fmt.Sprintf("autoApprovers.routes[%q]", e.Key.entryKey())
+		where = approverPath(e.Key)
 	}
 	return fmt.Sprintf("%s already exists in the policy file with a different value, %s, and is not managed by qtail; "+
 		"%s; or remove it from the policy file by hand", where, e.Existing, naming().ImportHint(e.Key))

@@ -2,6 +2,7 @@ package policyfile
 
 import (
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/tailscale/hujson"
@@ -48,7 +49,7 @@ func containerID(c container) any {
 // indexed reports whether the section of key, c, is one that grows large
 // enough to index: grants, tests, tagOwners, and the routes of auto
 // approvers (not the autoApprovers object itself, which holds exitNode,
-// found whatever its casing, and routes).
+// found whatever its casing, and routes; nor the few services).
 func indexed(key Key, c container) bool {
 	switch key.Kind {
 	case KindGrant, KindPolicyTest:
@@ -56,7 +57,7 @@ func indexed(key Key, c container) bool {
 	case KindTagOwner:
 		return c.obj != nil
 	case KindAutoApprover:
-		return c.obj != nil && key.Name != ExitNodeName
+		return c.obj != nil && strings.HasPrefix(key.Name, RoutePrefix)
 	}
 	return false
 }

@@ -18,8 +18,11 @@ const (
 	// KindTagOwner is a member "TAG": [owners] of tagOwners.
 	KindTagOwner Kind = "tag_owner"
 	// KindAutoApprover is a member "CIDR": [approvers] of
-	// autoApprovers.routes (name "route:CIDR") or the member
-	// "exitNode": [approvers] of autoApprovers (name "exitNode").
+	// autoApprovers.routes (name "route:CIDR"), the member
+	// "exitNode": [approvers] of autoApprovers (name "exitNode"), or a
+	// member "svc:NAME" or "tag:TAG": [approvers] of
+	// autoApprovers.services (name "service:svc:NAME" or
+	// "service:tag:TAG").
 	KindAutoApprover Kind = "auto_approver"
 	// KindPolicyTest is an element of the top-level tests array.
 	KindPolicyTest Kind = "policy_test"
@@ -36,6 +39,10 @@ const (
 	ExitNodeName = "exitNode"
 	// RoutePrefix starts the name of an auto approver key for a route.
 	RoutePrefix = "route:"
+	// ServicePrefix starts the name of an auto approver key for a
+	// Tailscale Service: "service:svc:NAME", or "service:tag:TAG" for the
+	// Services that carry the tag.
+	ServicePrefix = "service:"
 )
 
 // Naming is how people know the fragments, for the messages this package
@@ -150,6 +157,18 @@ func RouteKey(cidr string) Key { return Key{Kind: KindAutoApprover, Name: RouteP
 // ExitNodeKey is the key of the auto approver of exit nodes.
 func ExitNodeKey() Key { return Key{Kind: KindAutoApprover, Name: ExitNodeName} }
 
+// ServiceKey is the key of the auto approver of a Tailscale Service,
+// svc:NAME, or of the Services tagged tag:TAG.
+func ServiceKey(service string) Key {
+	return Key{Kind: KindAutoApprover, Name: ServicePrefix + service}
+}
+
+// isService reports whether the key is an auto approver of Tailscale
+// Services.
+func (k Key) isService() bool {
+	return k.Kind == KindAutoApprover && strings.HasPrefix(k.Name, ServicePrefix)
+}
+
 // Marker is the line comment that stands on its own line just before the
 // fragment, for example "// qtail:grant:web", or before each approver of
 // an owner, "// qtail:auto_approver:exitNode#k3x9q2mfa7".
@@ -200,6 +219,12 @@ func (k Key) Validate() error {
 		if k.Name == ExitNodeName {
 			return nil
 		}
+		if svc, ok := strings.CutPrefix(k.Name, ServicePrefix); ok {
+			if err := ValidServiceApproverKey(svc); err != nil {
+				return fmt.Errorf("policy: auto approver %q: %w", k.Name, err)
+			}
+			return nil
+		}
 		cidr, ok := strings.CutPrefix(k.Name, RoutePrefix)
 		if !ok {
 			return fmt.Errorf("policy: auto approver %q must be %q or %q followed by a CIDR", k.Name, ExitNodeName, RoutePrefix)
@@ -216,6 +241,9 @@ func (k Key) entryKey() string {
 	if k.Kind == KindAutoApprover {
 		if cidr, ok := strings.CutPrefix(k.Name, RoutePrefix); ok {
 			return cidr
+		}
+		if svc, ok := strings.CutPrefix(k.Name, ServicePrefix); ok {
+			return svc
 		}
 	}
 	return k.Name
@@ -252,7 +280,8 @@ func parseMarker(comment string) (Key, bool) {
 			}
 			k.Name, k.Owner = n, owner
 		}
-		if k.Name != ExitNodeName && (!strings.HasPrefix(k.Name, RoutePrefix) || k.Name == RoutePrefix) {
+		if k.Name != ExitNodeName && (!strings.HasPrefix(k.Name, RoutePrefix) || k.Name == RoutePrefix) &&
+			(!strings.HasPrefix(k.Name, ServicePrefix) || k.Name == ServicePrefix) {
 			return Key{}, false
 		}
 	}
