@@ -156,30 +156,43 @@ var AutoApprover = &Kind{
 	Type: "qtail_auto_approver",
 	What: "auto approver",
 	Description: "Approvers of the tailnet policy file's `autoApprovers`: who may advertise a subnet route (`route`), " +
-		"or exit nodes (`exit_node = true`), with the route approved without an admin. qtail adds each approver to the list " +
-		"`autoApprovers.routes[\"CIDR\"]` or `autoApprovers.exitNode`, marked by the comment " +
-		"`// qtail:auto_approver:route:CIDR#OWNER` or `// qtail:auto_approver:exitNode#OWNER` on the line above it, " +
+		"exit nodes (`exit_node = true`) or a Tailscale Service (`service`), approved without an admin. qtail adds each " +
+		"approver to the list `autoApprovers.routes[\"CIDR\"]`, `autoApprovers.exitNode` or " +
+		"`autoApprovers.services[\"svc:NAME\"]`, marked by the comment `// qtail:auto_approver:route:CIDR#OWNER`, " +
+		"`// qtail:auto_approver:exitNode#OWNER` or `// qtail:auto_approver:service:svc:NAME#OWNER` on the line above it, " +
 		"where `OWNER` is this resource's `owner`, and never touches the rest.\n\n" +
+		"A Tailscale Service carries traffic only once its hosts are approved: an application exposed through an ingress " +
+		"ProxyGroup (`qtail_exposed_service` with `proxy_group`) is the Service `svc:HOSTNAME`, hosted by the ProxyGroup's " +
+		"devices, and needs a `qtail_auto_approver` with `service = \"svc:HOSTNAME\"` whose approvers include the " +
+		"ProxyGroup's tags (or an admin's approval in the console).\n\n" +
 		"The list is shared: other configurations that use the same tailnet (one per region, say) may add their own " +
-		"approvers to the same route or to exit nodes, each with its own owner, and an approver that two of them need is " +
+		"approvers to the same route, exit nodes or Service, each with its own owner, and an approver that two of them need is " +
 		"marked by both and stays until the last one removes it. An approver already in the list without a marker is " +
 		"adopted. Inside one configuration, one resource lists all the approvers of a route: a second one for the same " +
-		"route (or a second one for exit nodes) fails the plan. Lists and sections that qtail created go when qtail " +
-		"removes their last approver.",
+		"route (or a second one for exit nodes, or for one Service) fails the plan. Lists and sections that qtail created go " +
+		"when qtail removes their last approver.",
 	Attrs: []Attr{
 		{Name: IDAttr, Type: String, Computed: true,
-			Description: "Import ID of the auto approver: `route:CIDR#OWNER` for a route, `exitNode#OWNER` for exit nodes. " +
-				"Import `route:CIDR` or `exitNode`, without an owner, to take over the approvers of the list that no owner marked."},
+			Description: "Import ID of the auto approver: `route:CIDR#OWNER` for a route, `exitNode#OWNER` for exit nodes, " +
+				"`service:svc:NAME#OWNER` for a Tailscale Service. Import `route:CIDR`, `exitNode` or `service:svc:NAME`, without " +
+				"an owner, to take over the approvers of the list that no owner marked."},
 		{Name: "route", Type: String, Optional: true, Replaces: true, Rule: "must be a CIDR in canonical form", Check: policyfile.ValidCanonicalCIDR,
 			Description: "The route, a CIDR in canonical form (no address bits set beyond the prefix length, " +
-				"IPv6 in lower case), for example `10.20.0.0/16` or `fd7a:115c:a1e0:b1a::/64`. Exactly one of `route` and " +
-				"`exit_node = true` must be set. Changing it replaces the auto approver."},
+				"IPv6 in lower case), for example `10.20.0.0/16` or `fd7a:115c:a1e0:b1a::/64`. Exactly one of `route`, " +
+				"`exit_node = true` and `service` must be set. Changing it replaces the auto approver."},
 		{Name: "exit_node", Type: Bool, Optional: true, Computed: true, Default: false, Replaces: true,
 			Description: "Set to `true` to manage the approvers of exit nodes (`autoApprovers.exitNode`) instead of a route. " +
 				"Default `false`. Changing it replaces the auto approver."},
+		{Name: "service", Type: String, Optional: true, Replaces: true,
+			Rule: "must be svc:NAME (a lower-case DNS label) or a tag", Check: policyfile.ValidServiceApproverKey,
+			Description: "The Tailscale Service whose hosts are approved (`autoApprovers.services`): `svc:NAME`, such as " +
+				"`svc:billing-api` for an application exposed through an ingress ProxyGroup at the hostname `billing-api`, or a " +
+				"tag, such as `tag:web`, for every Service that carries it. Exactly one of `route`, `exit_node = true` and " +
+				"`service` must be set. Changing it replaces the auto approver."},
 		{Name: "approvers", Type: List, Required: true, MinItems: 1, Unique: true, Rule: ownerRule, Check: CheckOwner,
-			Description: "Who may advertise the route or exit node with it approved: user emails, `group:` names, " +
-				"`autogroup:` names or tags (the usual choice for a subnet router, such as `tag:k8s`). At least one."},
+			Description: "Who may advertise the route, exit node or Service with it approved: user emails, `group:` names, " +
+				"`autogroup:` names or tags (the usual choice for a subnet router or the devices of a ProxyGroup, such as " +
+				"`tag:k8s`). At least one."},
 		{Name: "owner", Type: String, Computed: true, Kept: true,
 			Description: "Owner of the approvers this resource adds, drawn at random when it is created: lower-case letters " +
 				"and digits, written after `#` in the marker of each approver."},
@@ -193,17 +206,20 @@ var AutoApprover = &Kind{
 	DuplicateAdvice: "List every approver in one of them (approvers = [...]) and remove the other. " +
 		"Other configurations sharing the policy file may add their own approvers to the same list; inside one configuration, one resource owns it.",
 	key: func(v Values) (policyfile.Key, bool) {
-		if !v.known("route", "exit_node") {
+		if !v.known("route", "exit_node", "service") {
 			return policyfile.Key{}, false
 		}
 		route, hasRoute := v.str("route")
+		service, hasService := v.str("service")
 		exitNode := v["exit_node"] == true
 		var key policyfile.Key
 		switch {
-		case exitNode && v["route"] == nil:
+		case exitNode && v["route"] == nil && v["service"] == nil:
 			key = policyfile.ExitNodeKey()
-		case !exitNode && hasRoute:
+		case !exitNode && hasRoute && v["service"] == nil:
 			key = policyfile.RouteKey(route)
+		case !exitNode && hasService && v["route"] == nil:
+			key = policyfile.ServiceKey(service)
 		default:
 			return policyfile.Key{}, false
 		}
@@ -211,9 +227,12 @@ var AutoApprover = &Kind{
 		return key, true
 	},
 	keyValues: func(key policyfile.Key) Values {
-		v := Values{"route": nil, "exit_node": true, "owner": nil}
+		v := Values{"route": nil, "exit_node": true, "service": nil, "owner": nil}
 		if cidr, ok := strings.CutPrefix(key.Name, policyfile.RoutePrefix); ok {
 			v["route"], v["exit_node"] = cidr, false
+		}
+		if svc, ok := strings.CutPrefix(key.Name, policyfile.ServicePrefix); ok {
+			v["service"], v["exit_node"] = svc, false
 		}
 		if key.Owner != "" {
 			v["owner"] = key.Owner
@@ -221,13 +240,18 @@ var AutoApprover = &Kind{
 		return v
 	},
 	importKey: func(id string) (policyfile.Key, error) {
-		const want = "route:CIDR (such as route:10.20.0.0/16) or exitNode, each optionally followed by #OWNER"
+		const want = "route:CIDR (such as route:10.20.0.0/16), exitNode or service:svc:NAME (such as service:svc:billing-api), " +
+			"each optionally followed by #OWNER"
 		name, owner, hasOwner := strings.Cut(id, "#")
 		key := policyfile.Key{Kind: policyfile.KindAutoApprover, Name: name, Owner: owner}
 		if hasOwner && owner == "" {
 			return policyfile.Key{}, errors.New(want + " (the owner is empty)")
 		}
-		if name != policyfile.ExitNodeName {
+		if svc, ok := strings.CutPrefix(name, policyfile.ServicePrefix); ok {
+			if err := policyfile.ValidServiceApproverKey(svc); err != nil {
+				return policyfile.Key{}, fmt.Errorf("%s (%v)", want, err)
+			}
+		} else if name != policyfile.ExitNodeName {
 			cidr, ok := strings.CutPrefix(name, policyfile.RoutePrefix)
 			if !ok {
 				return policyfile.Key{}, errors.New(want)
@@ -242,18 +266,23 @@ var AutoApprover = &Kind{
 		return key, nil
 	},
 	validate: func(v Values) []Problem {
-		if !v.known("route", "exit_node") {
+		if !v.known("route", "exit_node", "service") {
 			return nil
 		}
 		exitNode := v["exit_node"] == true
 		switch {
+		case v["service"] != nil && (exitNode || v["route"] != nil):
+			return []Problem{{Attr: "service", Summary: "Conflicting Attributes",
+				Detail: "Set one of route (the approvers of one route), exit_node = true (the approvers of exit nodes) and " +
+					"service (the approvers of the hosts of a Tailscale Service), not two: one qtail_auto_approver for each."}}
 		case exitNode && v["route"] != nil:
 			return []Problem{{Attr: "route", Summary: "Conflicting Attributes",
 				Detail: "Set either route (the approvers of one route) or exit_node = true (the approvers of exit nodes), not both. " +
 					"Exit nodes can also be approved as the routes 0.0.0.0/0 and ::/0."}}
-		case !exitNode && v["route"] == nil:
+		case !exitNode && v["route"] == nil && v["service"] == nil:
 			return []Problem{{Attr: "route", Summary: "Missing Route",
-				Detail: "Set route to the CIDR whose approvers this is, or exit_node = true for the approvers of exit nodes."}}
+				Detail: "Set route to the CIDR whose approvers this is, exit_node = true for the approvers of exit nodes, or " +
+					"service to the Tailscale Service (svc:NAME) whose hosts it approves."}}
 		}
 		return nil
 	},
