@@ -35,12 +35,20 @@ type Fragment struct {
 	// Value is the fragment in canonical JSON (see Canonicalize), nil when
 	// not found.
 	Value json.RawMessage
+	// Owner is the owner that the marker of a grant, a tag owner or a test
+	// names; "" when it names none or the fragment is not marked. An auto
+	// approver's owner is in its key.
+	Owner string
 }
 
 // OwnedFragment is one fragment that carries qtail's marker.
 type OwnedFragment struct {
+	// Key identifies the fragment; for an auto approver, with its owner.
 	Key   Key
 	Value json.RawMessage // canonical JSON
+	// Owner is the owner that the marker of a grant, a tag owner or a test
+	// names, "" when none.
+	Owner string
 }
 
 // Mutation is one change to one fragment.
@@ -154,7 +162,21 @@ func (d *Document) Lookup(key Key, want json.RawMessage) Fragment {
 		return f
 	}
 	f.Found, f.Marked, f.Value = true, marked, canonical(c.value(i))
+	if marked {
+		f.Owner = markerOwner(*c.lead(i), key)
+	}
 	return f
+}
+
+// ownedByOther reports whether the marked entry whose leading extra is
+// lead belongs to another owner than key's: key has an owner, and the
+// marker names another one.
+func ownedByOther(lead []byte, key Key) (string, bool) {
+	if key.Owner == "" || key.Kind == KindAutoApprover {
+		return "", false
+	}
+	owner := markerOwner(lead, key)
+	return owner, owner != "" && owner != key.Owner
 }
 
 // Put creates or updates the fragment of key with value. See Apply.
@@ -163,7 +185,8 @@ func (d *Document) Put(key Key, value json.RawMessage) error {
 }
 
 // Delete removes the fragment of key with its marker and reports whether
-// there was one. An entry without qtail's marker is not qtail's and stays.
+// there was one. An entry without qtail's marker is not qtail's and stays;
+// so does, for a key with an owner, an entry marked for another owner.
 func (d *Document) Delete(key Key) bool {
 	if key.Validate() != nil {
 		return false
@@ -183,6 +206,9 @@ func (d *Document) Delete(key Key) bool {
 		if i < 0 || !marked {
 			return false
 		}
+		if _, other := ownedByOther(*c.lead(i), key); other {
+			return false
+		}
 		d.remove(c, i, key)
 		return true
 	}
@@ -190,6 +216,9 @@ func (d *Document) Delete(key Key) bool {
 	for {
 		i, marked := d.find(c, key, nil)
 		if i < 0 || !marked {
+			return removed
+		}
+		if _, other := ownedByOther(*c.lead(i), key); other {
 			return removed
 		}
 		d.remove(c, i, key)
@@ -201,8 +230,10 @@ func (d *Document) Delete(key Key) bool {
 // place; without a marker it adopts an identical entry (adding the marker)
 // and otherwise appends a new entry at the end of its section, creating
 // the section when missing. A keyed entry that exists unmarked with other
-// content is an *UnmanagedConflictError unless m.Overwrite is set. On
-// error the document is unchanged.
+// content is an *UnmanagedConflictError unless m.Overwrite is set; an
+// entry marked for another owner than the key's is an *OwnedError. A put
+// with an owner writes it in the marker. On error the document is
+// unchanged.
 func (d *Document) Apply(m Mutation) error {
 	if err := m.Key.Validate(); err != nil {
 		return err
@@ -240,7 +271,7 @@ func (d *Document) Fragments() []OwnedFragment {
 		}
 		for i := 0; i < c.len(); i++ {
 			if k, ok := lastMarkerOfKind(*c.lead(i), kind); ok {
-				out = append(out, OwnedFragment{Key: k, Value: canonical(c.value(i))})
+				out = append(out, OwnedFragment{Key: k.ident(), Value: canonical(c.value(i)), Owner: k.Owner})
 			}
 		}
 	}
@@ -248,7 +279,7 @@ func (d *Document) Fragments() []OwnedFragment {
 		for i := range c.obj.Members {
 			m := &c.obj.Members[i]
 			if k, ok := key(memberName(m)); ok && hasMarker(m.Name.BeforeExtra, k) {
-				out = append(out, OwnedFragment{Key: k, Value: canonical(&m.Value)})
+				out = append(out, OwnedFragment{Key: k, Value: canonical(&m.Value), Owner: markerOwner(m.Name.BeforeExtra, k)})
 			}
 		}
 	}
@@ -294,8 +325,16 @@ func (d *Document) put(key Key, val *hujson.Value, overwrite bool) error {
 			if !marked && !same && !overwrite {
 				return &UnmanagedConflictError{Key: key, Existing: cur}
 			}
-			if !marked {
+			if owner, other := ownedByOther(*c.lead(i), key); marked && other {
+				return &OwnedError{Key: key, Owner: owner, Existing: cur}
+			}
+			switch {
+			case !marked:
 				d.addMarker(c, i, key)
+			case key.Owner != "" && markerOwner(*c.lead(i), key) == "":
+				// A marker written before owners were: it gets the owner.
+				*c.lead(i) = withMarker(*c.lead(i), key)
+				d.index.relead(c, i)
 			}
 			if !same {
 				ind := c.entryIndent(i, d.style.unit)
@@ -576,7 +615,7 @@ func (d *Document) addMarker(c container, i int, key Key) {
 // so does the trailing-comma habit of the container. Removing an entry
 // that was appended restores the bytes from before the append.
 func (d *Document) remove(c container, i int, key Key) {
-	d.removeWith(c, i, func(k Key) bool { return k == key }, "")
+	d.removeWith(c, i, func(k Key) bool { return sameEntry(k, key) }, "")
 }
 
 // removeWith is remove for the entry whose marker is the one isMarker
