@@ -14,7 +14,20 @@ const (
 	IDAttr = "id"
 	// MarkerAttr is the marker comment of the entry, without its "//".
 	MarkerAttr = "marker"
+	// OwnerAttr is the owner of the entry (of the approvers, for an auto
+	// approver), written after "#" in its marker.
+	OwnerAttr = "owner"
 )
+
+// entryOwner is the owner attribute of a grant, a tag owner or a policy
+// test: what names the kind, and marker is an example of its marker.
+func entryOwner(what, marker string) Attr {
+	return Attr{Name: OwnerAttr, Type: String, Computed: true, Kept: true,
+		Description: "Owner of the " + what + ", drawn at random when this resource creates it (or first reads an entry " +
+			"marked before markers named their owner): lower-case letters and digits, written after `#` in its marker comment, " +
+			"as in `// " + marker + "#p7mv2rt4ha`. Another configuration that declares the same entry is refused at plan, " +
+			"and a destroy removes the entry only while it carries this owner."}
+}
 
 // selectorRule says what a source or a destination must be.
 const selectorRule = "must be a valid selector"
@@ -27,11 +40,21 @@ const ownerRule = "must be a user email, group:, autogroup: or tag:"
 func namedKey(kind policyfile.Kind) func(Values) (policyfile.Key, bool) {
 	return func(v Values) (policyfile.Key, bool) {
 		name, ok := v.str("name")
-		return policyfile.Key{Kind: kind, Name: name}, ok
+		owner, _ := v.str(OwnerAttr)
+		return policyfile.Key{Kind: kind, Name: name, Owner: owner}, ok
 	}
 }
 
-func nameValues(key policyfile.Key) Values { return Values{"name": key.Name} }
+func nameValues(key policyfile.Key) Values { return withOwner(Values{"name": key.Name}, key) }
+
+// withOwner adds to v the owner of key, null when it has none.
+func withOwner(v Values, key policyfile.Key) Values {
+	v[OwnerAttr] = nil
+	if key.Owner != "" {
+		v[OwnerAttr] = key.Owner
+	}
+	return v
+}
 
 // namedImport is the key of an import ID that is the name of a fragment of
 // kind; what says what that name is.
@@ -90,8 +113,9 @@ var Grant = &Kind{
 			Description: "Device posture conditions the source must meet, as `posture:NAME` names from the `postures` section of the policy file."},
 		{Name: MarkerAttr, Type: String, Computed: true,
 			Description: "Marker comment that identifies the grant in the policy file, without the leading `//`, " +
-				"for example `qtail:grant:web-to-billing`. It reads as an empty string when the grant is in the policy file " +
-				"without its marker (a person removed the comment): the next apply puts it back."},
+				"for example `qtail:grant:web-to-billing`, which the policy file follows with `#` and the `owner`. It reads as an empty " +
+				"string when the grant is in the policy file without its marker (a person removed the comment): the next apply puts it back."},
+		entryOwner("grant", "qtail:grant:web-to-billing"),
 	},
 	ImportHint: "A grant is known by its marker only. To take over a grant written by hand, put the line " +
 		"`// qtail:grant:NAME` on its own line just above it and import again, " +
@@ -131,17 +155,19 @@ var TagOwner = &Kind{
 				"May be empty (`[]`), as for `tag:k8s-operator`: then only admins can apply the tag."},
 		{Name: MarkerAttr, Type: String, Computed: true,
 			Description: "Marker comment that identifies the tag owner in the policy file, without the leading `//`, " +
-				"for example `qtail:tag_owner:tag:k8s`. It reads as an empty string when the tag is in the policy file " +
-				"without its marker: the next apply puts the marker back."},
+				"for example `qtail:tag_owner:tag:k8s`, which the policy file follows with `#` and the `owner`. It reads as an empty " +
+				"string when the tag is in the policy file without its marker: the next apply puts the marker back."},
+		entryOwner("tag owner", "qtail:tag_owner:tag:k8s"),
 	},
 	ListAttr:        "owners",
 	ImportHint:      "Declare the tag in tagOwners first, or create it with a qtail_tag_owner resource.",
 	DuplicateAdvice: "Give one of them another tag, or remove one of them.",
 	key: func(v Values) (policyfile.Key, bool) {
 		tag, ok := v.str("tag")
-		return policyfile.Key{Kind: policyfile.KindTagOwner, Name: tag}, ok
+		owner, _ := v.str(OwnerAttr)
+		return policyfile.Key{Kind: policyfile.KindTagOwner, Name: tag, Owner: owner}, ok
 	},
-	keyValues: func(key policyfile.Key) Values { return Values{"tag": key.Name} },
+	keyValues: func(key policyfile.Key) Values { return withOwner(Values{"tag": key.Name}, key) },
 	importKey: func(id string) (policyfile.Key, error) {
 		if err := policyfile.ValidTag(id); err != nil {
 			return policyfile.Key{}, fmt.Errorf("a tag such as tag:k8s (%v)", err)
@@ -319,8 +345,9 @@ var PolicyTest = &Kind{
 				"When unset, the test covers TCP, UDP and ICMP as Tailscale does."},
 		{Name: MarkerAttr, Type: String, Computed: true,
 			Description: "Marker comment that identifies the test in the policy file, without the leading `//`, " +
-				"for example `qtail:policy_test:ops-reach-billing`. It reads as an empty string when the test is in the policy " +
-				"file without its marker: the next apply puts the marker back."},
+				"for example `qtail:policy_test:ops-reach-billing`, which the policy file follows with `#` and the `owner`. It reads " +
+				"as an empty string when the test is in the policy file without its marker: the next apply puts the marker back."},
+		entryOwner("policy test", "qtail:policy_test:ops-reach-billing"),
 	},
 	ImportHint: "A policy test is known by its marker only. To take over a test written by hand, put the line " +
 		"`// qtail:policy_test:NAME` on its own line just above it and import again, " +

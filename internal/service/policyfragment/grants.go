@@ -364,7 +364,7 @@ func (r *grantsResource) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 		if _, had := old[name]; had || planned[name] == nil {
 			continue
 		}
-		if c := planner.OwnedElsewhere(ctx, grantKey(name), planned[name]); c != nil {
+		if c := planner.OwnedElsewhere(ctx, grantKey(name)); c != nil {
 			resp.Diagnostics.AddAttributeError(grantAt(name), "Policy Entry Already Owned", ownedElsewhereMessageFor(c, "qtail_grants"))
 		}
 	}

@@ -60,6 +60,9 @@ type extension interface {
 	// takeOver returns the changes that come before an update of the
 	// entry of the state's key old.
 	takeOver(old policyfile.Key) []policyfile.Mutation
+	// owned reports whether the entry is one resource's, known by the
+	// owner in its marker (see ownedEntry).
+	owned() bool
 }
 
 // plainFragment is the extension of the kinds that add nothing to the
@@ -70,6 +73,27 @@ func (plainFragment) planComputed(*model, policyfile.Key) bool          { return
 func (plainFragment) write(_ *model, key policyfile.Key) policyfile.Key { return key }
 func (plainFragment) checked(key policyfile.Key) policyfile.Key         { return key }
 func (plainFragment) takeOver(policyfile.Key) []policyfile.Mutation     { return nil }
+func (plainFragment) owned() bool                                       { return false }
+
+// ownedEntry is the extension of the grant, the tag owner and the policy
+// test: the entry is this resource's alone, and its marker names the
+// owner, drawn when the resource first writes it (or first reads an
+// entry marked before markers named their owner) and kept in the owner
+// attribute. The plan refuses to create an entry that the policy file
+// already has marked, and a destroy removes the entry only while its
+// marker names this resource's owner.
+type ownedEntry struct{ plainFragment }
+
+// write draws the owner when the entry has none yet.
+func (ownedEntry) write(m *model, key policyfile.Key) policyfile.Key {
+	if key.Owner == "" {
+		key.Owner = policyfile.NewOwner()
+	}
+	m.set(fragment.OwnerAttr, key.Owner)
+	return key
+}
+
+func (ownedEntry) owned() bool { return true }
 
 func (r *fragmentResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + strings.TrimPrefix(r.kind.Type, fragment.Provider)
@@ -146,12 +170,27 @@ func (r *fragmentResource) Create(ctx context.Context, req resource.CreateReques
 		return
 	}
 	key = r.ext.write(plan, key)
-	if err := store.Apply(ctx, policyfile.Mutation{Key: key, Value: value}); err != nil {
+	if err := store.Apply(ctx, policyfile.Mutation{Key: key, Value: value}); err != nil && !r.wentThrough(ctx, store, key, value) {
 		fragmentWriteError(&resp.Diagnostics, "add "+key.String()+" to the policy file", err)
 		return
 	}
 	plan.setComputed(key, true)
 	resp.Diagnostics.Append(plan.save(ctx, &resp.State)...)
+}
+
+// wentThrough reports, after a failed write of the entry of key with
+// value, whether the policy file has it all the same: the write went
+// through and its answer was lost. Only this write can have marked the
+// entry with the owner that it has just drawn.
+func (r *fragmentResource) wentThrough(ctx context.Context, store *policy.Store, key policyfile.Key, value json.RawMessage) bool {
+	if !r.ext.owned() || key.Owner == "" {
+		return false
+	}
+	if _, err := store.Refresh(ctx); err != nil {
+		return false
+	}
+	f, err := store.Read(ctx, key)
+	return err == nil && f.Found && f.Marked && f.Owner == key.Owner && policyfile.SameJSON(f.Value, value)
 }
 
 func (r *fragmentResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
@@ -192,8 +231,39 @@ func (r *fragmentResource) Read(ctx context.Context, req resource.ReadRequest, r
 		return
 	}
 	unmanagedWarning(&resp.Diagnostics, r.kind, key, f.Value)
+	if r.ext.owned() && f.Marked {
+		key = r.readOwner(ctx, store, key, f, &resp.Diagnostics)
+		state.set(fragment.OwnerAttr, key.Owner)
+	}
 	state.setComputed(key, f.Marked)
 	resp.Diagnostics.Append(state.save(ctx, &resp.State)...)
+}
+
+// readOwner returns key with the owner of the resource whose state has
+// key, after Read found its entry f marked. A state without an owner (an
+// import, or a state from before markers named their owner) takes the
+// marker's. A marker without an owner, written before markers named it,
+// gets the resource's owner (drawn now when the state has none either),
+// in place: the entry stays as it is, and the plan shows no change. An
+// entry marked for another owner is left to it, with a warning.
+func (r *fragmentResource) readOwner(ctx context.Context, store *policy.Store, key policyfile.Key, f policyfile.Fragment, diags *diag.Diagnostics) policyfile.Key {
+	switch {
+	case key.Owner == "" && f.Owner != "":
+		key.Owner = f.Owner
+	case f.Owner == "":
+		if key.Owner == "" {
+			key.Owner = policyfile.NewOwner()
+		}
+		if err := store.Apply(ctx, policyfile.Mutation{Key: key, Value: f.Value}); err != nil {
+			diags.AddWarning("Owner Not Written in the Marker",
+				fmt.Sprintf("qtail could not write the owner %q of this %s in the marker of %s, which names none "+
+					"(it was written before markers named their owner): %v. The state keeps the owner, and the next refresh writes it again.",
+					key.Owner, r.kind.What, describeKey(key), err))
+		}
+	case f.Owner != key.Owner:
+		diags.AddWarning("Policy Entry Owned by Another Configuration", ownedByOtherMessage(r.kind, key, f.Owner))
+	}
+	return key
 }
 
 func (r *fragmentResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
@@ -246,6 +316,18 @@ func (r *fragmentResource) Delete(ctx context.Context, req resource.DeleteReques
 	key, ok := state.fragmentKey()
 	if !ok {
 		return
+	}
+	if r.ext.owned() && key.Owner != "" {
+		f, err := store.Read(ctx, key)
+		if err != nil {
+			tfx.APIError(&resp.Diagnostics, "read the policy file", err)
+			return
+		}
+		if f.Found && f.Marked && f.Owner != "" && f.Owner != key.Owner {
+			resp.Diagnostics.AddWarning("Policy Entry Left to Its Owner", ownedByOtherMessage(r.kind, key, f.Owner)+
+				" qtail leaves it in the policy file, and this resource leaves the state.")
+			return
+		}
 	}
 	// An entry whose marker a person removed is still this resource's:
 	// mark it again so that the delete finds it.
