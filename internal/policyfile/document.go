@@ -43,11 +43,10 @@ type Fragment struct {
 
 // OwnedFragment is one fragment that carries qtail's marker.
 type OwnedFragment struct {
-	// Key identifies the fragment; for an auto approver, with its owner.
+	// Key identifies the fragment, with the owner its marker names.
 	Key   Key
 	Value json.RawMessage // canonical JSON
-	// Owner is the owner that the marker of a grant, a tag owner or a test
-	// names, "" when none.
+	// Owner is the owner that the marker names, "" when none: Key's.
 	Owner string
 }
 
@@ -169,10 +168,11 @@ func (d *Document) Lookup(key Key, want json.RawMessage) Fragment {
 }
 
 // ownedByOther reports whether the marked entry whose leading extra is
-// lead belongs to another owner than key's: key has an owner, and the
-// marker names another one.
+// lead belongs to another owner than key's: the marker names an owner,
+// and key another one or none. A marker without an owner is that of any
+// key (see Key.Owner).
 func ownedByOther(lead []byte, key Key) (string, bool) {
-	if key.Owner == "" || key.Kind == KindAutoApprover {
+	if key.Kind == KindAutoApprover {
 		return "", false
 	}
 	owner := markerOwner(lead, key)
@@ -271,7 +271,7 @@ func (d *Document) Fragments() []OwnedFragment {
 		}
 		for i := 0; i < c.len(); i++ {
 			if k, ok := lastMarkerOfKind(*c.lead(i), kind); ok {
-				out = append(out, OwnedFragment{Key: k.ident(), Value: canonical(c.value(i)), Owner: k.Owner})
+				out = append(out, OwnedFragment{Key: k, Value: canonical(c.value(i)), Owner: k.Owner})
 			}
 		}
 	}
@@ -279,7 +279,8 @@ func (d *Document) Fragments() []OwnedFragment {
 		for i := range c.obj.Members {
 			m := &c.obj.Members[i]
 			if k, ok := key(memberName(m)); ok && hasMarker(m.Name.BeforeExtra, k) {
-				out = append(out, OwnedFragment{Key: k, Value: canonical(&m.Value), Owner: markerOwner(m.Name.BeforeExtra, k)})
+				k.Owner = markerOwner(m.Name.BeforeExtra, k)
+				out = append(out, OwnedFragment{Key: k, Value: canonical(&m.Value), Owner: k.Owner})
 			}
 		}
 	}

@@ -84,6 +84,16 @@ func (plainFragment) owned() bool                                       { return
 // marker names this resource's owner.
 type ownedEntry struct{ plainFragment }
 
+// planComputed plans the owner as unknown when it is still to be drawn:
+// a creation, or a state that names no owner (the framework would plan
+// the state's null).
+func (ownedEntry) planComputed(m *model, key policyfile.Key) bool {
+	if key.Owner == "" {
+		m.set(fragment.OwnerAttr, fragment.Unknown)
+	}
+	return false
+}
+
 // write draws the owner when the entry has none yet.
 func (ownedEntry) write(m *model, key policyfile.Key) policyfile.Key {
 	if key.Owner == "" {
