@@ -168,11 +168,12 @@ func (d *Document) Lookup(key Key, want json.RawMessage) Fragment {
 }
 
 // ownedByOther reports whether the marked entry whose leading extra is
-// lead belongs to another owner than key's: the marker names an owner,
-// and key another one or none. A marker without an owner is that of any
-// key (see Key.Owner).
+// lead belongs to another owner than key's: key has an owner, and the
+// marker names another one. A marker without an owner is that of any
+// key, and a key without an owner changes the entry whoever owns it (see
+// Key.Owner).
 func ownedByOther(lead []byte, key Key) (string, bool) {
-	if key.Kind == KindAutoApprover {
+	if key.Owner == "" || key.Kind == KindAutoApprover {
 		return "", false
 	}
 	owner := markerOwner(lead, key)

@@ -115,12 +115,12 @@ type Key struct {
 	// For the other kinds (grants, tag owners, tests) the fragment is
 	// still identified by its kind and name alone (Get finds it whoever
 	// owns it), and Owner says whose it is: a put with an owner writes it
-	// in the marker, and a put refuses an entry marked for another owner
-	// (*OwnedError), as one with a key without an owner refuses an entry
-	// marked for any; a delete leaves such an entry alone. A marker
-	// without an owner, as in files written before markers named owners,
-	// is taken as its own by any key: a put with an owner writes the
-	// owner in it.
+	// in the marker, and refuses an entry marked for another owner
+	// (*OwnedError); a delete with an owner leaves such an entry alone. A
+	// marker without an owner, as in files written before markers named
+	// owners, is taken as its own by a key with an owner: a put writes the
+	// owner in it. A key without an owner (the grants of a qtail_grants)
+	// changes the entry whoever owns it.
 	Owner string
 }
 

@@ -75,8 +75,12 @@ func (r *grantsResource) Schema(_ context.Context, _ resource.SchemaRequest, res
 			"validation and one write of the policy file, as a single resource does, while `qtail_grant` resources cost one of each " +
 			"per wave of Terraform's parallelism. A plan shows only the grants that change.\n\n" +
 			"A grant name belongs to one resource only. To move `qtail_grant` resources into a `qtail_grants`, replace each with a " +
-			"`removed` block (`lifecycle { destroy = false }`) and add its grant, unchanged, to the map in the same apply: the grant " +
-			"stays where it is in the policy file, and the `qtail_grants` takes it over.",
+			"`removed` block (`lifecycle { destroy = false }`), add its grant, unchanged, to the map, and import the set with an " +
+			"`import` block whose `id` lists the names, in the same apply: the grants stay where they are in the policy file, and the " +
+			"`qtail_grants` takes them over. Without the import the plan is refused, as for any grant that the policy file already has " +
+			"marked: qtail cannot tell a grant that this configuration gave up from another configuration's.\n\n" +
+			"The grants of a `qtail_grants` are marked without an owner (`// qtail:grant:NAME`): another configuration that declares " +
+			"one of them is refused at plan, as it is for a `qtail_grant`'s.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
 				Computed: true,
