@@ -81,8 +81,11 @@ var Grant = &Kind{
 	What: "grant",
 	Description: "One grant of the tailnet policy file: who (`src`) may reach what (`dst`), on which ports (`ip`) " +
 		"or with which application capabilities (`app`). qtail writes it as one element of `grants`, marked by the comment " +
-		"`// qtail:grant:NAME` on the line above it, and never touches the rest of the policy file, so that several " +
-		"Terraform configurations can share one tailnet policy.\n\n" +
+		"`// qtail:grant:NAME#OWNER` on the line above it, where `OWNER` is this resource's `owner`, and never touches the rest " +
+		"of the policy file, so that several Terraform configurations can share one tailnet policy.\n\n" +
+		"The grant is this resource's alone: another configuration that declares the same name is refused at plan, even with " +
+		"the same content, and a destroy removes the grant only while its marker names this resource's owner. A marker " +
+		"written before markers named their owner gets it on the next refresh, in place, with no change in the plan.\n\n" +
 		"At plan time qtail checks the values locally, then asks Tailscale to validate the policy file as it would be " +
 		"with this grant, and warns while the default allow-all rule of a new tailnet is still in the file.",
 	Attrs: []Attr{
@@ -140,8 +143,10 @@ var TagOwner = &Kind{
 	Type: "qtail_tag_owner",
 	What: "tag owner",
 	Description: "One tag of the tailnet policy file's `tagOwners`: the tag and who may apply it to devices. " +
-		"qtail writes it as the member `\"TAG\": [owners]` of `tagOwners`, marked by the comment `// qtail:tag_owner:TAG` " +
-		"on the line above it, and never touches the other tags.\n\n" +
+		"qtail writes it as the member `\"TAG\": [owners]` of `tagOwners`, marked by the comment " +
+		"`// qtail:tag_owner:TAG#OWNER` on the line above it, where `OWNER` is this resource's `owner`, and never touches the " +
+		"other tags. Another configuration that declares the same tag is refused at plan, and a destroy removes the tag only " +
+		"while its marker names this resource's owner.\n\n" +
 		"A tag that already exists in `tagOwners` without qtail's marker is not taken over silently: if its owners differ, " +
 		"the plan fails and tells how to import it; if they are the same, qtail adopts it.",
 	Attrs: []Attr{
@@ -321,7 +326,8 @@ var PolicyTest = &Kind{
 	What: "policy test",
 	Description: "One test of the tailnet policy file: from a source, which destinations must be reachable (`accept`) " +
 		"and which must not (`deny`). qtail writes it as one element of `tests`, marked by the comment " +
-		"`// qtail:policy_test:NAME` on the line above it. From then on Tailscale itself refuses every change of the policy " +
+		"`// qtail:policy_test:NAME#OWNER` on the line above it, where `OWNER` is this resource's `owner` (another configuration " +
+		"that declares the same name is refused at plan, and a destroy removes only this resource's test). From then on Tailscale itself refuses every change of the policy " +
 		"file that breaks the test, whoever makes it: another Terraform run, the admin console or a GitOps push.",
 	// proto comes last: a rejection that quotes a destination is blamed
 	// on it rather than on the protocol.
