@@ -2,6 +2,7 @@ package policyfragment
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -10,6 +11,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/qtail/terraform-provider-qtail/internal/fragment"
+	"github.com/qtail/terraform-provider-qtail/internal/policy"
+	"github.com/qtail/terraform-provider-qtail/internal/policyfile"
 )
 
 // legacyGrantPolicy has a grant marked as qtail marked grants before
@@ -79,5 +82,22 @@ func TestFragmentRead_stateFromBeforeOwners(t *testing.T) {
 	}
 	if after, _ := w.Tailnet.Policy(); string(after) != string(body) {
 		t.Errorf("the second refresh and plan wrote the policy file again:\n%s", after)
+	}
+}
+
+// The refusal of an entry marked for another owner names the owner, with
+// the marker as it stands in the file, and gives the import block.
+func TestOwnedElsewhereMessage_namesTheOwner(t *testing.T) {
+	t.Parallel()
+	key := policyfile.Key{Kind: policyfile.KindGrant, Name: "web"}
+	msg := ownedElsewhereMessage(&policy.OwnershipConflict{Key: key, Existing: json.RawMessage(`{"src":["*"]}`), Owner: "p7mv2rt4ha"})
+	for _, want := range []string{"marked // qtail:grant:web#p7mv2rt4ha", `owner attribute is "p7mv2rt4ha"`, "to = qtail_grant.NAME", `id = "web"`} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("a conflict with another owner: %q lacks %q", msg, want)
+		}
+	}
+	msg = ownedElsewhereMessage(&policy.OwnershipConflict{Key: key, Existing: json.RawMessage(`{"src":["*"]}`)})
+	if !strings.Contains(msg, "marked // qtail:grant:web,") || !strings.Contains(msg, "names no owner") {
+		t.Errorf("a conflict with a marker without owner: %q", msg)
 	}
 }
