@@ -33,6 +33,9 @@ import (
 //   - Create, Update and Delete are changes to the policy.Store, whose
 //     Batcher gathers the changes that Terraform starts together into one
 //     conditional write.
+//   - A grant, a tag owner or a test is one resource's: its marker names
+//     the resource's owner (ownedEntry), which Read writes into a marker
+//     that names none, and Delete leaves an entry marked for another.
 
 // fragmentResource implements the fragment resources: their metadata,
 // schema, configuration checks and import from the description of their
