@@ -119,8 +119,8 @@ type Key struct {
 	// (*OwnedError); a delete with an owner leaves such an entry alone. A
 	// marker without an owner, as in files written before markers named
 	// owners, is taken as its own by a key with an owner: a put writes the
-	// owner in it. A key without an owner (the grants of a qtail_grants)
-	// changes the entry whoever owns it.
+	// owner in it. A key without an owner (from a state written before
+	// markers named owners) changes the entry whoever owns it.
 	Owner string
 }
 

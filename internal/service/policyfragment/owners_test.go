@@ -113,6 +113,7 @@ func TestFragments_destroyLeavesAnotherOwnersEntry(t *testing.T) {
 		key          policyfile.Key
 	}{
 		{"grant", grantConfig("ops-to-phone", grantBody), sharedKey},
+		{"grants", grantsConfig(map[string]string{"ops-to-phone": grantsBody("100.64.0.3", "tcp:443")}), sharedKey},
 		{"tag owner", `
 resource "qtail_tag_owner" "web" {
   tag    = "tag:web"

@@ -240,8 +240,8 @@ func ownedElsewhereMessageFor(c *policy.OwnershipConflict, resourceType string) 
 		whose = fmt.Sprintf("It belongs to the resource whose owner attribute is %q: look for that owner in the states of the "+
 			"other Terraform configurations that share this tailnet policy (terraform state show prints it).", c.Owner)
 	} else {
-		whose = "Its marker names no owner: a qtail_grants wrote it, or a qtail_grant, qtail_tag_owner or qtail_policy_test before " +
-			"markers named their owner (the next refresh of that configuration writes it), in a configuration that qtail cannot tell."
+		whose = "Its marker names no owner: it was written before markers named their owner, by a configuration that qtail cannot tell; " +
+			"the next refresh of that configuration writes its owner in the marker."
 	}
 	return fmt.Sprintf("The policy file already has the entry marked %s, with the content %s. %s "+
 		"Two configurations that own one entry would each delete it for the other, so qtail does not create it again, whatever its content. "+
