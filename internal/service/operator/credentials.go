@@ -106,7 +106,7 @@ func (r *operatorResource) checkAPIServerProxy(ctx context.Context, tn *tailnet.
 	if mode != "true" || len(tags) == 0 {
 		return
 	}
-	found, err := hasCapabilityGrant(policy, kubernetesCapability, tags)
+	found, err := hasCapabilityGrant(policy, tags)
 	if err != nil || found {
 		return
 	}
@@ -124,10 +124,11 @@ func (r *operatorResource) checkAPIServerProxy(ctx context.Context, tn *tailnet.
 }
 
 // hasCapabilityGrant reports whether the policy file holds a grant of the
-// application capability capName whose destinations include one of tags.
+// application capability kubernetesCapability whose destinations include
+// one of tags.
 // Section and member names are matched case-insensitively, as the API
 // does.
-func hasCapabilityGrant(policy []byte, capName string, tags []string) (bool, error) {
+func hasCapabilityGrant(policy []byte, tags []string) (bool, error) {
 	std, err := hujson.Standardize(slices.Clone(policy))
 	if err != nil {
 		return false, err
@@ -142,7 +143,7 @@ func hasCapabilityGrant(policy []byte, capName string, tags []string) (bool, err
 		return false, err
 	}
 	for _, g := range doc.Grants {
-		if _, ok := g.App[capName]; !ok {
+		if _, ok := g.App[kubernetesCapability]; !ok {
 			continue
 		}
 		for _, d := range g.Dst {

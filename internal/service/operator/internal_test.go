@@ -145,16 +145,16 @@ func TestHasCapabilityGrant(t *testing.T) {
 		{[]string{"tag:other", "tag:K8S-operator"}, true},
 		{[]string{"tag:web"}, false},
 	} {
-		got, err := hasCapabilityGrant(policy, kubernetesCapability, tc.tags)
+		got, err := hasCapabilityGrant(policy, tc.tags)
 		if err != nil || got != tc.want {
 			t.Errorf("tags %v: %v, %v; want %v", tc.tags, got, err, tc.want)
 		}
 	}
 	if got, err := hasCapabilityGrant([]byte(`{"grants": [{"src": ["*"], "dst": ["*"], "app": {"tailscale.com/cap/kubernetes": []}}]}`),
-		kubernetesCapability, []string{"tag:x"}); err != nil || !got {
+		[]string{"tag:x"}); err != nil || !got {
 		t.Errorf("a grant to every destination: %v, %v", got, err)
 	}
-	if got, _ := hasCapabilityGrant([]byte(`{}`), kubernetesCapability, []string{"tag:x"}); got {
+	if got, _ := hasCapabilityGrant([]byte(`{}`), []string{"tag:x"}); got {
 		t.Error("a policy without grants has one")
 	}
 }
