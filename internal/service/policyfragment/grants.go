@@ -524,7 +524,7 @@ func (r *grantsResource) write(ctx context.Context, diags *diag.Diagnostics, cha
 		return false
 	}
 	err := store.ApplyAll(ctx, grantsClaim(claimed), change.muts)
-	if err == nil {
+	if err == nil || wentThrough(ctx, store, change.muts) {
 		return true
 	}
 	var rejected *policy.RejectedError
@@ -543,6 +543,35 @@ func (r *grantsResource) write(ctx context.Context, diags *diag.Diagnostics, cha
 	}
 	fragmentWriteError(diags, "write "+describeGrants(change.names), err)
 	return false
+}
+
+// wentThrough reports, after a failed write of muts, whether the policy
+// file shows every one of them all the same: the write went through and
+// its answer was lost. Each grant put is there with its value (the last
+// put of its name), marked for its owner (one drawn for this write, for
+// a new grant), and each grant deleted is gone.
+func wentThrough(ctx context.Context, store *policy.Store, muts []policyfile.Mutation) bool {
+	if _, err := store.Refresh(ctx); err != nil {
+		return false
+	}
+	last := map[string]policyfile.Mutation{}
+	for _, m := range muts {
+		last[m.Key.Name] = m
+	}
+	for _, m := range last {
+		f, err := store.Read(ctx, m.Key)
+		switch {
+		case err != nil:
+			return false
+		case m.Delete:
+			if f.Found {
+				return false
+			}
+		case m.Key.Owner == "" || !f.Found || !f.Marked || f.Owner != m.Key.Owner || !policyfile.SameJSON(f.Value, m.Value):
+			return false
+		}
+	}
+	return true
 }
 
 func (r *grantsResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {

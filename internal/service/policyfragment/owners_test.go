@@ -54,6 +54,27 @@ func expectOwnedBy(env *acctest.Env, addr string, key policyfile.Key) resource.T
 	}
 }
 
+// expectGrantsOwnerOf checks that the grant of key is marked once, for
+// the owner that the qtail_grants of grantsConfig holds for it.
+func expectGrantsOwnerOf(env *acctest.Env, key policyfile.Key) resource.TestCheckFunc {
+	return func(s *terraform.State) error {
+		rs, ok := s.RootModule().Resources[grantsAddr]
+		if !ok {
+			return fmt.Errorf("%s is not in the state", grantsAddr)
+		}
+		owner := rs.Primary.Attributes["owners."+key.Name]
+		body, _ := env.Tailnet.Policy()
+		doc, err := policyfile.Parse(body)
+		if err != nil {
+			return err
+		}
+		if f := doc.Get(key); !ownerPattern.MatchString(owner) || f.Owner != owner || markerLines(body, key) != 1 {
+			return fmt.Errorf("%s is marked for %q, %d times; the state of %s has the owner %q:\n%s", key, f.Owner, markerLines(body, key), grantsAddr, owner, body)
+		}
+		return nil
+	}
+}
+
 // TestGrant_twoStatesOneName: two configurations (two states) declare a
 // grant of one name and the same content. The second one's plan is
 // refused, with the import block, and so is its apply; whatever it does,
@@ -173,10 +194,11 @@ resource "qtail_policy_test" "carol" {
 	}
 }
 
-// TestGrant_lostAnswerAdoptsItsOwnEntry: the write of a new grant goes
-// through but its answers are lost, every time the provider asks again;
-// the grant is written once, the resource adopts it (its marker names the
-// owner it drew) and the next plan is empty.
+// TestGrant_lostAnswerAdoptsItsOwnEntry: the write of a new grant (of a
+// qtail_grant and of a qtail_grants) goes through but its answers are
+// lost, once or every time the provider asks again; the grant is written
+// once, the resource adopts it (its marker names the owner it drew) and
+// the next plan is empty.
 func TestGrant_lostAnswerAdoptsItsOwnEntry(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -193,7 +215,8 @@ func TestGrant_lostAnswerAdoptsItsOwnEntry(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			env := acctest.New(t)
-			config := grantConfig("ops-to-phone", grantBody)
+			config := grantConfig("ops-to-phone", grantBody) + grantsConfig(map[string]string{"ops-to-laptop": grantsBody("100.64.0.1", "tcp:22")})
+			laptopKey := policyfile.Key{Kind: policyfile.KindGrant, Name: "ops-to-laptop"}
 			resource.UnitTest(t, resource.TestCase{
 				ProtoV6ProviderFactories: env.Factories(),
 				Steps: []resource.TestStep{
@@ -205,6 +228,8 @@ func TestGrant_lostAnswerAdoptsItsOwnEntry(t *testing.T) {
 						Check: resource.ComposeTestCheckFunc(
 							expectFragment(env, sharedKey, sharedValue),
 							expectOwnedBy(env, grantAddr, sharedKey),
+							expectFragment(env, laptopKey, grantsValue("100.64.0.1", "tcp:22")),
+							expectGrantsOwnerOf(env, laptopKey),
 						),
 					},
 					{
