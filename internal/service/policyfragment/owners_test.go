@@ -257,6 +257,7 @@ func legacyPolicy(t *testing.T, env *acctest.Env) string {
 	for _, m := range []policyfile.Mutation{
 		{Key: sharedKey, Value: []byte(sharedValue)},
 		{Key: policyfile.Key{Kind: policyfile.KindTagOwner, Name: "tag:web"}, Value: []byte(`["group:platform-ops"]`)},
+		{Key: legacyLaptopKey, Value: []byte(grantsValue("100.64.0.1", "tcp:22"))},
 	} {
 		if err := doc.Apply(m); err != nil {
 			t.Fatal(err)
@@ -269,7 +270,10 @@ func legacyPolicy(t *testing.T, env *acctest.Env) string {
 	return out
 }
 
-const legacyConfig = `
+// legacyLaptopKey is the grant of the qtail_grants of legacyConfig.
+var legacyLaptopKey = policyfile.Key{Kind: policyfile.KindGrant, Name: "ops-to-laptop"}
+
+var legacyConfig = grantsConfig(map[string]string{"ops-to-laptop": grantsBody("100.64.0.1", "tcp:22")}) + `
 resource "qtail_grant" "ops" {
   name = "ops-to-phone"
   src  = ["group:platform-ops"]
@@ -299,13 +303,17 @@ func TestFragments_markersWithoutOwnerMigrate(t *testing.T) {
 	migrated := func(s *terraform.State) error {
 		body, _ := env.Tailnet.Policy()
 		want := start
-		for addr, k := range map[string]policyfile.Key{grantAddr: sharedKey, "qtail_tag_owner.web": tagKey} {
+		for addr, k := range map[string]policyfile.Key{grantAddr: sharedKey, "qtail_tag_owner.web": tagKey, grantsAddr: legacyLaptopKey} {
 			rs := s.RootModule().Resources[addr]
 			if rs == nil {
 				return fmt.Errorf("%s is not in the state", addr)
 			}
+			owner := rs.Primary.Attributes["owner"]
+			if addr == grantsAddr {
+				owner = rs.Primary.Attributes["owners."+k.Name]
+			}
 			// The owner in the marker is the only change.
-			want = strings.Replace(want, k.Marker()+"\n", k.Marker()+"#"+rs.Primary.Attributes["owner"]+"\n", 1)
+			want = strings.Replace(want, k.Marker()+"\n", k.Marker()+"#"+owner+"\n", 1)
 		}
 		if string(body) != want {
 			return fmt.Errorf("the policy file is not the old one with the owners in its markers:\n%s\nwant:\n%s", body, want)
@@ -331,6 +339,13 @@ func TestFragments_markersWithoutOwnerMigrate(t *testing.T) {
 				ImportStatePersist: true,
 			},
 			{
+				Config:             legacyConfig,
+				ResourceName:       grantsAddr,
+				ImportState:        true,
+				ImportStateId:      "ops-to-laptop",
+				ImportStatePersist: true,
+			},
+			{
 				Config: legacyConfig,
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectEmptyPlan(),
@@ -341,6 +356,7 @@ func TestFragments_markersWithoutOwnerMigrate(t *testing.T) {
 				},
 				Check: resource.ComposeTestCheckFunc(migrated,
 					expectOwnedBy(env, grantAddr, sharedKey), expectOwnedBy(env, "qtail_tag_owner.web", tagKey),
+					expectGrantsOwnerOf(env, legacyLaptopKey),
 					acctest.Capture(grantAddr, "owner", &grantOwner)),
 			},
 			{
