@@ -438,6 +438,7 @@ func (r *grantsResource) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 // policy.Planner.CheckAll).
 func (r *grantsResource) reportCheck(diags *diag.Diagnostics, change grantsChange, planned map[string]json.RawMessage, err error) {
 	var conflict *policyfile.UnmanagedConflictError
+	var owned *policyfile.OwnedError
 	var unchecked *policy.ValidateCallError
 	var tooLarge *policy.TooLargeError
 	what := describeGrants(change.names)
@@ -445,6 +446,9 @@ func (r *grantsResource) reportCheck(diags *diag.Diagnostics, change grantsChang
 	case err == nil:
 	case errors.As(err, &conflict):
 		diags.AddAttributeError(grantAt(conflict.Key.Name), "Entry Exists Without qtail's Marker", conflict.Error()+".")
+	case errors.As(err, &owned):
+		diags.AddAttributeError(grantAt(owned.Key.Name), "Policy Entry Owned by Another Configuration",
+			ownedByOtherMessage(fragment.Grant, owned.Key, owned.Owner))
 	case errors.As(err, &unchecked) && !policy.IsRejected(err):
 		diags.AddWarning("Policy Change Not Validated",
 			fmt.Sprintf("qtail could not ask Tailscale to validate the policy file with %s at plan time; "+

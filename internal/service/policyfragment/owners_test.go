@@ -124,30 +124,38 @@ func TestGrant_twoStatesOneName(t *testing.T) {
 
 // TestFragments_destroyLeavesAnotherOwnersEntry: once the entry of a
 // resource is marked for another owner (another configuration took it
-// over: here, a hand edit of the marker), a refresh warns, and the
-// destroy leaves the entry where it is, for its owner.
+// over: here, a hand edit of the marker), a refresh warns, a change of
+// the entry is refused at plan, and the destroy leaves the entry where it
+// is, for its owner.
 func TestFragments_destroyLeavesAnotherOwnersEntry(t *testing.T) {
 	t.Parallel()
 	const other = "k3x9q2mfa7"
-	for _, tc := range []struct {
-		name, config string
-		key          policyfile.Key
-	}{
-		{"grant", grantConfig("ops-to-phone", grantBody), sharedKey},
-		{"grants", grantsConfig(map[string]string{"ops-to-phone": grantsBody("100.64.0.3", "tcp:443")}), sharedKey},
-		{"tag owner", `
+	tagOwner := func(owners string) string {
+		return `
 resource "qtail_tag_owner" "web" {
   tag    = "tag:web"
-  owners = ["group:platform-ops"]
+  owners = ` + owners + `
 }
-`, policyfile.Key{Kind: policyfile.KindTagOwner, Name: "tag:web"}},
-		{"policy test", `
+`
+	}
+	policyTest := func(dst string) string {
+		return `
 resource "qtail_policy_test" "carol" {
   name   = "carol-reach-phone"
   src    = "carol@example.com"
-  accept = ["100.64.0.3:443"]
+  accept = ["` + dst + `"]
 }
-`, policyfile.Key{Kind: policyfile.KindPolicyTest, Name: "carol-reach-phone"}},
+`
+	}
+	for _, tc := range []struct {
+		name, config, changed string
+		key                   policyfile.Key
+	}{
+		{"grant", grantConfig("ops-to-phone", grantBody), grantConfig("ops-to-phone", strings.Replace(grantBody, "tcp:443", "tcp:8443", 1)), sharedKey},
+		{"grants", grantsConfig(map[string]string{"ops-to-phone": grantsBody("100.64.0.3", "tcp:443")}),
+			grantsConfig(map[string]string{"ops-to-phone": grantsBody("100.64.0.3", "tcp:8443")}), sharedKey},
+		{"tag owner", tagOwner(`["group:platform-ops"]`), tagOwner(`["carol@example.com"]`), policyfile.Key{Kind: policyfile.KindTagOwner, Name: "tag:web"}},
+		{"policy test", policyTest("100.64.0.3:443"), policyTest("100.64.0.3:22"), policyfile.Key{Kind: policyfile.KindPolicyTest, Name: "carol-reach-phone"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -176,6 +184,10 @@ resource "qtail_policy_test" "carol" {
 						},
 						Config:   tc.config,
 						PlanOnly: true,
+					},
+					{
+						Config:      tc.changed,
+						ExpectError: acctest.ErrorRE(`Policy Entry Owned by Another Configuration`),
 					},
 				},
 				CheckDestroy: func(*terraform.State) error {
