@@ -159,6 +159,8 @@ func Where(key policyfile.Key) string {
 		return fmt.Sprintf("tagOwners[%q]", key.Name)
 	case key.Kind == policyfile.KindAutoApprover && key.Name == policyfile.ExitNodeName:
 		return "autoApprovers.exitNode"
+	case key.Kind == policyfile.KindAutoApprover && strings.HasPrefix(key.Name, policyfile.ServicePrefix):
+		return fmt.Sprintf("autoApprovers.services[%q]", strings.TrimPrefix(key.Name, policyfile.ServicePrefix))
 	case key.Kind == policyfile.KindAutoApprover:
 		return fmt.Sprintf("autoApprovers.routes[%q]", strings.TrimPrefix(key.Name, policyfile.RoutePrefix))
 	}

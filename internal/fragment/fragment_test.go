@@ -256,7 +256,7 @@ func TestReplaced(t *testing.T) {
 			t.Errorf("Replaced(%v) = %v, want %v", tc.planned, got, tc.want)
 		}
 	}
-	if got := AutoApprover.Replacing(); strings.Join(got, ",") != "route,exit_node" {
+	if got := AutoApprover.Replacing(); strings.Join(got, ",") != "route,exit_node,service" {
 		t.Errorf("replacing attributes %q", got)
 	}
 }

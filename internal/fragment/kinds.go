@@ -14,7 +14,20 @@ const (
 	IDAttr = "id"
 	// MarkerAttr is the marker comment of the entry, without its "//".
 	MarkerAttr = "marker"
+	// OwnerAttr is the owner of the entry (of the approvers, for an auto
+	// approver), written after "#" in its marker.
+	OwnerAttr = "owner"
 )
+
+// entryOwner is the owner attribute of a grant, a tag owner or a policy
+// test: what names the kind, and marker is an example of its marker.
+func entryOwner(what, marker string) Attr {
+	return Attr{Name: OwnerAttr, Type: String, Computed: true, Kept: true,
+		Description: "Owner of the " + what + ", drawn at random when this resource creates it (or first reads an entry " +
+			"marked before markers named their owner): lower-case letters and digits, written after `#` in its marker comment, " +
+			"as in `// " + marker + "#p7mv2rt4ha`. Another configuration that declares the same entry is refused at plan, " +
+			"and a destroy removes the entry only while it carries this owner."}
+}
 
 // selectorRule says what a source or a destination must be.
 const selectorRule = "must be a valid selector"
@@ -27,11 +40,21 @@ const ownerRule = "must be a user email, group:, autogroup: or tag:"
 func namedKey(kind policyfile.Kind) func(Values) (policyfile.Key, bool) {
 	return func(v Values) (policyfile.Key, bool) {
 		name, ok := v.str("name")
-		return policyfile.Key{Kind: kind, Name: name}, ok
+		owner, _ := v.str(OwnerAttr)
+		return policyfile.Key{Kind: kind, Name: name, Owner: owner}, ok
 	}
 }
 
-func nameValues(key policyfile.Key) Values { return Values{"name": key.Name} }
+func nameValues(key policyfile.Key) Values { return withOwner(Values{"name": key.Name}, key) }
+
+// withOwner adds to v the owner of key, null when it has none.
+func withOwner(v Values, key policyfile.Key) Values {
+	v[OwnerAttr] = nil
+	if key.Owner != "" {
+		v[OwnerAttr] = key.Owner
+	}
+	return v
+}
 
 // namedImport is the key of an import ID that is the name of a fragment of
 // kind; what says what that name is.
@@ -58,8 +81,11 @@ var Grant = &Kind{
 	What: "grant",
 	Description: "One grant of the tailnet policy file: who (`src`) may reach what (`dst`), on which ports (`ip`) " +
 		"or with which application capabilities (`app`). qtail writes it as one element of `grants`, marked by the comment " +
-		"`// qtail:grant:NAME` on the line above it, and never touches the rest of the policy file, so that several " +
-		"Terraform configurations can share one tailnet policy.\n\n" +
+		"`// qtail:grant:NAME#OWNER` on the line above it, where `OWNER` is this resource's `owner`, and never touches the rest " +
+		"of the policy file, so that several Terraform configurations can share one tailnet policy.\n\n" +
+		"The grant is this resource's alone: another configuration that declares the same name is refused at plan, even with " +
+		"the same content, and a destroy removes the grant only while its marker names this resource's owner. A marker " +
+		"written before markers named their owner gets it on the next refresh, in place, with no change in the plan.\n\n" +
 		"At plan time qtail checks the values locally, then asks Tailscale to validate the policy file as it would be " +
 		"with this grant, and warns while the default allow-all rule of a new tailnet is still in the file.",
 	Attrs: []Attr{
@@ -90,8 +116,9 @@ var Grant = &Kind{
 			Description: "Device posture conditions the source must meet, as `posture:NAME` names from the `postures` section of the policy file."},
 		{Name: MarkerAttr, Type: String, Computed: true,
 			Description: "Marker comment that identifies the grant in the policy file, without the leading `//`, " +
-				"for example `qtail:grant:web-to-billing`. It reads as an empty string when the grant is in the policy file " +
-				"without its marker (a person removed the comment): the next apply puts it back."},
+				"for example `qtail:grant:web-to-billing`, which the policy file follows with `#` and the `owner`. It reads as an empty " +
+				"string when the grant is in the policy file without its marker (a person removed the comment): the next apply puts it back."},
+		entryOwner("grant", "qtail:grant:web-to-billing"),
 	},
 	ImportHint: "A grant is known by its marker only. To take over a grant written by hand, put the line " +
 		"`// qtail:grant:NAME` on its own line just above it and import again, " +
@@ -116,8 +143,10 @@ var TagOwner = &Kind{
 	Type: "qtail_tag_owner",
 	What: "tag owner",
 	Description: "One tag of the tailnet policy file's `tagOwners`: the tag and who may apply it to devices. " +
-		"qtail writes it as the member `\"TAG\": [owners]` of `tagOwners`, marked by the comment `// qtail:tag_owner:TAG` " +
-		"on the line above it, and never touches the other tags.\n\n" +
+		"qtail writes it as the member `\"TAG\": [owners]` of `tagOwners`, marked by the comment " +
+		"`// qtail:tag_owner:TAG#OWNER` on the line above it, where `OWNER` is this resource's `owner`, and never touches the " +
+		"other tags. Another configuration that declares the same tag is refused at plan, and a destroy removes the tag only " +
+		"while its marker names this resource's owner.\n\n" +
 		"A tag that already exists in `tagOwners` without qtail's marker is not taken over silently: if its owners differ, " +
 		"the plan fails and tells how to import it; if they are the same, qtail adopts it.",
 	Attrs: []Attr{
@@ -131,17 +160,19 @@ var TagOwner = &Kind{
 				"May be empty (`[]`), as for `tag:k8s-operator`: then only admins can apply the tag."},
 		{Name: MarkerAttr, Type: String, Computed: true,
 			Description: "Marker comment that identifies the tag owner in the policy file, without the leading `//`, " +
-				"for example `qtail:tag_owner:tag:k8s`. It reads as an empty string when the tag is in the policy file " +
-				"without its marker: the next apply puts the marker back."},
+				"for example `qtail:tag_owner:tag:k8s`, which the policy file follows with `#` and the `owner`. It reads as an empty " +
+				"string when the tag is in the policy file without its marker: the next apply puts the marker back."},
+		entryOwner("tag owner", "qtail:tag_owner:tag:k8s"),
 	},
 	ListAttr:        "owners",
 	ImportHint:      "Declare the tag in tagOwners first, or create it with a qtail_tag_owner resource.",
 	DuplicateAdvice: "Give one of them another tag, or remove one of them.",
 	key: func(v Values) (policyfile.Key, bool) {
 		tag, ok := v.str("tag")
-		return policyfile.Key{Kind: policyfile.KindTagOwner, Name: tag}, ok
+		owner, _ := v.str(OwnerAttr)
+		return policyfile.Key{Kind: policyfile.KindTagOwner, Name: tag, Owner: owner}, ok
 	},
-	keyValues: func(key policyfile.Key) Values { return Values{"tag": key.Name} },
+	keyValues: func(key policyfile.Key) Values { return withOwner(Values{"tag": key.Name}, key) },
 	importKey: func(id string) (policyfile.Key, error) {
 		if err := policyfile.ValidTag(id); err != nil {
 			return policyfile.Key{}, fmt.Errorf("a tag such as tag:k8s (%v)", err)
@@ -156,30 +187,43 @@ var AutoApprover = &Kind{
 	Type: "qtail_auto_approver",
 	What: "auto approver",
 	Description: "Approvers of the tailnet policy file's `autoApprovers`: who may advertise a subnet route (`route`), " +
-		"or exit nodes (`exit_node = true`), with the route approved without an admin. qtail adds each approver to the list " +
-		"`autoApprovers.routes[\"CIDR\"]` or `autoApprovers.exitNode`, marked by the comment " +
-		"`// qtail:auto_approver:route:CIDR#OWNER` or `// qtail:auto_approver:exitNode#OWNER` on the line above it, " +
+		"exit nodes (`exit_node = true`) or a Tailscale Service (`service`), approved without an admin. qtail adds each " +
+		"approver to the list `autoApprovers.routes[\"CIDR\"]`, `autoApprovers.exitNode` or " +
+		"`autoApprovers.services[\"svc:NAME\"]`, marked by the comment `// qtail:auto_approver:route:CIDR#OWNER`, " +
+		"`// qtail:auto_approver:exitNode#OWNER` or `// qtail:auto_approver:service:svc:NAME#OWNER` on the line above it, " +
 		"where `OWNER` is this resource's `owner`, and never touches the rest.\n\n" +
+		"A Tailscale Service carries traffic only once its hosts are approved: an application exposed through an ingress " +
+		"ProxyGroup (`qtail_exposed_service` with `proxy_group`) is the Service `svc:HOSTNAME`, hosted by the ProxyGroup's " +
+		"devices, and needs a `qtail_auto_approver` with `service = \"svc:HOSTNAME\"` whose approvers include the " +
+		"ProxyGroup's tags (or an admin's approval in the console).\n\n" +
 		"The list is shared: other configurations that use the same tailnet (one per region, say) may add their own " +
-		"approvers to the same route or to exit nodes, each with its own owner, and an approver that two of them need is " +
+		"approvers to the same route, exit nodes or Service, each with its own owner, and an approver that two of them need is " +
 		"marked by both and stays until the last one removes it. An approver already in the list without a marker is " +
 		"adopted. Inside one configuration, one resource lists all the approvers of a route: a second one for the same " +
-		"route (or a second one for exit nodes) fails the plan. Lists and sections that qtail created go when qtail " +
-		"removes their last approver.",
+		"route (or a second one for exit nodes, or for one Service) fails the plan. Lists and sections that qtail created go " +
+		"when qtail removes their last approver.",
 	Attrs: []Attr{
 		{Name: IDAttr, Type: String, Computed: true,
-			Description: "Import ID of the auto approver: `route:CIDR#OWNER` for a route, `exitNode#OWNER` for exit nodes. " +
-				"Import `route:CIDR` or `exitNode`, without an owner, to take over the approvers of the list that no owner marked."},
+			Description: "Import ID of the auto approver: `route:CIDR#OWNER` for a route, `exitNode#OWNER` for exit nodes, " +
+				"`service:svc:NAME#OWNER` for a Tailscale Service. Import `route:CIDR`, `exitNode` or `service:svc:NAME`, without " +
+				"an owner, to take over the approvers of the list that no owner marked."},
 		{Name: "route", Type: String, Optional: true, Replaces: true, Rule: "must be a CIDR in canonical form", Check: policyfile.ValidCanonicalCIDR,
 			Description: "The route, a CIDR in canonical form (no address bits set beyond the prefix length, " +
-				"IPv6 in lower case), for example `10.20.0.0/16` or `fd7a:115c:a1e0:b1a::/64`. Exactly one of `route` and " +
-				"`exit_node = true` must be set. Changing it replaces the auto approver."},
+				"IPv6 in lower case), for example `10.20.0.0/16` or `fd7a:115c:a1e0:b1a::/64`. Exactly one of `route`, " +
+				"`exit_node = true` and `service` must be set. Changing it replaces the auto approver."},
 		{Name: "exit_node", Type: Bool, Optional: true, Computed: true, Default: false, Replaces: true,
 			Description: "Set to `true` to manage the approvers of exit nodes (`autoApprovers.exitNode`) instead of a route. " +
 				"Default `false`. Changing it replaces the auto approver."},
+		{Name: "service", Type: String, Optional: true, Replaces: true,
+			Rule: "must be svc:NAME (a lower-case DNS label) or a tag", Check: policyfile.ValidServiceApproverKey,
+			Description: "The Tailscale Service whose hosts are approved (`autoApprovers.services`): `svc:NAME`, such as " +
+				"`svc:billing-api` for an application exposed through an ingress ProxyGroup at the hostname `billing-api`, or a " +
+				"tag, such as `tag:web`, for every Service that carries it. Exactly one of `route`, `exit_node = true` and " +
+				"`service` must be set. Changing it replaces the auto approver."},
 		{Name: "approvers", Type: List, Required: true, MinItems: 1, Unique: true, Rule: ownerRule, Check: CheckOwner,
-			Description: "Who may advertise the route or exit node with it approved: user emails, `group:` names, " +
-				"`autogroup:` names or tags (the usual choice for a subnet router, such as `tag:k8s`). At least one."},
+			Description: "Who may advertise the route, exit node or Service with it approved: user emails, `group:` names, " +
+				"`autogroup:` names or tags (the usual choice for a subnet router or the devices of a ProxyGroup, such as " +
+				"`tag:k8s`). At least one."},
 		{Name: "owner", Type: String, Computed: true, Kept: true,
 			Description: "Owner of the approvers this resource adds, drawn at random when it is created: lower-case letters " +
 				"and digits, written after `#` in the marker of each approver."},
@@ -193,17 +237,20 @@ var AutoApprover = &Kind{
 	DuplicateAdvice: "List every approver in one of them (approvers = [...]) and remove the other. " +
 		"Other configurations sharing the policy file may add their own approvers to the same list; inside one configuration, one resource owns it.",
 	key: func(v Values) (policyfile.Key, bool) {
-		if !v.known("route", "exit_node") {
+		if !v.known("route", "exit_node", "service") {
 			return policyfile.Key{}, false
 		}
 		route, hasRoute := v.str("route")
+		service, hasService := v.str("service")
 		exitNode := v["exit_node"] == true
 		var key policyfile.Key
 		switch {
-		case exitNode && v["route"] == nil:
+		case exitNode && v["route"] == nil && v["service"] == nil:
 			key = policyfile.ExitNodeKey()
-		case !exitNode && hasRoute:
+		case !exitNode && hasRoute && v["service"] == nil:
 			key = policyfile.RouteKey(route)
+		case !exitNode && hasService && v["route"] == nil:
+			key = policyfile.ServiceKey(service)
 		default:
 			return policyfile.Key{}, false
 		}
@@ -211,9 +258,12 @@ var AutoApprover = &Kind{
 		return key, true
 	},
 	keyValues: func(key policyfile.Key) Values {
-		v := Values{"route": nil, "exit_node": true, "owner": nil}
+		v := Values{"route": nil, "exit_node": true, "service": nil, "owner": nil}
 		if cidr, ok := strings.CutPrefix(key.Name, policyfile.RoutePrefix); ok {
 			v["route"], v["exit_node"] = cidr, false
+		}
+		if svc, ok := strings.CutPrefix(key.Name, policyfile.ServicePrefix); ok {
+			v["service"], v["exit_node"] = svc, false
 		}
 		if key.Owner != "" {
 			v["owner"] = key.Owner
@@ -221,13 +271,18 @@ var AutoApprover = &Kind{
 		return v
 	},
 	importKey: func(id string) (policyfile.Key, error) {
-		const want = "route:CIDR (such as route:10.20.0.0/16) or exitNode, each optionally followed by #OWNER"
+		const want = "route:CIDR (such as route:10.20.0.0/16), exitNode or service:svc:NAME (such as service:svc:billing-api), " +
+			"each optionally followed by #OWNER"
 		name, owner, hasOwner := strings.Cut(id, "#")
 		key := policyfile.Key{Kind: policyfile.KindAutoApprover, Name: name, Owner: owner}
 		if hasOwner && owner == "" {
 			return policyfile.Key{}, errors.New(want + " (the owner is empty)")
 		}
-		if name != policyfile.ExitNodeName {
+		if svc, ok := strings.CutPrefix(name, policyfile.ServicePrefix); ok {
+			if err := policyfile.ValidServiceApproverKey(svc); err != nil {
+				return policyfile.Key{}, fmt.Errorf("%s (%v)", want, err)
+			}
+		} else if name != policyfile.ExitNodeName {
 			cidr, ok := strings.CutPrefix(name, policyfile.RoutePrefix)
 			if !ok {
 				return policyfile.Key{}, errors.New(want)
@@ -242,18 +297,23 @@ var AutoApprover = &Kind{
 		return key, nil
 	},
 	validate: func(v Values) []Problem {
-		if !v.known("route", "exit_node") {
+		if !v.known("route", "exit_node", "service") {
 			return nil
 		}
 		exitNode := v["exit_node"] == true
 		switch {
+		case v["service"] != nil && (exitNode || v["route"] != nil):
+			return []Problem{{Attr: "service", Summary: "Conflicting Attributes",
+				Detail: "Set one of route (the approvers of one route), exit_node = true (the approvers of exit nodes) and " +
+					"service (the approvers of the hosts of a Tailscale Service), not two: one qtail_auto_approver for each."}}
 		case exitNode && v["route"] != nil:
 			return []Problem{{Attr: "route", Summary: "Conflicting Attributes",
 				Detail: "Set either route (the approvers of one route) or exit_node = true (the approvers of exit nodes), not both. " +
 					"Exit nodes can also be approved as the routes 0.0.0.0/0 and ::/0."}}
-		case !exitNode && v["route"] == nil:
+		case !exitNode && v["route"] == nil && v["service"] == nil:
 			return []Problem{{Attr: "route", Summary: "Missing Route",
-				Detail: "Set route to the CIDR whose approvers this is, or exit_node = true for the approvers of exit nodes."}}
+				Detail: "Set route to the CIDR whose approvers this is, exit_node = true for the approvers of exit nodes, or " +
+					"service to the Tailscale Service (svc:NAME) whose hosts it approves."}}
 		}
 		return nil
 	},
@@ -266,7 +326,8 @@ var PolicyTest = &Kind{
 	What: "policy test",
 	Description: "One test of the tailnet policy file: from a source, which destinations must be reachable (`accept`) " +
 		"and which must not (`deny`). qtail writes it as one element of `tests`, marked by the comment " +
-		"`// qtail:policy_test:NAME` on the line above it. From then on Tailscale itself refuses every change of the policy " +
+		"`// qtail:policy_test:NAME#OWNER` on the line above it, where `OWNER` is this resource's `owner` (another configuration " +
+		"that declares the same name is refused at plan, and a destroy removes only this resource's test). From then on Tailscale itself refuses every change of the policy " +
 		"file that breaks the test, whoever makes it: another Terraform run, the admin console or a GitOps push.",
 	// proto comes last: a rejection that quotes a destination is blamed
 	// on it rather than on the protocol.
@@ -290,8 +351,9 @@ var PolicyTest = &Kind{
 				"When unset, the test covers TCP, UDP and ICMP as Tailscale does."},
 		{Name: MarkerAttr, Type: String, Computed: true,
 			Description: "Marker comment that identifies the test in the policy file, without the leading `//`, " +
-				"for example `qtail:policy_test:ops-reach-billing`. It reads as an empty string when the test is in the policy " +
-				"file without its marker: the next apply puts the marker back."},
+				"for example `qtail:policy_test:ops-reach-billing`, which the policy file follows with `#` and the `owner`. It reads " +
+				"as an empty string when the test is in the policy file without its marker: the next apply puts the marker back."},
+		entryOwner("policy test", "qtail:policy_test:ops-reach-billing"),
 	},
 	ImportHint: "A policy test is known by its marker only. To take over a test written by hand, put the line " +
 		"`// qtail:policy_test:NAME` on its own line just above it and import again, " +

@@ -54,6 +54,9 @@ type Planner struct {
 	// claims are the fragments that the resources of the plan write, by
 	// key without owner.
 	claims map[policyfile.Key]Claim
+	// released are the entries, by key without owner, whose removal this
+	// plan records.
+	released map[policyfile.Key]bool
 }
 
 // plannedChange is a planned change and its place in the order.
@@ -82,7 +85,7 @@ const planCheckTimeout = 2 * time.Minute
 // of checks start as the Store's batches of writes do, and share their
 // estimate of Terraform's parallelism.
 func NewPlanner(store *Store) *Planner {
-	p := &Planner{store: store, hasRule: map[string]bool{}, planned: map[policyfile.Key]plannedChange{}, claims: map[policyfile.Key]Claim{}}
+	p := &Planner{store: store, hasRule: map[string]bool{}, planned: map[policyfile.Key]plannedChange{}, claims: map[policyfile.Key]Claim{}, released: map[policyfile.Key]bool{}}
 	p.checks = batch.NewBatcher(batch.BatcherOptions[*planCheck]{
 		Quiet: store.quiet, MaxWait: store.maxWait, Parallelism: store.par,
 		OnBatch: func(checks []*planCheck, info batch.BatchInfo) { store.logBatch(checks[0].ctx, "validate", info) },
@@ -170,6 +173,11 @@ func (p *Planner) Record(muts ...policyfile.Mutation) {
 // acceptLocked plans muts, and applies them to the document as planned.
 func (p *Planner) acceptLocked(muts []policyfile.Mutation) {
 	for _, m := range muts {
+		if m.Delete {
+			p.released[m.Key.List()] = true
+		} else {
+			delete(p.released, m.Key.List())
+		}
 		p.planned[m.Key] = plannedChange{mut: m, at: len(p.order)}
 		p.order = append(p.order, m.Key)
 		if p.doc != nil {
@@ -241,25 +249,35 @@ func (p *Planner) WarnAllowAll(ctx context.Context) bool {
 // that is someone else's.
 type OwnershipConflict struct {
 	Key policyfile.Key
-	// Existing is the marked entry of the policy file with other content
-	// (another configuration owns it).
+	// Existing is the marked entry of the policy file (another
+	// configuration owns it).
 	Existing json.RawMessage
+	// Owner is the owner that the entry's marker names, "" when it names
+	// none (a marker written before markers named their owner).
+	Owner string
 }
 
-// OwnedElsewhere returns why creating the fragment of key with value
-// would take over an entry that is someone else's: a marked entry with
-// other content in the policy file. It returns nil when there is no such
-// entry. The approvers of an auto approver are shared, never someone
-// else's.
-func (p *Planner) OwnedElsewhere(ctx context.Context, key policyfile.Key, value json.RawMessage) *OwnershipConflict {
+// OwnedElsewhere returns why creating the fragment of key would take
+// over an entry that is someone else's: an entry of the policy
+// file marked for another owner than key's, or for no owner, whatever its
+// content. It returns nil when there is no such entry, or when this plan
+// removes it (a resource of this configuration gives the entry up). The
+// approvers of an auto approver are shared, never someone else's.
+func (p *Planner) OwnedElsewhere(ctx context.Context, key policyfile.Key) *OwnershipConflict {
 	if key.Kind == policyfile.KindAutoApprover {
 		return nil
 	}
 	f, err := p.store.Read(ctx, key)
-	if err != nil || !f.Found || !f.Marked || policyfile.SameJSON(f.Value, value) {
+	if err != nil || !f.Found || !f.Marked || (key.Owner != "" && f.Owner == key.Owner) {
 		return nil
 	}
-	return &OwnershipConflict{Key: key, Existing: f.Value}
+	p.mu.Lock()
+	released := p.released[key.List()]
+	p.mu.Unlock()
+	if released {
+		return nil
+	}
+	return &OwnershipConflict{Key: key, Existing: f.Value, Owner: f.Owner}
 }
 
 // Claim is what a resource of the plan says about itself when it claims a

@@ -125,25 +125,44 @@ func (unreachableValidate) Validate(context.Context, []byte) error {
 }
 
 func TestPlannerOwnedElsewhere(t *testing.T) {
-	b := newMemBackend("{\n\t\"grants\": [\n\t\t// qtail:grant:theirs\n\t\t{\"src\": [\"*\"], \"dst\": [\"tag:x\"], \"ip\": [\"*\"]},\n\t],\n}\n")
+	b := newMemBackend("{\n\t\"grants\": [\n\t\t// qtail:grant:theirs\n\t\t{\"src\": [\"*\"], \"dst\": [\"tag:x\"], \"ip\": [\"*\"]},\n" +
+		"\t\t// qtail:grant:owned#p7mv2rt4ha\n\t\t{\"src\": [\"*\"], \"dst\": [\"tag:y\"], \"ip\": [\"*\"]},\n\t],\n}\n")
 	p := NewPlanner(NewStore(b, StoreOptions{}))
 	ctx := context.Background()
 	if err := p.Check(ctx, grantPut("mine", "100.64.0.1")); err != nil {
 		t.Fatal(err)
 	}
-	other := json.RawMessage(`{"src":["*"],"dst":["x"],"ip":["*"]}`)
-	if c := p.OwnedElsewhere(ctx, policyfile.Key{Kind: policyfile.KindGrant, Name: "mine"}, other); c != nil {
+	grant := func(name, owner string) policyfile.Key {
+		return policyfile.Key{Kind: policyfile.KindGrant, Name: name, Owner: owner}
+	}
+	if c := p.OwnedElsewhere(ctx, grant("mine", "")); c != nil {
 		t.Errorf("a key only planned, not in the file: %+v, want no conflict (claims catch it)", c)
 	}
-	c := p.OwnedElsewhere(ctx, policyfile.Key{Kind: policyfile.KindGrant, Name: "theirs"}, other)
-	if c == nil || !policyfile.SameJSON(c.Existing, json.RawMessage(`{"src":["*"],"dst":["tag:x"],"ip":["*"]}`)) {
-		t.Errorf("a marked entry with other content: %+v, want a conflict with the existing value", c)
+	// Whatever the content: one marked entry, whose owner is not known
+	// or is another one, is someone else's.
+	c := p.OwnedElsewhere(ctx, grant("theirs", ""))
+	if c == nil || c.Owner != "" || !policyfile.SameJSON(c.Existing, json.RawMessage(`{"src":["*"],"dst":["tag:x"],"ip":["*"]}`)) {
+		t.Errorf("an entry marked for no owner: %+v, want a conflict with the existing value and no owner", c)
 	}
-	if c := p.OwnedElsewhere(ctx, policyfile.Key{Kind: policyfile.KindGrant, Name: "theirs"}, json.RawMessage(`{"dst":["tag:x"],"ip":["*"],"src":["*"]}`)); c != nil {
-		t.Errorf("a marked entry with the same content: %+v, want no conflict", c)
+	if c := p.OwnedElsewhere(ctx, grant("theirs", "k3x9q2mfa7")); c == nil {
+		t.Error("an entry marked for no owner, created with an owner: no conflict")
 	}
-	if c := p.OwnedElsewhere(ctx, policyfile.Key{Kind: policyfile.KindGrant, Name: "free"}, other); c != nil {
+	if c := p.OwnedElsewhere(ctx, grant("owned", "")); c == nil || c.Owner != "p7mv2rt4ha" {
+		t.Errorf("an entry marked for an owner: %+v, want a conflict that names it", c)
+	}
+	if c := p.OwnedElsewhere(ctx, grant("owned", "k3x9q2mfa7")); c == nil || c.Owner != "p7mv2rt4ha" {
+		t.Errorf("an entry marked for another owner: %+v, want a conflict that names it", c)
+	}
+	if c := p.OwnedElsewhere(ctx, grant("owned", "p7mv2rt4ha")); c != nil {
+		t.Errorf("an entry marked for the key's own owner: %+v, want no conflict", c)
+	}
+	if c := p.OwnedElsewhere(ctx, grant("free", "")); c != nil {
 		t.Errorf("a free key: %+v, want no conflict", c)
+	}
+	// A resource of this plan that gives the entry up releases it.
+	p.Record(policyfile.Mutation{Key: grant("theirs", "k3x9q2mfa7"), Delete: true})
+	if c := p.OwnedElsewhere(ctx, grant("theirs", "")); c != nil {
+		t.Errorf("an entry this plan removes: %+v, want no conflict", c)
 	}
 }
 

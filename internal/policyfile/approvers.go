@@ -11,9 +11,11 @@ import (
 )
 
 // Auto approvers are shared. Two configurations (one per region, say) may
-// each need the same route or exit nodes approved, by approvers of their
-// own or by the same ones. The list of a route, autoApprovers.routes[CIDR],
-// or of exit nodes, autoApprovers.exitNode, is therefore not one fragment
+// each need the same route, exit nodes or Tailscale Service approved, by
+// approvers of their own or by the same ones. The list of a route,
+// autoApprovers.routes[CIDR], of exit nodes, autoApprovers.exitNode, or of
+// a Tailscale Service, autoApprovers.services["svc:NAME"] (or
+// ["tag:TAG"] for the Services with that tag), is therefore not one fragment
 // but a meeting point: each qtail_auto_approver has an owner, drawn when it
 // is created, and marks each approver it needs with its marker and owner:
 //
@@ -39,11 +41,11 @@ import (
 // one fragment.
 
 // createdMarker is the marker of a section that qtail created and removes
-// once it has emptied it: "autoApprovers" and its "routes". Other sections
-// stay, empty, as people expect them.
+// once it has emptied it: "autoApprovers", its "routes" and its
+// "services". Other sections stay, empty, as people expect them.
 func createdMarker(section string) string {
 	switch section {
-	case "autoApprovers", "routes":
+	case "autoApprovers", "routes", "services":
 		return "// " + markerPrefix + "section:" + section
 	}
 	return ""
@@ -85,10 +87,42 @@ func (d *Document) approverMember(key Key, create bool) (parent container, i int
 
 // approverPath names the list of key in messages.
 func approverPath(key Key) string {
-	if key.Name == ExitNodeName {
+	switch {
+	case key.Name == ExitNodeName:
 		return "autoApprovers.exitNode"
+	case key.isService():
+		return fmt.Sprintf("autoApprovers.services[%q]", key.entryKey())
 	}
 	return fmt.Sprintf("autoApprovers.routes[%q]", key.entryKey())
+}
+
+// ValidServiceApproverKey checks a member name of autoApprovers.services:
+// a Tailscale Service, "svc:" then a DNS label (lower-case letters,
+// digits and dashes, 1 to 63 of them, starting and ending with a letter
+// or a digit), or a tag, for the Services that carry it.
+func ValidServiceApproverKey(s string) error {
+	if strings.HasPrefix(s, "tag:") {
+		return ValidTag(s)
+	}
+	label, ok := strings.CutPrefix(s, "svc:")
+	if !ok {
+		return fmt.Errorf("%q must be a Tailscale Service, svc:NAME, or a tag, tag:NAME", s)
+	}
+	alnum := func(c byte) bool { return 'a' <= c && c <= 'z' || isDigit(c) }
+	switch {
+	case label == "":
+		return fmt.Errorf("%q: the service name after 'svc:' must not be empty", s)
+	case len(label) > 63:
+		return fmt.Errorf("%q: the service name after 'svc:' is longer than 63 characters", s)
+	case !alnum(label[0]) || !alnum(label[len(label)-1]):
+		return fmt.Errorf("%q: the service name after 'svc:' must start and end with a lower-case letter or a digit", s)
+	}
+	for i := 0; i < len(label); i++ {
+		if c := label[i]; !alnum(c) && c != '-' {
+			return fmt.Errorf("%q: the service name after 'svc:' can only contain lower-case letters, digits and dashes", s)
+		}
+	}
+	return nil
 }
 
 // ownersOf returns the owners that mark an approver of the list name,
@@ -296,6 +330,9 @@ func (d *Document) pruneApprovers(key Key) {
 	if j := memberIndex(aa, "routes"); j >= 0 {
 		d.pruneSection(aa, j, "routes")
 	}
+	if j := memberIndex(aa, "services"); j >= 0 {
+		d.pruneSection(aa, j, "services")
+	}
 	if j := memberIndex(root, "autoApprovers"); j >= 0 {
 		d.pruneSection(root, j, "autoApprovers")
 	}
@@ -369,6 +406,11 @@ func (d *Document) approverFragments() []OwnedFragment {
 	if aa, ok, err := d.section(ExitNodeKey(), false); ok && err == nil {
 		if i := memberIndex(aa, ExitNodeName); i >= 0 {
 			add(ExitNodeKey(), aa, i)
+		}
+	}
+	if services, ok, err := d.section(ServiceKey(""), false); ok && err == nil {
+		for i := range services.obj.Members {
+			add(ServiceKey(memberName(&services.obj.Members[i])), services, i)
 		}
 	}
 	return out

@@ -35,12 +35,19 @@ type Fragment struct {
 	// Value is the fragment in canonical JSON (see Canonicalize), nil when
 	// not found.
 	Value json.RawMessage
+	// Owner is the owner that the marker of a grant, a tag owner or a test
+	// names; "" when it names none or the fragment is not marked. An auto
+	// approver's owner is in its key.
+	Owner string
 }
 
 // OwnedFragment is one fragment that carries qtail's marker.
 type OwnedFragment struct {
+	// Key identifies the fragment, with the owner its marker names.
 	Key   Key
 	Value json.RawMessage // canonical JSON
+	// Owner is the owner that the marker names, "" when none: Key's.
+	Owner string
 }
 
 // Mutation is one change to one fragment.
@@ -154,7 +161,23 @@ func (d *Document) Lookup(key Key, want json.RawMessage) Fragment {
 		return f
 	}
 	f.Found, f.Marked, f.Value = true, marked, canonical(c.value(i))
+	if marked {
+		f.Owner = markerOwner(*c.lead(i), key)
+	}
 	return f
+}
+
+// ownedByOther reports whether the marked entry whose leading extra is
+// lead belongs to another owner than key's: key has an owner, and the
+// marker names another one. A marker without an owner is that of any
+// key, and a key without an owner changes the entry whoever owns it (see
+// Key.Owner).
+func ownedByOther(lead []byte, key Key) (string, bool) {
+	if key.Owner == "" || key.Kind == KindAutoApprover {
+		return "", false
+	}
+	owner := markerOwner(lead, key)
+	return owner, owner != "" && owner != key.Owner
 }
 
 // Put creates or updates the fragment of key with value. See Apply.
@@ -163,7 +186,8 @@ func (d *Document) Put(key Key, value json.RawMessage) error {
 }
 
 // Delete removes the fragment of key with its marker and reports whether
-// there was one. An entry without qtail's marker is not qtail's and stays.
+// there was one. An entry without qtail's marker is not qtail's and stays;
+// so does, for a key with an owner, an entry marked for another owner.
 func (d *Document) Delete(key Key) bool {
 	if key.Validate() != nil {
 		return false
@@ -183,6 +207,9 @@ func (d *Document) Delete(key Key) bool {
 		if i < 0 || !marked {
 			return false
 		}
+		if _, other := ownedByOther(*c.lead(i), key); other {
+			return false
+		}
 		d.remove(c, i, key)
 		return true
 	}
@@ -190,6 +217,9 @@ func (d *Document) Delete(key Key) bool {
 	for {
 		i, marked := d.find(c, key, nil)
 		if i < 0 || !marked {
+			return removed
+		}
+		if _, other := ownedByOther(*c.lead(i), key); other {
 			return removed
 		}
 		d.remove(c, i, key)
@@ -201,8 +231,10 @@ func (d *Document) Delete(key Key) bool {
 // place; without a marker it adopts an identical entry (adding the marker)
 // and otherwise appends a new entry at the end of its section, creating
 // the section when missing. A keyed entry that exists unmarked with other
-// content is an *UnmanagedConflictError unless m.Overwrite is set. On
-// error the document is unchanged.
+// content is an *UnmanagedConflictError unless m.Overwrite is set; an
+// entry marked for another owner than the key's is an *OwnedError. A put
+// with an owner writes it in the marker. On error the document is
+// unchanged.
 func (d *Document) Apply(m Mutation) error {
 	if err := m.Key.Validate(); err != nil {
 		return err
@@ -240,7 +272,7 @@ func (d *Document) Fragments() []OwnedFragment {
 		}
 		for i := 0; i < c.len(); i++ {
 			if k, ok := lastMarkerOfKind(*c.lead(i), kind); ok {
-				out = append(out, OwnedFragment{Key: k, Value: canonical(c.value(i))})
+				out = append(out, OwnedFragment{Key: k, Value: canonical(c.value(i)), Owner: k.Owner})
 			}
 		}
 	}
@@ -248,7 +280,8 @@ func (d *Document) Fragments() []OwnedFragment {
 		for i := range c.obj.Members {
 			m := &c.obj.Members[i]
 			if k, ok := key(memberName(m)); ok && hasMarker(m.Name.BeforeExtra, k) {
-				out = append(out, OwnedFragment{Key: k, Value: canonical(&m.Value)})
+				k.Owner = markerOwner(m.Name.BeforeExtra, k)
+				out = append(out, OwnedFragment{Key: k, Value: canonical(&m.Value), Owner: k.Owner})
 			}
 		}
 	}
@@ -294,8 +327,16 @@ func (d *Document) put(key Key, val *hujson.Value, overwrite bool) error {
 			if !marked && !same && !overwrite {
 				return &UnmanagedConflictError{Key: key, Existing: cur}
 			}
-			if !marked {
+			if owner, other := ownedByOther(*c.lead(i), key); marked && other {
+				return &OwnedError{Key: key, Owner: owner, Existing: cur}
+			}
+			switch {
+			case !marked:
 				d.addMarker(c, i, key)
+			case key.Owner != "" && markerOwner(*c.lead(i), key) == "":
+				// A marker written before owners were: it gets the owner.
+				*c.lead(i) = withMarker(*c.lead(i), key)
+				d.index.relead(c, i)
 			}
 			if !same {
 				ind := c.entryIndent(i, d.style.unit)
@@ -442,7 +483,7 @@ func (d *Document) rootContainer() container {
 
 // section returns the container that holds the fragments of key's kind:
 // the grants or tests array, the tagOwners object, autoApprovers.routes,
-// or autoApprovers itself for exitNode. Sections are matched
+// autoApprovers.services, or autoApprovers itself for exitNode. Sections are matched
 // case-insensitively; with create, missing ones are appended.
 func (d *Document) section(key Key, create bool) (container, bool, error) {
 	root := d.rootContainer()
@@ -457,6 +498,9 @@ func (d *Document) section(key Key, create bool) (container, bool, error) {
 		aa, ok, err := d.child(root, "autoApprovers", '{', create)
 		if !ok || err != nil || key.Name == ExitNodeName {
 			return aa, ok, err
+		}
+		if key.isService() {
+			return d.child(aa, "services", '{', create)
 		}
 		return d.child(aa, "routes", '{', create)
 	}
@@ -573,7 +617,7 @@ func (d *Document) addMarker(c container, i int, key Key) {
 // so does the trailing-comma habit of the container. Removing an entry
 // that was appended restores the bytes from before the append.
 func (d *Document) remove(c container, i int, key Key) {
-	d.removeWith(c, i, func(k Key) bool { return k == key }, "")
+	d.removeWith(c, i, func(k Key) bool { return sameEntry(k, key) }, "")
 }
 
 // removeWith is remove for the entry whose marker is the one isMarker

@@ -23,8 +23,26 @@ func (e *UnmanagedConflictError) Error() string {
 	case e.Key.Kind == KindAutoApprover && e.Key.Name == ExitNodeName:
 		where = "autoApprovers.exitNode"
 	case e.Key.Kind == KindAutoApprover:
-		where = fmt.Sprintf("autoApprovers.routes[%q]", e.Key.entryKey())
+		where = approverPath(e.Key)
 	}
 	return fmt.Sprintf("%s already exists in the policy file with a different value, %s, and is not managed by qtail; "+
 		"%s; or remove it from the policy file by hand", where, e.Existing, naming().ImportHint(e.Key))
+}
+
+// OwnedError reports that the entry of a key is marked for another owner:
+// another configuration that shares the policy file owns it. qtail
+// neither changes nor removes it.
+type OwnedError struct {
+	// Key is the fragment qtail was asked to write, with its owner.
+	Key Key
+	// Owner is the owner that the entry's marker names.
+	Owner string
+	// Existing is the value found in the policy file, in canonical JSON.
+	Existing json.RawMessage
+}
+
+// Error says whose the entry is.
+func (e *OwnedError) Error() string {
+	return fmt.Sprintf("%s is marked %s in the policy file: it belongs to the owner %q, not to %q, and qtail leaves it as it is",
+		e.Key, e.Key.List().Marker()+ownerSep+e.Owner, e.Owner, e.Key.Owner)
 }

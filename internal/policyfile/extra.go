@@ -152,14 +152,51 @@ func markersIn(e []byte) []Key {
 	return out
 }
 
-// hasMarker reports whether e holds the marker of key.
+// hasMarker reports whether e holds the marker of key, whatever owner it
+// names for a kind other than the auto approver (see Key.ident).
 func hasMarker(e []byte, key Key) bool {
 	for _, k := range markersIn(e) {
-		if k == key {
+		if sameEntry(k, key) {
 			return true
 		}
 	}
 	return false
+}
+
+// markerOwner returns the owner that the marker of key in e names, the
+// last one when there are several; "" when it names none.
+func markerOwner(e []byte, key Key) string {
+	owner := ""
+	for _, k := range markersIn(e) {
+		if sameEntry(k, key) {
+			owner = k.Owner
+		}
+	}
+	return owner
+}
+
+// withMarker returns a copy of e whose markers of key are key's own
+// marker (with its owner), each on the line where it was.
+func withMarker(e []byte, key Key) hujson.Extra {
+	var out hujson.Extra
+	last := 0
+	for _, t := range tokens(e) {
+		if t.kind != tokLine {
+			continue
+		}
+		k, ok := parseMarker(string(e[t.start:t.end]))
+		if !ok || !sameEntry(k, key) {
+			continue
+		}
+		end := t.end
+		for end > t.start && (e[end-1] == '\n' || e[end-1] == '\r') {
+			end--
+		}
+		out = append(out, e[last:t.start]...)
+		out = append(out, key.Marker()...)
+		last = end
+	}
+	return append(out, e[last:]...)
 }
 
 // hasMarkerOfKind reports whether e holds a marker of kind.

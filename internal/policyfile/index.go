@@ -2,6 +2,7 @@ package policyfile
 
 import (
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/tailscale/hujson"
@@ -27,8 +28,9 @@ type sectionIndex struct {
 	kind Kind
 	// of is the *hujson.Array or *hujson.Object of the section.
 	of any
-	// marked lists, for an array, the entries by the markers before them,
-	// each list in document order.
+	// marked lists, for an array, the entries by the markers before them
+	// (their keys without owner, see Key.ident), each list in document
+	// order.
 	marked map[Key][]int
 	// unmarked lists, for an array, the entries without a marker of kind
 	// by their canonical form; nil until an unmarked entry is looked for.
@@ -48,7 +50,7 @@ func containerID(c container) any {
 // indexed reports whether the section of key, c, is one that grows large
 // enough to index: grants, tests, tagOwners, and the routes of auto
 // approvers (not the autoApprovers object itself, which holds exitNode,
-// found whatever its casing, and routes).
+// found whatever its casing, and routes; nor the few services).
 func indexed(key Key, c container) bool {
 	switch key.Kind {
 	case KindGrant, KindPolicyTest:
@@ -56,7 +58,7 @@ func indexed(key Key, c container) bool {
 	case KindTagOwner:
 		return c.obj != nil
 	case KindAutoApprover:
-		return c.obj != nil && key.Name != ExitNodeName
+		return c.obj != nil && strings.HasPrefix(key.Name, RoutePrefix)
 	}
 	return false
 }
@@ -97,7 +99,7 @@ func buildIndex(kind Kind, c container) *sectionIndex {
 		idx.marked = map[Key][]int{}
 		for i := 0; i < c.len(); i++ {
 			for _, k := range markersIn(*c.lead(i)) {
-				idx.marked[k] = appendOnce(idx.marked[k], i)
+				idx.marked[k.ident()] = appendOnce(idx.marked[k.ident()], i)
 			}
 		}
 		return idx
@@ -134,7 +136,7 @@ func (x *indexes) find(c container, key Key, want []byte) (int, bool, bool) {
 		}
 		return -1, false, true
 	}
-	if l := idx.marked[key]; len(l) > 0 {
+	if l := idx.marked[key.ident()]; len(l) > 0 {
 		return l[0], true, true
 	}
 	if want == nil {
@@ -220,7 +222,7 @@ func (x *indexes) appended(c container) {
 func (idx *sectionIndex) add(c container, i int) {
 	lead := *c.lead(i)
 	for _, k := range markersIn(lead) {
-		idx.marked[k] = insertSorted(idx.marked[k], i)
+		idx.marked[k.ident()] = insertSorted(idx.marked[k.ident()], i)
 	}
 	if idx.unmarked != nil && !hasMarkerOfKind(lead, idx.kind) {
 		k := string(canonical(c.value(i)))

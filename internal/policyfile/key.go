@@ -18,8 +18,11 @@ const (
 	// KindTagOwner is a member "TAG": [owners] of tagOwners.
 	KindTagOwner Kind = "tag_owner"
 	// KindAutoApprover is a member "CIDR": [approvers] of
-	// autoApprovers.routes (name "route:CIDR") or the member
-	// "exitNode": [approvers] of autoApprovers (name "exitNode").
+	// autoApprovers.routes (name "route:CIDR"), the member
+	// "exitNode": [approvers] of autoApprovers (name "exitNode"), or a
+	// member "svc:NAME" or "tag:TAG": [approvers] of
+	// autoApprovers.services (name "service:svc:NAME" or
+	// "service:tag:TAG").
 	KindAutoApprover Kind = "auto_approver"
 	// KindPolicyTest is an element of the top-level tests array.
 	KindPolicyTest Kind = "policy_test"
@@ -36,6 +39,10 @@ const (
 	ExitNodeName = "exitNode"
 	// RoutePrefix starts the name of an auto approver key for a route.
 	RoutePrefix = "route:"
+	// ServicePrefix starts the name of an auto approver key for a
+	// Tailscale Service: "service:svc:NAME", or "service:tag:TAG" for the
+	// Services that carry the tag.
+	ServicePrefix = "service:"
 )
 
 // Naming is how people know the fragments, for the messages this package
@@ -95,14 +102,40 @@ func AllowAllKey() Key { return Key{Kind: KindAllowAll, Name: "default"} }
 type Key struct {
 	Kind Kind
 	Name string
-	// Owner is set for the approvers that one qtail_auto_approver adds to
-	// the list of a route or of exit nodes, which several configurations
-	// may share: each approver it adds carries its marker with the owner
-	// after a "#". An auto approver key without an owner is the part of
-	// the list that no owner marked (the whole list, in files written
-	// before lists were shared). Other kinds have no owner.
+	// Owner is the configuration that owns the fragment, written after a
+	// "#" in its marker.
+	//
+	// For auto approvers it is part of the identity: the approvers that
+	// one qtail_auto_approver adds to the list of a route or of exit
+	// nodes, which several configurations may share, each carry its
+	// marker with the owner. An auto approver key without an owner is the
+	// part of the list that no owner marked (the whole list, in files
+	// written before lists were shared).
+	//
+	// For the other kinds (grants, tag owners, tests) the fragment is
+	// still identified by its kind and name alone (Get finds it whoever
+	// owns it), and Owner says whose it is: a put with an owner writes it
+	// in the marker, and refuses an entry marked for another owner
+	// (*OwnedError); a delete with an owner leaves such an entry alone. A
+	// marker without an owner, as in files written before markers named
+	// owners, is taken as its own by a key with an owner: a put writes the
+	// owner in it. A key without an owner (from a state written before
+	// markers named owners) changes the entry whoever owns it.
 	Owner string
 }
+
+// ident is the key that identifies the fragment: the key itself for an
+// auto approver, whose owner is part of its identity, and the key without
+// its owner otherwise.
+func (k Key) ident() Key {
+	if k.Kind == KindAutoApprover {
+		return k
+	}
+	return k.List()
+}
+
+// sameEntry reports whether the keys name the same fragment (see ident).
+func sameEntry(a, b Key) bool { return a.ident() == b.ident() }
 
 // ownerAlphabet is what owners are made of: lower-case letters and
 // digits, without the ones easily mistaken for each other.
@@ -112,8 +145,7 @@ const ownerAlphabet = "abcdefghjkmnpqrstuvwxyz23456789"
 // 31 are about 50 bits, enough that two resources never draw the same.
 const ownerLen = 10
 
-// NewOwner returns a new random owner for the approvers of one
-// qtail_auto_approver.
+// NewOwner returns a new random owner for the fragments of one resource.
 func NewOwner() string {
 	b := make([]byte, ownerLen)
 	_, _ = rand.Read(b) // never fails (crypto/rand)
@@ -123,7 +155,7 @@ func NewOwner() string {
 	return string(b)
 }
 
-// validOwner reports whether s can be the owner of approvers: 1 to 32
+// validOwner reports whether s can be the owner of a fragment: 1 to 32
 // lower-case letters and digits.
 func validOwner(s string) bool {
 	if s == "" || len(s) > 32 {
@@ -137,11 +169,12 @@ func validOwner(s string) bool {
 	return true
 }
 
-// List is the key of the whole list an owned key adds approvers to: the
-// key without its owner.
+// List is the key without its owner: for an auto approver, the key of the
+// whole list an owned key adds approvers to.
 func (k Key) List() Key { return Key{Kind: k.Kind, Name: k.Name} }
 
-// Owned reports whether the key names the approvers of one owner.
+// Owned reports whether the key has an owner: for an auto approver,
+// whether it names the approvers of one owner.
 func (k Key) Owned() bool { return k.Owner != "" }
 
 // RouteKey is the key of the auto approver of a route.
@@ -150,9 +183,22 @@ func RouteKey(cidr string) Key { return Key{Kind: KindAutoApprover, Name: RouteP
 // ExitNodeKey is the key of the auto approver of exit nodes.
 func ExitNodeKey() Key { return Key{Kind: KindAutoApprover, Name: ExitNodeName} }
 
+// ServiceKey is the key of the auto approver of a Tailscale Service,
+// svc:NAME, or of the Services tagged tag:TAG.
+func ServiceKey(service string) Key {
+	return Key{Kind: KindAutoApprover, Name: ServicePrefix + service}
+}
+
+// isService reports whether the key is an auto approver of Tailscale
+// Services.
+func (k Key) isService() bool {
+	return k.Kind == KindAutoApprover && strings.HasPrefix(k.Name, ServicePrefix)
+}
+
 // Marker is the line comment that stands on its own line just before the
-// fragment, for example "// qtail:grant:web", or before each approver of
-// an owner, "// qtail:auto_approver:exitNode#k3x9q2mfa7".
+// fragment, for example "// qtail:grant:web#p7mv2rt4ha", or before each
+// approver of an owner, "// qtail:auto_approver:exitNode#k3x9q2mfa7".
+// Without an owner it is the marker alone, "// qtail:grant:web".
 func (k Key) Marker() string {
 	m := "// " + markerPrefix + string(k.Kind) + ":" + k.Name
 	if k.Owner != "" {
@@ -161,17 +207,20 @@ func (k Key) Marker() string {
 	return m
 }
 
-// ownerSep separates the name of an auto approver from its owner in a
-// marker and an import ID; no CIDR holds it.
+// ownerSep separates the name of a fragment from its owner in a marker,
+// and the name of an auto approver from its owner in an import ID; no
+// name, tag or CIDR holds it.
 const ownerSep = "#"
 
 // String names the fragment the way people know it (see Naming): its
 // kind, or what manages it, and its name.
 func (k Key) String() string { return fmt.Sprintf("%s %q", naming().Kind(k.Kind), k.Name) }
 
-// ImportID is the ID that `terraform import` takes for the fragment.
+// ImportID is the ID that `terraform import` takes for the fragment. Only
+// an auto approver's names its owner: an import adopts the owner of the
+// other kinds from their marker.
 func (k Key) ImportID() string {
-	if k.Owner != "" {
+	if k.Owner != "" && k.Kind == KindAutoApprover {
 		return k.Name + ownerSep + k.Owner
 	}
 	return k.Name
@@ -188,8 +237,9 @@ func (k Key) Validate() error {
 	if !markerSafe(k.Name) {
 		return fmt.Errorf("policy: %s name %q must not contain spaces or control characters", k.Kind, k.Name)
 	}
-	if k.Owner != "" && (k.Kind != KindAutoApprover || !validOwner(k.Owner)) {
-		return fmt.Errorf("policy: %s %q cannot have the owner %q: only auto approvers have owners, of 1 to 32 lower-case letters and digits", k.Kind, k.Name, k.Owner)
+	if k.Owner != "" && (k.Kind == KindAllowAll || !validOwner(k.Owner)) {
+		return fmt.Errorf("policy: %s %q cannot have the owner %q: owners are 1 to 32 lower-case letters and digits, "+
+			"and the allow-all rule has none", k.Kind, k.Name, k.Owner)
 	}
 	switch k.Kind {
 	case KindTagOwner:
@@ -198,6 +248,12 @@ func (k Key) Validate() error {
 		}
 	case KindAutoApprover:
 		if k.Name == ExitNodeName {
+			return nil
+		}
+		if svc, ok := strings.CutPrefix(k.Name, ServicePrefix); ok {
+			if err := ValidServiceApproverKey(svc); err != nil {
+				return fmt.Errorf("policy: auto approver %q: %w", k.Name, err)
+			}
 			return nil
 		}
 		cidr, ok := strings.CutPrefix(k.Name, RoutePrefix)
@@ -217,6 +273,9 @@ func (k Key) entryKey() string {
 		if cidr, ok := strings.CutPrefix(k.Name, RoutePrefix); ok {
 			return cidr
 		}
+		if svc, ok := strings.CutPrefix(k.Name, ServicePrefix); ok {
+			return svc
+		}
 	}
 	return k.Name
 }
@@ -231,8 +290,9 @@ func markerSafe(s string) bool {
 	return true
 }
 
-// parseMarker reads a marker comment such as "// qtail:grant:web" (the
-// leading "//" and surrounding spaces are optional) and returns its key.
+// parseMarker reads a marker comment such as "// qtail:grant:web" or
+// "// qtail:grant:web#p7mv2rt4ha" (the leading "//" and surrounding spaces
+// are optional) and returns its key, with its owner.
 func parseMarker(comment string) (Key, bool) {
 	s := strings.TrimSpace(comment)
 	s = strings.TrimSpace(strings.TrimPrefix(s, "//"))
@@ -245,14 +305,15 @@ func parseMarker(comment string) (Key, bool) {
 		return Key{}, false
 	}
 	k := Key{Kind: Kind(kind), Name: name}
-	if k.Kind == KindAutoApprover {
-		if n, owner, ok := strings.Cut(name, ownerSep); ok {
-			if !validOwner(owner) {
-				return Key{}, false
-			}
-			k.Name, k.Owner = n, owner
+	if n, owner, ok := strings.Cut(name, ownerSep); ok {
+		if !validOwner(owner) || n == "" {
+			return Key{}, false
 		}
-		if k.Name != ExitNodeName && (!strings.HasPrefix(k.Name, RoutePrefix) || k.Name == RoutePrefix) {
+		k.Name, k.Owner = n, owner
+	}
+	if k.Kind == KindAutoApprover {
+		if k.Name != ExitNodeName && (!strings.HasPrefix(k.Name, RoutePrefix) || k.Name == RoutePrefix) &&
+			(!strings.HasPrefix(k.Name, ServicePrefix) || k.Name == ServicePrefix) {
 			return Key{}, false
 		}
 	}

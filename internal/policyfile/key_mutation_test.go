@@ -69,8 +69,12 @@ func TestKeyValidation(t *testing.T) {
 		{Key{Kind: KindGrant, Name: "a b"}, `policy: grant name "a b" must not contain spaces or control characters`},
 		{Key{Kind: KindGrant, Name: "a\u2028b"}, `policy: grant name "a\u2028b" must not contain spaces or control characters`},
 		{Key{Kind: KindGrant, Name: "a\x7fb"}, `policy: grant name "a\x7fb" must not contain spaces or control characters`},
-		{Key{Kind: KindGrant, Name: "web", Owner: "abc"}, `policy: grant "web" cannot have the owner "abc": only auto approvers have owners, of 1 to 32 lower-case letters and digits`},
-		{Key{Kind: KindAutoApprover, Name: "exitNode", Owner: "ABC"}, `policy: auto_approver "exitNode" cannot have the owner "ABC": only auto approvers have owners, of 1 to 32 lower-case letters and digits`},
+		{Key{Kind: KindGrant, Name: "web", Owner: "abc"}, ""},
+		{Key{Kind: KindTagOwner, Name: "tag:web", Owner: "abc"}, ""},
+		{Key{Kind: KindPolicyTest, Name: "web", Owner: "abc"}, ""},
+		{Key{Kind: KindGrant, Name: "web", Owner: "a#b"}, `policy: grant "web" cannot have the owner "a#b": owners are 1 to 32 lower-case letters and digits, and the allow-all rule has none`},
+		{Key{Kind: KindAllowAll, Name: "default", Owner: "abc"}, `policy: allow_all "default" cannot have the owner "abc": owners are 1 to 32 lower-case letters and digits, and the allow-all rule has none`},
+		{Key{Kind: KindAutoApprover, Name: "exitNode", Owner: "ABC"}, `policy: auto_approver "exitNode" cannot have the owner "ABC": owners are 1 to 32 lower-case letters and digits, and the allow-all rule has none`},
 		{Key{Kind: KindAutoApprover, Name: "exitNode", Owner: "abc"}, ""},
 		{Key{Kind: KindAutoApprover, Name: "route:10.0.0.0/8"}, ""},
 		{Key{Kind: KindAutoApprover, Name: "10.0.0.0/8"}, `policy: auto approver "10.0.0.0/8" must be "exitNode" or "route:" followed by a CIDR`},
@@ -97,7 +101,9 @@ func TestParseMarkerOwners(t *testing.T) {
 	for s, want := range map[string]Key{
 		"// qtail:auto_approver:exitNode#abc":       {Kind: KindAutoApprover, Name: "exitNode", Owner: "abc"},
 		"qtail:auto_approver:route:10.0.0.0/8#k3x9": {Kind: KindAutoApprover, Name: "route:10.0.0.0/8", Owner: "k3x9"},
-		"  //   qtail:grant:a#b  \n":                {Kind: KindGrant, Name: "a#b"},
+		"  //   qtail:grant:a#b  \n":                {Kind: KindGrant, Name: "a", Owner: "b"},
+		"// qtail:tag_owner:tag:web#p7mv2rt4ha":     {Kind: KindTagOwner, Name: "tag:web", Owner: "p7mv2rt4ha"},
+		"// qtail:grant:web":                        {Kind: KindGrant, Name: "web"},
 		"// qtail:auto_approver:route:10.0.0.0/8":   {Kind: KindAutoApprover, Name: "route:10.0.0.0/8"},
 	} {
 		if got, ok := parseMarker(s); !ok || got != want {
@@ -108,6 +114,7 @@ func TestParseMarkerOwners(t *testing.T) {
 		"// qtail:auto_approver:exitNode#ABC", "// qtail:auto_approver:exitNode#", "// qtail:auto_approver:route:",
 		"// qtail:auto_approver:route:#abc", "// qtail:auto_approver:other", "// qtail:grant:", "// qtail:grant",
 		"// qtail:nope:x", "// qtail:allow_all:default", "// other:grant:x", "// qtail:grant:a b",
+		"// qtail:grant:web#", "// qtail:grant:#abc", "// qtail:grant:web#ABC",
 	} {
 		if k, ok := parseMarker(s); ok {
 			t.Errorf("parseMarker(%q) = %#v, want no marker", s, k)

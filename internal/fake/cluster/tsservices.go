@@ -189,6 +189,9 @@ func (e *Engine) reconcileAppThroughProxyGroupLocked(op *Operator, svc qoveryapi
 		}
 	}
 	e.appServices[svc.ID] = name
+	// The replicas advertise the Service; it carries traffic once the
+	// tailnet approves them (tailnetapi.Server.ServiceServed).
+	e.tailnet.AdvertiseService(name, group.DeviceIDs())
 	e.logf("%s: served by ProxyGroup %q as Tailscale Service %s; no proxy device of its own", what, pgName, name)
 }
 

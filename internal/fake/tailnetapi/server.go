@@ -101,6 +101,11 @@ type Server struct {
 	services      map[string]*Service
 	serviceOrder  []string
 	serviceSeq    int
+	// serviceHosts are the devices that advertise each Tailscale
+	// Service, and serviceApprovals the admin's approvals of them (see
+	// service_hosts.go).
+	serviceHosts     map[string][]string
+	serviceApprovals map[string]map[string]bool
 	// federated are the trust settings of the federated identities, by
 	// client ID; they survive Reset, as their seeded keys do.
 	federated map[string]*FederatedIdentity
@@ -171,6 +176,7 @@ func (s *Server) Reset() {
 	s.keyOrder = nil
 	s.tokens = map[string]*accessToken{}
 	s.services, s.serviceOrder = map[string]*Service{}, nil
+	s.serviceHosts, s.serviceApprovals = map[string][]string{}, map[string]map[string]bool{}
 	for _, k := range s.seeded {
 		c := *k
 		s.keys[c.ID] = &c
@@ -216,6 +222,11 @@ func (s *Server) routes() {
 	add(http.MethodGet, "/api/v2/tailnet/{tailnet}/vip-services/{name}", s.api(s.handleGetService))
 	add(http.MethodPut, "/api/v2/tailnet/{tailnet}/vip-services/{name}", s.api(s.handlePutService))
 	add(http.MethodDelete, "/api/v2/tailnet/{tailnet}/vip-services/{name}", s.api(s.handleDeleteService))
+	for _, base := range []string{"/api/v2/tailnet/{tailnet}/services/{name}", "/api/v2/tailnet/{tailnet}/vip-services/{name}"} {
+		add(http.MethodGet, base+"/devices", s.api(s.handleListServiceHosts))
+		add(http.MethodGet, base+"/device/{id}/approved", s.api(s.handleGetServiceApproval))
+		add(http.MethodPost, base+"/device/{id}/approved", s.api(s.handleSetServiceApproval))
+	}
 
 	add(http.MethodGet, "/api/v2/tailnet/{tailnet}/settings", s.api(s.handleGetSettings))
 

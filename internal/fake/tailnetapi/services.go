@@ -193,6 +193,8 @@ func (s *Server) deleteServiceLocked(p principal, name string) *CallError {
 		return &CallError{Status: http.StatusNotFound, Message: errNoService}
 	}
 	delete(s.services, name)
+	delete(s.serviceHosts, name)
+	delete(s.serviceApprovals, name)
 	s.serviceOrder = slices.DeleteFunc(s.serviceOrder, func(n string) bool { return n == name })
 	return nil
 }

@@ -78,3 +78,7 @@ func (ownedApprovers) takeOver(old policyfile.Key) []policyfile.Mutation {
 	}
 	return []policyfile.Mutation{{Key: old, Delete: true, Overwrite: true}}
 }
+
+// owned is false: the approvers of a list are shared, and their owner is
+// part of their key.
+func (ownedApprovers) owned() bool { return false }

@@ -280,10 +280,15 @@ func markerText(key policyfile.Key) string {
 	return strings.TrimPrefix(key.Marker(), "// ")
 }
 
-// setComputed sets id and marker to the values qtail keeps for key.
+// setComputed sets id and marker to the values qtail keeps for key. The
+// marker attribute of a grant, a tag owner or a test leaves the owner
+// out: the owner attribute holds it.
 func (m *model) setComputed(key policyfile.Key, marked bool) {
 	m.set(fragment.IDAttr, key.ImportID())
 	m.set(fragment.MarkerAttr, "")
+	if key.Kind != policyfile.KindAutoApprover {
+		key = key.List()
+	}
 	if marked {
 		m.set(fragment.MarkerAttr, markerText(key))
 	}

@@ -47,11 +47,16 @@ func explainWrite(ctx context.Context, store *policy.Store, muts []policyfile.Mu
 // fragmentWriteError adds the error of a failed change of the policy file.
 func fragmentWriteError(diags *diag.Diagnostics, action string, err error) {
 	var conflict *policyfile.UnmanagedConflictError
+	var owned *policyfile.OwnedError
 	var contention *policy.ContentionError
 	var rejected *policy.RejectedError
 	switch {
 	case errors.As(err, &conflict):
 		diags.AddError("Entry Exists Without qtail's Marker", fmt.Sprintf("qtail could not %s: %v.", action, conflict))
+	case errors.As(err, &owned):
+		diags.AddError("Policy Entry Owned by Another Configuration", fmt.Sprintf("qtail could not %s: %v. "+
+			"Another configuration that shares this tailnet policy owns that entry: give this resource another key, "+
+			"or remove it from the configuration.", action, owned))
 	case errors.As(err, &contention):
 		diags.AddError("Policy File Kept Changing", fmt.Sprintf("qtail could not %s: %v.", action, contention))
 	case errors.As(err, &rejected):

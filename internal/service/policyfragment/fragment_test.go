@@ -107,18 +107,25 @@ func expectNoGrantValued(t *testing.T, env *acctest.Env, value string) resource.
 	}
 }
 
-// markerLines counts the lines of body that are exactly key's marker.
-// For the list of an auto approver (a key without an owner) it also
-// counts the markers of the approvers that owners added to it.
+// markerLines counts the lines of body that are key's marker. For a key
+// without an owner it also counts the markers that name an owner: those
+// of a grant, a tag owner or a test, and those of the approvers that
+// owners added to the list of an auto approver.
 func markerLines(body []byte, key policyfile.Key) int {
 	n := 0
 	for _, line := range strings.Split(string(body), "\n") {
-		line = strings.TrimSpace(line)
-		if line == key.Marker() || key.Kind == policyfile.KindAutoApprover && !key.Owned() && strings.HasPrefix(line, key.Marker()+"#") {
+		if isMarkerLine(line, key) {
 			n++
 		}
 	}
 	return n
+}
+
+// isMarkerLine reports whether line is the marker of key: for a key
+// without an owner, with any owner or none.
+func isMarkerLine(line string, key policyfile.Key) bool {
+	line = strings.TrimSpace(line)
+	return line == key.Marker() || !key.Owned() && strings.HasPrefix(line, key.Marker()+"#")
 }
 
 // ownedKey is key with the owner of the qtail_auto_approver at addr in s.
@@ -252,6 +259,9 @@ func deleteByHand(t *testing.T, env *acctest.Env, key policyfile.Key) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if f := doc.Get(key); key.Kind != policyfile.KindAutoApprover && f.Marked {
+		key.Owner = f.Owner
+	}
 	if !doc.Delete(key) {
 		t.Fatalf("hand delete: %s is not in the policy file:\n%s", key, body)
 	}
@@ -265,7 +275,7 @@ func removeMarkerByHand(t *testing.T, env *acctest.Env, key policyfile.Key) {
 	var out []string
 	removed := 0
 	for _, line := range strings.SplitAfter(string(body), "\n") {
-		if strings.TrimSpace(line) == key.Marker() {
+		if isMarkerLine(line, key) {
 			removed++
 			continue
 		}

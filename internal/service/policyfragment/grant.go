@@ -26,7 +26,7 @@ var (
 // NewGrantResource returns the qtail_grant resource, described by
 // fragment.Grant.
 func NewGrantResource() resource.Resource {
-	return &grantResource{fragmentResource{kind: fragment.Grant, ext: plainFragment{}}}
+	return &grantResource{fragmentResource{kind: fragment.Grant, ext: ownedEntry{}}}
 }
 
 type grantResource struct {

@@ -52,6 +52,7 @@ type grantsResource struct {
 type grantsModel struct {
 	ID       types.String `tfsdk:"id"`
 	Grants   types.Map    `tfsdk:"grants"`
+	Owners   types.Map    `tfsdk:"owners"`
 	Unmarked types.List   `tfsdk:"unmarked"`
 }
 
@@ -75,8 +76,13 @@ func (r *grantsResource) Schema(_ context.Context, _ resource.SchemaRequest, res
 			"validation and one write of the policy file, as a single resource does, while `qtail_grant` resources cost one of each " +
 			"per wave of Terraform's parallelism. A plan shows only the grants that change.\n\n" +
 			"A grant name belongs to one resource only. To move `qtail_grant` resources into a `qtail_grants`, replace each with a " +
-			"`removed` block (`lifecycle { destroy = false }`) and add its grant, unchanged, to the map in the same apply: the grant " +
-			"stays where it is in the policy file, and the `qtail_grants` takes it over.",
+			"`removed` block (`lifecycle { destroy = false }`), add its grant, unchanged, to the map, and import the set with an " +
+			"`import` block whose `id` lists the names, in the same apply: the grants stay where they are in the policy file, and the " +
+			"`qtail_grants` takes them over. Without the import the plan is refused, as for any grant that the policy file already has " +
+			"marked: qtail cannot tell a grant that this configuration gave up from another configuration's.\n\n" +
+			"Each grant is this resource's alone, as a `qtail_grant`'s is: its marker names its owner (`// qtail:grant:NAME#OWNER`, " +
+			"see `owners`), another configuration that declares the same name is refused at plan, and a destroy removes a grant only " +
+			"while its marker names its owner.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
 				Computed: true,
@@ -94,6 +100,13 @@ func (r *grantsResource) Schema(_ context.Context, _ resource.SchemaRequest, res
 					mapvalidator.SizeAtLeast(1),
 					mapvalidator.KeysAre(grantNameValidator()),
 				},
+			},
+			"owners": schema.MapAttribute{
+				Computed:    true,
+				ElementType: types.StringType,
+				MarkdownDescription: "The owner of each grant, by name: drawn at random when this resource creates the grant (or first " +
+					"reads one marked before markers named their owner), taken from its marker after an import, and written after `#` " +
+					"in its marker comment, as in `// qtail:grant:ops-to-billing#p7mv2rt4ha`.",
 			},
 			"unmarked": schema.ListAttribute{
 				Computed:    true,
@@ -180,6 +193,43 @@ func grantKey(name string) policyfile.Key {
 	return policyfile.Key{Kind: policyfile.KindGrant, Name: name}
 }
 
+// ownedGrantKey is the key of the grant of name with its owner among
+// owners ("" when it has none).
+func ownedGrantKey(name string, owners map[string]string) policyfile.Key {
+	k := grantKey(name)
+	k.Owner = owners[name]
+	return k
+}
+
+// grantOwners reads the owners of a state or a plan, by name; a grant
+// without a known owner is not in the result.
+func grantOwners(m types.Map) map[string]string {
+	out := map[string]string{}
+	if m.IsNull() || m.IsUnknown() {
+		return out
+	}
+	for name, v := range m.Elements() {
+		if s, ok := v.(types.String); ok && !s.IsNull() && !s.IsUnknown() && s.ValueString() != "" {
+			out[name] = s.ValueString()
+		}
+	}
+	return out
+}
+
+// ownersMap is the value of owners for the grants of names: the owner of
+// each among owners, and for a grant without one, missing (unknown in a
+// plan, where it is still to be drawn, null in a state).
+func ownersMap(names []string, owners map[string]string, missing attr.Value) types.Map {
+	elems := make(map[string]attr.Value, len(names))
+	for _, name := range names {
+		elems[name] = missing
+		if o := owners[name]; o != "" {
+			elems[name] = types.StringValue(o)
+		}
+	}
+	return types.MapValueMust(types.StringType, elems)
+}
+
 // grantsID is the ID of the grants of names.
 func grantsID(names []string) string {
 	sorted := slices.Clone(names)
@@ -238,10 +288,10 @@ func (c *grantsChange) add(name string, m policyfile.Mutation) {
 
 // changes returns the mutations that turn the grants old (the state, with
 // the names in unmarked found without their marker) into planned, in the
-// order of the names. A grant found without its marker is adopted first,
+// order of the names, each under its owner among owners. A grant found without its marker is adopted first,
 // as it is, so that its change does not add a second one. A nil value in
 // planned is unknown: it is not in the result.
-func changes(old, planned map[string]json.RawMessage, unmarked []string) grantsChange {
+func changes(old, planned map[string]json.RawMessage, unmarked []string, owners map[string]string) grantsChange {
 	var c grantsChange
 	names := slices.Collect(maps.Keys(old))
 	for name := range planned {
@@ -251,7 +301,7 @@ func changes(old, planned map[string]json.RawMessage, unmarked []string) grantsC
 	}
 	slices.Sort(names)
 	for _, name := range names {
-		key := grantKey(name)
+		key := ownedGrantKey(name, owners)
 		before, had := old[name]
 		after, want := planned[name]
 		lost := slices.Contains(unmarked, name)
@@ -315,10 +365,14 @@ func (r *grantsResource) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 		}
 	}
 	old, unmarked := stateGrants(state)
+	owners := map[string]string{}
+	if state != nil {
+		owners = grantOwners(state.Owners)
+	}
 	planner := plannerOf(r.Clients)
 	if req.Plan.Raw.IsNull() {
 		if planner != nil {
-			planner.Record(changes(old, nil, unmarked).muts...)
+			planner.Record(changes(old, nil, unmarked, owners).muts...)
 		}
 		return
 	}
@@ -328,16 +382,17 @@ func (r *grantsResource) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 	}
 	planned, known := grantEntries(plan.Grants)
 	if !known {
-		plan.ID, plan.Unmarked = types.StringUnknown(), types.ListUnknown(types.StringType)
+		plan.ID, plan.Unmarked, plan.Owners = types.StringUnknown(), types.ListUnknown(types.StringType), types.MapUnknown(types.StringType)
 		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 		return
 	}
 	names := slices.Collect(maps.Keys(planned))
 	plan.ID, plan.Unmarked = types.StringValue(grantsID(names)), tfx.StringList([]string{})
+	plan.Owners = ownersMap(names, owners, types.StringUnknown())
 	if resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...); resp.Diagnostics.HasError() {
 		return
 	}
-	change := changes(old, planned, unmarked)
+	change := changes(old, planned, unmarked, owners)
 	unknown := anyUnknown(planned)
 	changing := len(change.muts) > 0 || unknown
 	if planner == nil {
@@ -364,7 +419,7 @@ func (r *grantsResource) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 		if _, had := old[name]; had || planned[name] == nil {
 			continue
 		}
-		if c := planner.OwnedElsewhere(ctx, grantKey(name), planned[name]); c != nil {
+		if c := planner.OwnedElsewhere(ctx, ownedGrantKey(name, owners)); c != nil {
 			resp.Diagnostics.AddAttributeError(grantAt(name), "Policy Entry Already Owned", ownedElsewhereMessageFor(c, "qtail_grants"))
 		}
 	}
@@ -384,6 +439,7 @@ func (r *grantsResource) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 // and why (see explainRefusal).
 func (r *grantsResource) reportCheck(ctx context.Context, diags *diag.Diagnostics, change grantsChange, planned map[string]json.RawMessage, err error, explained string) {
 	var conflict *policyfile.UnmanagedConflictError
+	var owned *policyfile.OwnedError
 	var unchecked *policy.ValidateCallError
 	var tooLarge *policy.TooLargeError
 	what := describeGrants(change.names)
@@ -391,6 +447,9 @@ func (r *grantsResource) reportCheck(ctx context.Context, diags *diag.Diagnostic
 	case err == nil:
 	case errors.As(err, &conflict):
 		diags.AddAttributeError(grantAt(conflict.Key.Name), "Entry Exists Without qtail's Marker", conflict.Error()+".")
+	case errors.As(err, &owned):
+		diags.AddAttributeError(grantAt(owned.Key.Name), "Policy Entry Owned by Another Configuration",
+			ownedByOtherMessage(fragment.Grant, owned.Key, owned.Owner))
 	case errors.As(err, &unchecked) && !policy.IsRejected(err):
 		diags.AddWarning("Policy Change Not Validated",
 			fmt.Sprintf("qtail could not ask Tailscale to validate the policy file with %s at plan time; "+
@@ -471,7 +530,7 @@ func (r *grantsResource) write(ctx context.Context, diags *diag.Diagnostics, cha
 		return false
 	}
 	err := store.ApplyAll(ctx, grantsClaim(claimed), change.muts)
-	if err == nil {
+	if err == nil || wentThrough(ctx, store, change.muts) {
 		return true
 	}
 	var rejected *policy.RejectedError
@@ -490,6 +549,35 @@ func (r *grantsResource) write(ctx context.Context, diags *diag.Diagnostics, cha
 	}
 	explainedWriteError(ctx, diags, store, "write "+describeGrants(change.names), change.muts, err)
 	return false
+}
+
+// wentThrough reports, after a failed write of muts, whether the policy
+// file shows every one of them all the same: the write went through and
+// its answer was lost. Each grant put is there with its value (the last
+// put of its name), marked for its owner (one drawn for this write, for
+// a new grant), and each grant deleted is gone.
+func wentThrough(ctx context.Context, store *policy.Store, muts []policyfile.Mutation) bool {
+	if _, err := store.Refresh(ctx); err != nil {
+		return false
+	}
+	last := map[string]policyfile.Mutation{}
+	for _, m := range muts {
+		last[m.Key.Name] = m
+	}
+	for _, m := range last {
+		f, err := store.Read(ctx, m.Key)
+		switch {
+		case err != nil:
+			return false
+		case m.Delete:
+			if f.Found {
+				return false
+			}
+		case m.Key.Owner == "" || !f.Found || !f.Marked || f.Owner != m.Key.Owner || !policyfile.SameJSON(f.Value, m.Value):
+			return false
+		}
+	}
+	return true
 }
 
 func (r *grantsResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
@@ -519,10 +607,30 @@ func (r *grantsResource) apply(ctx context.Context, state *grantsModel, planValu
 		return
 	}
 	names := slices.Collect(maps.Keys(planned))
-	if !r.write(ctx, diags, changes(old, planned, unmarked), planned, names) {
+	owners := map[string]string{}
+	if state != nil {
+		owners = grantOwners(state.Owners)
+	}
+	// A grant without an owner gets one: a new grant, or one of a state
+	// from before markers named their owner, whose marker gets it too.
+	var drawn []string
+	for _, name := range slices.Sorted(maps.Keys(planned)) {
+		if owners[name] == "" {
+			owners[name] = policyfile.NewOwner()
+			drawn = append(drawn, name)
+		}
+	}
+	change := changes(old, planned, unmarked, owners)
+	for _, name := range drawn {
+		if _, had := old[name]; had && !slices.Contains(change.names, name) {
+			change.add(name, policyfile.Mutation{Key: ownedGrantKey(name, owners), Value: planned[name]})
+		}
+	}
+	if !r.write(ctx, diags, change, planned, names) {
 		return
 	}
 	plan.ID, plan.Unmarked = types.StringValue(grantsID(names)), tfx.StringList([]string{})
+	plan.Owners = ownersMap(names, owners, types.StringNull())
 	diags.Append(out.Set(ctx, &plan)...)
 }
 
@@ -552,6 +660,8 @@ func (r *grantsResource) Read(ctx context.Context, req resource.ReadRequest, res
 		}
 	}
 	found := make(map[string]json.RawMessage, len(want))
+	owners := grantOwners(state.Owners)
+	var migrate []policyfile.Mutation
 	var unmarked, missing []string
 	for _, name := range slices.Sorted(maps.Keys(want)) {
 		f, err := store.Lookup(ctx, grantKey(name), want[name])
@@ -566,6 +676,21 @@ func (r *grantsResource) Read(ctx context.Context, req resource.ReadRequest, res
 		found[name] = f.Value
 		if !f.Marked {
 			unmarked = append(unmarked, name)
+		}
+		switch owner := owners[name]; {
+		case !f.Marked:
+		case owner == "" && f.Owner != "":
+			owners[name] = f.Owner
+		case f.Owner == "":
+			// A marker from before markers named their owner: it gets
+			// the grant's, in place.
+			if owner == "" {
+				owners[name] = policyfile.NewOwner()
+			}
+			migrate = append(migrate, policyfile.Mutation{Key: ownedGrantKey(name, owners), Value: f.Value})
+		case f.Owner != owner:
+			resp.Diagnostics.AddAttributeWarning(grantAt(name), "Policy Entry Owned by Another Configuration",
+				ownedByOtherMessage(fragment.Grant, ownedGrantKey(name, owners), f.Owner))
 		}
 		unmanagedWarning(&resp.Diagnostics, fragment.Grant, grantKey(name), f.Value)
 	}
@@ -583,7 +708,16 @@ func (r *grantsResource) Read(ctx context.Context, req resource.ReadRequest, res
 	if resp.Diagnostics.Append(d...); resp.Diagnostics.HasError() {
 		return
 	}
+	if len(migrate) > 0 {
+		if err := store.ApplyAll(ctx, grantsClaim(slices.Collect(maps.Keys(found))), migrate); err != nil {
+			resp.Diagnostics.AddWarning("Owners Not Written in the Markers",
+				fmt.Sprintf("qtail could not write the owners of %d grants in their markers, which name none "+
+					"(they were written before markers named their owner): %v. The state keeps the owners, and the next refresh writes them again.",
+					len(migrate), err))
+		}
+	}
 	state.Grants, state.Unmarked = grants, tfx.StringList(append([]string{}, unmarked...))
+	state.Owners = ownersMap(slices.Collect(maps.Keys(found)), owners, types.StringNull())
 	if importing {
 		state.ID = types.StringValue(grantsID(slices.Collect(maps.Keys(found))))
 	}
@@ -608,7 +742,30 @@ func (r *grantsResource) Delete(ctx context.Context, req resource.DeleteRequest,
 	if len(old) == 0 {
 		return
 	}
-	r.write(ctx, &resp.Diagnostics, changes(old, nil, unmarked), nil, slices.Collect(maps.Keys(old)))
+	owners := grantOwners(state.Owners)
+	store, d := r.Clients.Policy()
+	if resp.Diagnostics.Append(d...); store == nil {
+		return
+	}
+	for _, name := range slices.Sorted(maps.Keys(old)) {
+		if owners[name] == "" {
+			continue
+		}
+		f, err := store.Read(ctx, grantKey(name))
+		if err != nil {
+			tfx.APIError(&resp.Diagnostics, "read the policy file", err)
+			return
+		}
+		if f.Found && f.Marked && f.Owner != "" && f.Owner != owners[name] {
+			resp.Diagnostics.AddAttributeWarning(grantAt(name), "Policy Entry Left to Its Owner",
+				ownedByOtherMessage(fragment.Grant, ownedGrantKey(name, owners), f.Owner)+" qtail leaves it in the policy file.")
+			delete(old, name)
+		}
+	}
+	if len(old) == 0 {
+		return
+	}
+	r.write(ctx, &resp.Diagnostics, changes(old, nil, unmarked, owners), nil, slices.Collect(maps.Keys(old)))
 }
 
 func (r *grantsResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {

@@ -46,6 +46,8 @@ func NewGrantsFastPath(ctx context.Context) *GrantsFastPath {
 type rawGrants struct {
 	id       string
 	unmarked []string
+	// owners are the owners of the grants, by name.
+	owners map[string]string
 	// grants are the entries by name, as qtail writes them.
 	grants map[string]json.RawMessage
 }
@@ -74,9 +76,22 @@ func (f *GrantsFastPath) decode(dv *tfprotov6.DynamicValue) (rawGrants, bool) {
 	if out.unmarked, ok = stringList(attrs["unmarked"]); !ok {
 		return out, false
 	}
-	var grants map[string]tftypes.Value
+	var grants, owners map[string]tftypes.Value
 	if attrs["grants"].IsNull() || attrs["grants"].As(&grants) != nil {
 		return out, false
+	}
+	if !attrs["owners"].IsNull() && attrs["owners"].As(&owners) != nil {
+		return out, false
+	}
+	out.owners = make(map[string]string, len(owners))
+	for name, o := range owners {
+		var s *string
+		if o.As(&s) != nil {
+			return out, false
+		}
+		if s != nil {
+			out.owners[name] = *s
+		}
 	}
 	out.grants = make(map[string]json.RawMessage, len(grants))
 	for name, g := range grants {
@@ -148,9 +163,17 @@ func stringList(v tftypes.Value) ([]string, bool) {
 }
 
 // settled reports whether the state g is as an apply leaves it: every
-// grant marked, and the ID of its names.
+// grant marked and with an owner, and the ID of its names.
 func (g rawGrants) settled() bool {
-	return len(g.unmarked) == 0 && len(g.grants) > 0 && g.id == grantsID(slices.Collect(maps.Keys(g.grants)))
+	if len(g.unmarked) != 0 || len(g.grants) == 0 || len(g.owners) != len(g.grants) {
+		return false
+	}
+	for name := range g.grants {
+		if g.owners[name] == "" {
+			return false
+		}
+	}
+	return g.id == grantsID(slices.Collect(maps.Keys(g.grants)))
 }
 
 // UpgradeResourceState answers the upgrade of a state of the current
@@ -172,7 +195,8 @@ func (f *GrantsFastPath) UpgradeResourceState(ctx context.Context, req *tfprotov
 }
 
 // ReadResource answers the refresh of grants that the policy file holds,
-// marked, exactly as the state says: the state stays as it is.
+// marked for their owners, exactly as the state says: the state stays as
+// it is.
 func (f *GrantsFastPath) ReadResource(ctx context.Context, clients *conn.Clients, req *tfprotov6.ReadResourceRequest) (*tfprotov6.ReadResourceResponse, bool) {
 	if req.TypeName != grantsTypeName || plannerOf(clients) == nil {
 		return nil, false
@@ -187,7 +211,7 @@ func (f *GrantsFastPath) ReadResource(ctx context.Context, clients *conn.Clients
 	}
 	for name, want := range state.grants {
 		found, err := store.Lookup(ctx, grantKey(name), want)
-		if err != nil || !found.Found || !found.Marked || !policyfile.SameJSON(found.Value, want) ||
+		if err != nil || !found.Found || !found.Marked || found.Owner != state.owners[name] || !policyfile.SameJSON(found.Value, want) ||
 			len(unmanagedMembers(found.Value, fragment.Grant.Members())) > 0 {
 			return nil, false
 		}

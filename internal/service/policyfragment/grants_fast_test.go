@@ -27,6 +27,9 @@ var fastPathGrants = map[string]json.RawMessage{
 		`"src":["group:platform-ops"],"srcPosture":["posture:latest"],"via":["tag:k8s"]}`),
 }
 
+// fastPathOwner is the owner of the grants of the fast path's states.
+const fastPathOwner = "p7mv2rt4ha"
+
 // grantsStateValue is the state the framework writes for the grants, as a
 // protocol value.
 func grantsStateValue(t *testing.T, grants map[string]json.RawMessage, unmarked []string) *tfprotov6.DynamicValue {
@@ -39,7 +42,12 @@ func grantsStateValue(t *testing.T, grants map[string]json.RawMessage, unmarked 
 		t.Fatal(diags)
 	}
 	state := tfsdk.State{Schema: sch.Schema, Raw: tftypes.NewValue(sch.Schema.Type().TerraformType(ctx), nil)}
-	model := grantsModel{ID: types.StringValue(grantsID(slices.Collect(maps.Keys(grants)))), Grants: m, Unmarked: tfx.StringList(unmarked)}
+	owners := map[string]string{}
+	for name := range grants {
+		owners[name] = fastPathOwner
+	}
+	names := slices.Collect(maps.Keys(grants))
+	model := grantsModel{ID: types.StringValue(grantsID(names)), Grants: m, Owners: ownersMap(names, owners, types.StringNull()), Unmarked: tfx.StringList(unmarked)}
 	if diags := state.Set(ctx, &model); diags.HasError() {
 		t.Fatal(diags)
 	}
@@ -78,7 +86,7 @@ func TestGrantsFastPath_answersOnlyNoOps(t *testing.T) {
 	body.WriteString(`{"groups": {"group:platform-ops": ["alice@example.com"]}, "tagOwners": {"tag:k8s": ["group:platform-ops"]}, "postures": {"posture:latest": ["node:tsReleaseTrack == 'stable'"]},` +
 		"\n\"grants\": [\n")
 	for _, name := range slices.Sorted(maps.Keys(fastPathGrants)) {
-		body.WriteString("// qtail:grant:" + name + "\n" + string(fastPathGrants[name]) + ",\n")
+		body.WriteString("// qtail:grant:" + name + "#" + fastPathOwner + "\n" + string(fastPathGrants[name]) + ",\n")
 	}
 	body.WriteString("]}\n")
 	clients, world := sandboxData(t, []byte(body.String()))
@@ -98,6 +106,23 @@ func TestGrantsFastPath_answersOnlyNoOps(t *testing.T) {
 	unmarked := grantsStateValue(t, fastPathGrants, []string{"ops-app"})
 	if _, ok := f.ReadResource(ctx, clients, &tfprotov6.ReadResourceRequest{TypeName: "qtail_grants", CurrentState: unmarked}); ok {
 		t.Error("the fast path read a state with an unmarked grant")
+	}
+	// Nor does a grant whose marker names another owner.
+	store, _ := clients.Policy()
+	if err := world.Tailnet.SetPolicyDirect([]byte(strings.Replace(body.String(), "#"+fastPathOwner, "#k3x9q2mfa7", 1))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := f.ReadResource(ctx, clients, read); ok {
+		t.Error("the fast path read a grant marked for another owner")
+	}
+	if err := world.Tailnet.SetPolicyDirect([]byte(body.String())); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Refresh(ctx); err != nil {
+		t.Fatal(err)
 	}
 
 	// Plan: the configuration equals the state; the grants are claimed.
@@ -125,7 +150,6 @@ func TestGrantsFastPath_answersOnlyNoOps(t *testing.T) {
 	if err := world.Tailnet.SetPolicyDirect([]byte(strings.Replace(body.String(), `"ip":["tcp:443"]`, `"ip":["tcp:8443"]`, 1))); err != nil {
 		t.Fatal(err)
 	}
-	store, _ := clients.Policy()
 	if _, err := store.Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}

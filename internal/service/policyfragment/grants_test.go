@@ -436,15 +436,7 @@ func TestGrants_412StormAndRefusedWrite(t *testing.T) {
 func TestGrants_takeOverQtailGrantResources(t *testing.T) {
 	t.Parallel()
 	env := acctest.New(t)
-	resource.UnitTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: env.Factories(),
-		Steps: []resource.TestStep{
-			{Config: twoGrants("tcp:443")},
-			{
-				// Both qtail_grant leave the state without being deleted; the
-				// set takes their grants over: no write, one marker each.
-				PreConfig: env.Faults.ResetCalls,
-				Config: `
+	removed := `
 removed {
   from = qtail_grant.ops
   lifecycle {
@@ -458,14 +450,38 @@ removed {
     destroy = false
   }
 }
-` + grantsConfig(map[string]string{
-					"ops-to-phone": grantsBody("100.64.0.3", "tcp:443"),
-					"carol-to-alice": `src = ["carol@example.com"]
+`
+	set := grantsConfig(map[string]string{
+		"ops-to-phone": grantsBody("100.64.0.3", "tcp:443"),
+		"carol-to-alice": `src = ["carol@example.com"]
       dst = ["100.64.0.1"]
       ip  = ["tcp:22"]`,
-				}),
+	})
+	resource.UnitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: env.Factories(),
+		Steps: []resource.TestStep{
+			{Config: twoGrants("tcp:443")},
+			{
+				// Both qtail_grant leave the state without being deleted; a
+				// set that would create their grants is refused: their
+				// markers name their owners, which the plan cannot tell
+				// from another configuration's.
+				PreConfig:   env.Faults.ResetCalls,
+				Config:      removed + set,
+				ExpectError: acctest.ErrorRE(`import it here with an import block`),
+			},
+			{
+				// Imported, the set takes them over: no write, one marker
+				// each.
+				PreConfig: env.Faults.ResetCalls,
+				Config: removed + set + `
+import {
+  to = qtail_grants.team
+  id = "carol-to-alice,ops-to-phone"
+}
+`,
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectResourceAction(grantsAddr, plancheck.ResourceActionCreate),
+					plancheck.ExpectResourceAction(grantsAddr, plancheck.ResourceActionNoop),
 				}},
 				Check: resource.ComposeTestCheckFunc(
 					expectFragment(env, opsGrantKey, opsGrantValue("tcp:443")),

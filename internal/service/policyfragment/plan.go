@@ -101,7 +101,7 @@ func (r *fragmentResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 	}
 	muts := []policyfile.Mutation{{Key: r.ext.checked(key), Value: value, Overwrite: !creating}}
 	if creating {
-		if c := planner.OwnedElsewhere(ctx, key, value); c != nil {
+		if c := planner.OwnedElsewhere(ctx, key); c != nil {
 			resp.Diagnostics.AddError("Policy Entry Already Owned", ownedElsewhereMessage(c))
 			return
 		}
@@ -168,12 +168,15 @@ func duplicateClaimMessage(key policyfile.Key, earlier policy.Claim) string {
 // and why (see explainRefusal).
 func (r *fragmentResource) reportCheck(ctx context.Context, diags *diag.Diagnostics, key policyfile.Key, value json.RawMessage, err error, explained string) {
 	var conflict *policyfile.UnmanagedConflictError
+	var owned *policyfile.OwnedError
 	var unchecked *policy.ValidateCallError
 	var tooLarge *policy.TooLargeError
 	switch {
 	case err == nil:
 	case errors.As(err, &conflict):
 		diags.AddError("Entry Exists Without qtail's Marker", conflict.Error()+".")
+	case errors.As(err, &owned):
+		diags.AddError("Policy Entry Owned by Another Configuration", ownedByOtherMessage(r.kind, key, owned.Owner))
 	case errors.As(err, &unchecked) && !policy.IsRejected(err):
 		diags.AddWarning("Policy Change Not Validated",
 			fmt.Sprintf("qtail could not ask Tailscale to validate the policy file with %s at plan time; "+
@@ -275,8 +278,26 @@ func ownedElsewhereMessage(c *policy.OwnershipConflict) string {
 // ownedElsewhereMessageFor is ownedElsewhereMessage for a resource of type
 // resourceType, whose import ID may name the entry alone.
 func ownedElsewhereMessageFor(c *policy.OwnershipConflict, resourceType string) string {
-	return fmt.Sprintf("The policy file already has the entry marked %s, with other content: %s. "+
-		"Another Terraform configuration sharing this tailnet policy probably manages it, and fragment keys are unique across "+
-		"everyone who shares the file. Choose another key, or, if this configuration should own that entry, import it with %s",
-		c.Key.Marker(), c.Existing, tfx.ImportHint(resourceType, c.Key.ImportID()))
+	marker, whose := c.Key.List().Marker(), ""
+	if c.Owner != "" {
+		marker += "#" + c.Owner
+		whose = fmt.Sprintf("It belongs to the resource whose owner attribute is %q: look for that owner in the states of the "+
+			"other Terraform configurations that share this tailnet policy (terraform state show prints it).", c.Owner)
+	} else {
+		whose = "Its marker names no owner: it was written before markers named their owner, by a configuration that qtail cannot tell; " +
+			"the next refresh of that configuration writes its owner in the marker."
+	}
+	return fmt.Sprintf("The policy file already has the entry marked %s, with the content %s. %s "+
+		"Two configurations that own one entry would each delete it for the other, so qtail does not create it again, whatever its content. "+
+		"Choose another key, or, if this configuration should own that entry, remove it from the other configuration "+
+		"(a removed block, or terraform state rm) and import it here with %s",
+		marker, c.Existing, whose, tfx.ImportHint(resourceType, c.Key.ImportID()))
+}
+
+// ownedByOtherMessage says that the entry of key, of kind k, which the
+// state of this resource names, is now marked for another owner.
+func ownedByOtherMessage(k *fragment.Kind, key policyfile.Key, owner string) string {
+	return fmt.Sprintf("The %s %s is marked for the owner %q in the policy file, not for this resource's owner %q: "+
+		"another configuration that shares this tailnet policy owns it now, and qtail neither changes nor removes it from here. "+
+		"Remove this resource from the configuration, or give it another key.", k.What, describeKey(key), owner, key.Owner)
 }

@@ -17,7 +17,7 @@ var (
 // NewPolicyTestResource returns the qtail_policy_test resource, described
 // by fragment.PolicyTest.
 func NewPolicyTestResource() resource.Resource {
-	return &policyTestResource{fragmentResource{kind: fragment.PolicyTest, ext: plainFragment{}}}
+	return &policyTestResource{fragmentResource{kind: fragment.PolicyTest, ext: ownedEntry{}}}
 }
 
 type policyTestResource struct {

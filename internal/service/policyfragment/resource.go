@@ -33,6 +33,9 @@ import (
 //   - Create, Update and Delete are changes to the policy.Store, whose
 //     Batcher gathers the changes that Terraform starts together into one
 //     conditional write.
+//   - A grant, a tag owner or a test is one resource's: its marker names
+//     the resource's owner (ownedEntry), which Read writes into a marker
+//     that names none, and Delete leaves an entry marked for another.
 
 // fragmentResource implements the fragment resources: their metadata,
 // schema, configuration checks and import from the description of their
@@ -60,6 +63,9 @@ type extension interface {
 	// takeOver returns the changes that come before an update of the
 	// entry of the state's key old.
 	takeOver(old policyfile.Key) []policyfile.Mutation
+	// owned reports whether the entry is one resource's, known by the
+	// owner in its marker (see ownedEntry).
+	owned() bool
 }
 
 // plainFragment is the extension of the kinds that add nothing to the
@@ -70,6 +76,37 @@ func (plainFragment) planComputed(*model, policyfile.Key) bool          { return
 func (plainFragment) write(_ *model, key policyfile.Key) policyfile.Key { return key }
 func (plainFragment) checked(key policyfile.Key) policyfile.Key         { return key }
 func (plainFragment) takeOver(policyfile.Key) []policyfile.Mutation     { return nil }
+func (plainFragment) owned() bool                                       { return false }
+
+// ownedEntry is the extension of the grant, the tag owner and the policy
+// test: the entry is this resource's alone, and its marker names the
+// owner, drawn when the resource first writes it (or first reads an
+// entry marked before markers named their owner) and kept in the owner
+// attribute. The plan refuses to create an entry that the policy file
+// already has marked, and a destroy removes the entry only while its
+// marker names this resource's owner.
+type ownedEntry struct{ plainFragment }
+
+// planComputed plans the owner as unknown when it is still to be drawn:
+// a creation, or a state that names no owner (the framework would plan
+// the state's null).
+func (ownedEntry) planComputed(m *model, key policyfile.Key) bool {
+	if key.Owner == "" {
+		m.set(fragment.OwnerAttr, fragment.Unknown)
+	}
+	return false
+}
+
+// write draws the owner when the entry has none yet.
+func (ownedEntry) write(m *model, key policyfile.Key) policyfile.Key {
+	if key.Owner == "" {
+		key.Owner = policyfile.NewOwner()
+	}
+	m.set(fragment.OwnerAttr, key.Owner)
+	return key
+}
+
+func (ownedEntry) owned() bool { return true }
 
 func (r *fragmentResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + strings.TrimPrefix(r.kind.Type, fragment.Provider)
@@ -147,12 +184,27 @@ func (r *fragmentResource) Create(ctx context.Context, req resource.CreateReques
 	}
 	key = r.ext.write(plan, key)
 	add := policyfile.Mutation{Key: key, Value: value}
-	if err := store.Apply(ctx, add); err != nil {
+	if err := store.Apply(ctx, add); err != nil && !r.wentThrough(ctx, store, key, value) {
 		explainedWriteError(ctx, &resp.Diagnostics, store, "add "+key.String()+" to the policy file", []policyfile.Mutation{add}, err)
 		return
 	}
 	plan.setComputed(key, true)
 	resp.Diagnostics.Append(plan.save(ctx, &resp.State)...)
+}
+
+// wentThrough reports, after a failed write of the entry of key with
+// value, whether the policy file has it all the same: the write went
+// through and its answer was lost. Only this write can have marked the
+// entry with the owner that it has just drawn.
+func (r *fragmentResource) wentThrough(ctx context.Context, store *policy.Store, key policyfile.Key, value json.RawMessage) bool {
+	if !r.ext.owned() || key.Owner == "" {
+		return false
+	}
+	if _, err := store.Refresh(ctx); err != nil {
+		return false
+	}
+	f, err := store.Read(ctx, key)
+	return err == nil && f.Found && f.Marked && f.Owner == key.Owner && policyfile.SameJSON(f.Value, value)
 }
 
 func (r *fragmentResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
@@ -193,8 +245,39 @@ func (r *fragmentResource) Read(ctx context.Context, req resource.ReadRequest, r
 		return
 	}
 	unmanagedWarning(&resp.Diagnostics, r.kind, key, f.Value)
+	if r.ext.owned() && f.Marked {
+		key = r.readOwner(ctx, store, key, f, &resp.Diagnostics)
+		state.set(fragment.OwnerAttr, key.Owner)
+	}
 	state.setComputed(key, f.Marked)
 	resp.Diagnostics.Append(state.save(ctx, &resp.State)...)
+}
+
+// readOwner returns key with the owner of the resource whose state has
+// key, after Read found its entry f marked. A state without an owner (an
+// import, or a state from before markers named their owner) takes the
+// marker's. A marker without an owner, written before markers named it,
+// gets the resource's owner (drawn now when the state has none either),
+// in place: the entry stays as it is, and the plan shows no change. An
+// entry marked for another owner is left to it, with a warning.
+func (r *fragmentResource) readOwner(ctx context.Context, store *policy.Store, key policyfile.Key, f policyfile.Fragment, diags *diag.Diagnostics) policyfile.Key {
+	switch {
+	case key.Owner == "" && f.Owner != "":
+		key.Owner = f.Owner
+	case f.Owner == "":
+		if key.Owner == "" {
+			key.Owner = policyfile.NewOwner()
+		}
+		if err := store.Apply(ctx, policyfile.Mutation{Key: key, Value: f.Value}); err != nil {
+			diags.AddWarning("Owner Not Written in the Marker",
+				fmt.Sprintf("qtail could not write the owner %q of this %s in the marker of %s, which names none "+
+					"(it was written before markers named their owner): %v. The state keeps the owner, and the next refresh writes it again.",
+					key.Owner, r.kind.What, describeKey(key), err))
+		}
+	case f.Owner != key.Owner:
+		diags.AddWarning("Policy Entry Owned by Another Configuration", ownedByOtherMessage(r.kind, key, f.Owner))
+	}
+	return key
 }
 
 func (r *fragmentResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
@@ -248,6 +331,18 @@ func (r *fragmentResource) Delete(ctx context.Context, req resource.DeleteReques
 	key, ok := state.fragmentKey()
 	if !ok {
 		return
+	}
+	if r.ext.owned() && key.Owner != "" {
+		f, err := store.Read(ctx, key)
+		if err != nil {
+			tfx.APIError(&resp.Diagnostics, "read the policy file", err)
+			return
+		}
+		if f.Found && f.Marked && f.Owner != "" && f.Owner != key.Owner {
+			resp.Diagnostics.AddWarning("Policy Entry Left to Its Owner", ownedByOtherMessage(r.kind, key, f.Owner)+
+				" qtail leaves it in the policy file, and this resource leaves the state.")
+			return
+		}
 	}
 	// An entry whose marker a person removed is still this resource's:
 	// mark it again so that the delete finds it.

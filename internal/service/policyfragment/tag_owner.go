@@ -17,7 +17,7 @@ var (
 // NewTagOwnerResource returns the qtail_tag_owner resource, described by
 // fragment.TagOwner.
 func NewTagOwnerResource() resource.Resource {
-	return &tagOwnerResource{fragmentResource{kind: fragment.TagOwner, ext: plainFragment{}}}
+	return &tagOwnerResource{fragmentResource{kind: fragment.TagOwner, ext: ownedEntry{}}}
 }
 
 type tagOwnerResource struct {
