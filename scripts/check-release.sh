@@ -20,6 +20,14 @@ if [ -z "$sums" ]; then
 fi
 version=$(basename "$sums" | sed -e 's/^terraform-provider-qtail_//' -e 's/_SHA256SUMS$//')
 echo "version $version"
+# A plain version: Terraform's `~> 0.1` never selects a prerelease (0.1.1-rc1)
+# or a build with metadata, so a snapshot is 0.1.YYYYMMDDhhmmss.
+case $version in
+  *-* | *+*)
+    echo "error: $version is a prerelease: version = \"~> 0.1\" does not select it; snapshots are MAJOR.MINOR.YYYYMMDDhhmmss" >&2
+    exit 1
+    ;;
+esac
 
 fail=0
 for p in $platforms; do

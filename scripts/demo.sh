@@ -53,8 +53,14 @@ for _ in $(seq 1 100); do
   sleep 0.1
 done
 # shellcheck disable=SC1090
-source <(grep '^export ' "$work/sandbox.env")
-head -n 1 "$work/sandbox.env"
+source "$work/sandbox.env"
+head -n 1 "$work/sandbox.log"
+# The single-region examples run in us-east-1; the multi-region roots take
+# their region's IDs below.
+if [ "$mode" != multi-region ]; then
+  export TF_VAR_environment_id=$QTAIL_SANDBOX_ENVIRONMENT_ID_US_EAST_1
+  export TF_VAR_application_id=$QTAIL_SANDBOX_APPLICATION_ID_US_EAST_1_BILLING_API
+fi
 admin="${QOVERY_API_URL%/qovery}/_sandbox"
 
 # Terraform uses the provider binary built by `make build` from this tree.

@@ -1,8 +1,10 @@
 # qtail home lab: the recipe's second shape, on one cluster.
 #
 # The Tailscale operator, pinned, with its API server proxy on (kubectl
-# --server=https://tailscale-operator works from the tailnet, with RBAC in
-# the cluster), and one connector named after the cluster that is both a
+# --server=https://tailscale-operator works from the tailnet: the tailnet
+# needs HTTPS certificates, a grant of the tailscale.com/cap/kubernetes
+# capability names the group the proxy impersonates, and RBAC in the cluster
+# binds it), and one connector named after the cluster that is both a
 # subnet router for six networks and an exit node. autoApprovers approve the
 # routes for the connector's tag; qtail also approves them through the API
 # (approve_routes), so that a route revoked by hand shows in the plan. A grant
@@ -69,6 +71,26 @@ resource "qtail_helm_repository" "qtail" {
   url             = "https://qtail.github.io/terraform-provider-qtail"
 }
 
+# The API server proxy serves TLS with the tailnet's certificates: turn on
+# HTTPS Certificates on the DNS page of the admin console first (the plan
+# refuses the proxy without them). In auth mode it impersonates each caller;
+# this grant lets the platform team in as the Kubernetes group
+# "tailnet-readers", which the cluster binds to the built-in "view" role:
+#
+#   kubectl create clusterrolebinding tailnet-readers --clusterrole=view --group=tailnet-readers
+#
+# Without a binding, every request through the proxy answers 403 Forbidden.
+resource "qtail_grant" "ops_kubernetes_read" {
+  name = "ops-kubernetes-read"
+  src  = ["group:platform-ops"]
+  dst  = [qtail_tag_owner.k8s_operator.tag]
+  app = jsonencode({
+    "tailscale.com/cap/kubernetes" = [{
+      impersonate = { groups = ["tailnet-readers"] }
+    }]
+  })
+}
+
 resource "qtail_operator" "homelab" {
   environment_id      = var.environment_id
   helm_repository_id  = qtail_helm_repository.tailscale.id
@@ -76,7 +98,8 @@ resource "qtail_operator" "homelab" {
   hostname            = "tailscale-operator"
   api_server_proxy    = "true"
   create_oauth_client = true
-  depends_on          = [qtail_tag_owner.k8s_operator, qtail_tag_owner.k8s]
+  # The grant is planned first, so that the plan sees it.
+  depends_on = [qtail_tag_owner.k8s_operator, qtail_tag_owner.k8s, qtail_grant.ops_kubernetes_read]
 }
 
 # Tailscale approves the connector's routes when its device advertises
@@ -94,6 +117,7 @@ resource "qtail_auto_approver" "exit_node" {
 
 resource "qtail_connector" "homelab" {
   environment_id = qtail_operator.homelab.environment_id
+  operator_id    = qtail_operator.homelab.id
   name           = "homelab"
 
   # The tailnet-manifests chart from qtail's Helm repository, pinned to the

@@ -106,7 +106,10 @@ resource "qtail_exposed_service" "billing" {
   application_id = var.application_id
   hostname       = "billing-api-us-east-1"
   tags           = [qtail_tag_owner.k8s_billing.tag]
-  depends_on     = [qtail_operator.us_east_1]
+
+  # The operator creates the proxy and removes it: Terraform installs the
+  # operator first and uninstalls it last.
+  operator_id = qtail_operator.us_east_1.id
 }
 
 # Only group:platform-ops reaches the billing proxy, on the ports the

@@ -58,8 +58,8 @@ func WithAfterDelete(a qoveryapi.DeletedAnswer) Option {
 	return func(o *sandbox.Options) { o.AfterDelete = a }
 }
 
-// WithCompat opts the simulated operator into earlier, simpler behaviours
-// (cluster.Compat); a world runs the real operator's otherwise.
+// WithCompat turns on the simpler behaviours of c in the simulated
+// cluster; the other fakes answer as the real APIs do.
 func WithCompat(c cluster.Compat) Option {
 	return func(o *sandbox.Options) {
 		compat := sandbox.DefaultCompat

@@ -1,7 +1,6 @@
 package acctest
 
 import (
-	"fmt"
 	"sort"
 	"strings"
 	"testing"
@@ -10,13 +9,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
 	"github.com/qtail/terraform-provider-qtail/internal/fake/tailnetapi"
-)
-
-// Routes of the fake Qovery API, as its call counters name them.
-const (
-	RouteEditApplication        = "PUT /qovery/application/{applicationId}"
-	RouteRedeployApplication    = "POST /qovery/application/{applicationId}/redeploy"
-	RouteCreateAnnotationsGroup = "POST /qovery/organization/{organizationId}/annotationsGroups"
 )
 
 // Calls returns how many calls the world's APIs got on one route.
@@ -49,28 +41,6 @@ func (e *Env) DevicesNamed(hostname string) []tailnetapi.Device {
 		}
 	}
 	return out
-}
-
-// ContainerID returns the ID of a seeded container ("metrics") of a
-// region.
-func (e *Env) ContainerID(t testing.TB, region, name string) string {
-	t.Helper()
-	id, ok := e.Seed().Regions[region].Containers[name]
-	if !ok {
-		t.Fatalf("no seeded container %q in %s", name, region)
-	}
-	return id
-}
-
-// ContainerExposureConfig is a qtail_exposed_service of a container.
-func ContainerExposureConfig(containerID, hostname, extra string) string {
-	return fmt.Sprintf(`
-resource "qtail_exposed_service" "billing" {
-  container_id = %q
-  hostname     = %q
-  %s
-}
-`, containerID, hostname, extra)
 }
 
 // MutatingRoutes lists the routes of calls (as Faults.Calls counts them)

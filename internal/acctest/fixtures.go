@@ -155,7 +155,7 @@ func AnsweredAsDeleted(err error, status int) error {
 
 // DeployManifestService creates a Helm service of the seeded Region
 // environment whose raw values file is values (CreateManifestService),
-// deploys it and waits for the deployment, as a person does for objects
+// deploys it and waits for that deployment, as a person does for objects
 // that qtail does not manage (a ProxyClass, say). It returns the service's
 // ID.
 func (e *Env) DeployManifestService(t testing.TB, name, values string) string {
@@ -167,11 +167,12 @@ func (e *Env) DeployManifestService(t testing.TB, name, values string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := q.DeployHelm(ctx, id, nil); err != nil {
+	trigger, err := q.DeployHelm(ctx, id, nil)
+	if err != nil {
 		t.Fatalf("deploying the Helm service %s: %v", name, err)
 	}
 	get := func(ctx context.Context) (*qovery.Status, error) { return q.GetHelmStatus(ctx, id) }
-	if _, err := qovery.WaitForDeployment(ctx, get, qovery.WaitOptions{PollInterval: 5 * time.Millisecond, Since: before}); err != nil {
+	if _, err := qovery.WaitForDeployment(ctx, get, qovery.WaitOptions{PollInterval: 5 * time.Millisecond, Since: before, Trigger: trigger}); err != nil {
 		t.Fatalf("deployment of the Helm service %s: %v", name, err)
 	}
 	return id

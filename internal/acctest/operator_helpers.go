@@ -11,13 +11,6 @@ import (
 	"github.com/qtail/terraform-provider-qtail/internal/tailnet"
 )
 
-// Routes of the fakes that operator tests count.
-const (
-	RouteCreateHelm = "POST /qovery/environment/{environmentId}/helm"
-	RouteDeployHelm = "POST /qovery/helm/{helmId}/deploy"
-	RouteCreateKey  = "POST /tailscale/api/v2/tailnet/{tailnet}/keys"
-)
-
 // OperatorTagOwners are the tagOwners entries the recipe asks for.
 var OperatorTagOwners = map[string][]string{
 	"tag:k8s-operator": {},
@@ -99,16 +92,6 @@ func (e *Env) HelmOwnVariables(serviceID string) map[string]qoveryapi.Variable {
 // of a Helm service, "" when there is none.
 func (e *Env) OperatorSecret(helmID string) string {
 	return e.HelmOwnVariables(helmID)[manifest.OAuthClientSecretVariable].Value
-}
-
-// OAuthClient reads an OAuth client's metadata through the keys API.
-func (e *Env) OAuthClient(t testing.TB, id string) *tailnet.Key {
-	t.Helper()
-	k, err := e.TailnetClient(t).GetKey(Background(t), id)
-	if err != nil {
-		t.Fatalf("reading the OAuth client %s: %v", id, err)
-	}
-	return k
 }
 
 // DeployCount returns how many deployments or deletions a service had.

@@ -26,6 +26,8 @@ func TestViolations(t *testing.T) {
 		{ImportPath: m("internal/service/operator"), Imports: []string{m("internal/cluster"), "github.com/hashicorp/terraform-plugin-framework/resource"}},
 		{ImportPath: m("internal/acctest"), Imports: []string{m("internal/fake/sandbox")}, Deps: []string{m("internal/fake/sandbox")}},
 		{ImportPath: m("tools/sandbox"), Deps: []string{m("internal/fake/sandbox")}},
+		{ImportPath: m("internal/review"), Imports: []string{m("internal/policy"), m("internal/fragment"), "github.com/hashicorp/terraform-json"},
+			Deps: []string{m("internal/policy"), m("internal/fragment"), m("internal/policyfile"), m("internal/retry"), m("internal/tailnet"), "github.com/hashicorp/terraform-json"}},
 	}
 	if v := Violations(module, clean); len(v) != 0 {
 		t.Fatalf("violations in a clean tree: %q", v)
@@ -66,6 +68,15 @@ func TestViolations(t *testing.T) {
 		{"a family on another family", Package{ImportPath: m("internal/service/manifestservice"),
 			Imports: []string{m("internal/service/operator")}},
 			"internal/service/manifestservice imports " + module + "/internal/service/operator: a resource family imports no other family"},
+		{"the plan review on the Terraform plugin framework", Package{ImportPath: m("internal/review"),
+			Deps: []string{m("internal/policy"), "github.com/hashicorp/terraform-plugin-framework/diag"}},
+			"internal/review depends on github.com/hashicorp/terraform-plugin-framework/diag: the plan review reads plans through terraform-json"},
+		{"the plan review on a resource family", Package{ImportPath: m("internal/review"),
+			Imports: []string{m("internal/service/policyfragment")}, Deps: []string{m("internal/service/policyfragment"), m("internal/policy")}},
+			"internal/review depends on " + module + "/internal/service/policyfragment: the plan review builds on the lower packages and internal/fragment alone"},
+		{"the plan review on a package the families share", Package{ImportPath: m("internal/review/sub"),
+			Deps: []string{m("internal/review"), m("internal/planned")}},
+			"internal/review/sub depends on " + module + "/internal/planned: the plan review builds on the lower packages and internal/fragment alone"},
 	} {
 		v := Violations(module, append(slices.Clone(clean), tc.pkg))
 		if len(v) != 1 || !strings.Contains(v[0], tc.want) {

@@ -11,7 +11,12 @@
 //   - the provider links no test double: no production package depends on
 //     internal/fake/... or internal/acctest;
 //   - a resource family (internal/service/NAME) imports no other family:
-//     what two families share lives in conn, planned, cluster or tfx.
+//     what two families share lives in conn, planned, cluster or tfx;
+//   - the plan review (internal/review, the binary's review command, which
+//     reads saved plans through terraform-json) stands on the lower
+//     packages and the plain descriptions alone: it depends on no
+//     terraform-plugin-* module and on no other qtail package (no family,
+//     no provider, conn, cluster, planned or tfx).
 //
 // The rules are a function over the output of go list, tested on
 // synthetic violations and run on the repository.
@@ -43,6 +48,13 @@ var leafPackages = []string{"internal/policyfile", "internal/batch"}
 // plainPackages describe Terraform resources in plain Go, without the
 // plugin modules, relative to the module.
 var plainPackages = []string{"internal/fragment"}
+
+// planReviewers are the production packages that read saved plans beside
+// the provider, on the lower packages and the plain descriptions alone.
+var planReviewers = []string{"internal/review"}
+
+// reviewBase are the packages the plan review may build on.
+var reviewBase = append(slices.Clone(lowerPackages), plainPackages...)
 
 // testOnly are the trees that only tests and the sandbox tools may use.
 var testOnly = []string{"internal/fake", "internal/acctest"}
@@ -100,6 +112,21 @@ func Violations(module string, pkgs []Package) []string {
 					if under(d, dir) {
 						out = append(out, fmt.Sprintf("%s depends on %s: production code links no test double", p.ImportPath, d))
 					}
+				}
+			}
+		}
+		for _, reviewer := range planReviewers {
+			if !under(p.ImportPath, reviewer) {
+				continue
+			}
+			for _, d := range p.Deps {
+				ours := d == module || strings.HasPrefix(d, module+"/")
+				switch {
+				case strings.HasPrefix(d, terraformModules):
+					out = append(out, fmt.Sprintf("%s depends on %s: the plan review reads plans through terraform-json "+
+						"and knows no Terraform plugin", p.ImportPath, d))
+				case ours && !under(d, reviewer) && !slices.ContainsFunc(reviewBase, func(dir string) bool { return under(d, dir) }):
+					out = append(out, fmt.Sprintf("%s depends on %s: the plan review builds on the lower packages and internal/fragment alone", p.ImportPath, d))
 				}
 			}
 		}

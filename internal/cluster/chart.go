@@ -167,7 +167,9 @@ func CheckChartPublished(ctx context.Context, q *qovery.Client, c ChartCheck, di
 			names = append(names, ch.ChartName)
 		}
 		at, fix := c.RepoAt, "Point the repository ID at a repository that serves the chart, "+c.servedBy()+"."
-		if !c.ChartAt.Equal(path.Empty()) {
+		// A ChartAt left unset is path.Path{}, which is not equal to
+		// path.Empty(): ask whether it names an attribute.
+		if len(c.ChartAt.Steps()) > 0 {
 			at, fix = c.ChartAt, "Name one of them in chart_name, or point the repository ID at a repository that serves the chart, "+c.servedBy()+"."
 		}
 		diags.AddAttributeError(at, "Chart Not in the Repository",

@@ -17,10 +17,16 @@ import (
 // Terraform operation.
 var ErrTimedOut = errors.New("timed out")
 
-// DeployHelm deploys the Helm service and waits for the outcome. An action
-// already running (a deployment started in the console, say) is waited for
-// first. A failed deployment is a *qovery.DeploymentError with the reason;
-// a wait cut by the deadline wraps ErrTimedOut.
+// DeployHelm deploys the Helm service and waits for the outcome of its
+// own deployment request. While another action runs (a deployment started
+// in the console, say), the API queues the request behind it: the wait
+// follows the request id of the trigger's answer, so that neither the
+// previous action's final state, which the status still shows for a few
+// seconds after the trigger, nor the end of the action it waited for is
+// taken for its outcome. An API that refuses the request with 409 instead
+// has the running action waited for, whatever its outcome, and the
+// request made again. A failed deployment is a *qovery.DeploymentError
+// with the reason; a wait cut by the deadline wraps ErrTimedOut.
 func DeployHelm(ctx context.Context, q *qovery.Client, helmID string, poll time.Duration) error {
 	get := func(ctx context.Context) (*qovery.Status, error) { return q.GetHelmStatus(ctx, helmID) }
 	const attempts = 4
@@ -29,22 +35,26 @@ func DeployHelm(ctx context.Context, q *qovery.Client, helmID string, poll time.
 		if err != nil {
 			return deadline(ctx, fmt.Errorf("reading the deployment status: %w", err), "")
 		}
-		if !qovery.IsFinalState(before.State) && attempt < attempts {
-			// Another action runs: wait for it, whatever its outcome.
-			if _, err := qovery.WaitForDeployment(ctx, get, qovery.WaitOptions{PollInterval: poll}); err != nil && ctx.Err() != nil {
+		trigger, err := q.DeployHelm(ctx, helmID, nil)
+		if qovery.IsConflict(err) && attempt < attempts {
+			// Another action runs and the API does not queue: wait for
+			// it, whatever its outcome, then ask again. A final state
+			// read before is stale (the action started since, or the
+			// status lags behind it): the wait sees through it.
+			running := qovery.WaitOptions{PollInterval: poll}
+			if qovery.IsFinalState(before.State) {
+				running.Since = before
+			}
+			if _, err := qovery.WaitForDeployment(ctx, get, running); err != nil && ctx.Err() != nil {
 				return deadline(ctx, err, before.State)
 			}
-			continue
-		}
-		_, err = q.DeployHelm(ctx, helmID, nil)
-		if qovery.IsConflict(err) && attempt < attempts {
 			continue
 		}
 		if err != nil {
 			return deadline(ctx, fmt.Errorf("starting the deployment: %w", err), before.State)
 		}
 		wait := tfx.StartWait(ctx, "the deployment of the Helm service "+helmID)
-		last, err := qovery.WaitForDeployment(ctx, get, qovery.WaitOptions{PollInterval: poll, Since: before,
+		last, err := qovery.WaitForDeployment(ctx, get, qovery.WaitOptions{PollInterval: poll, Since: before, Trigger: trigger,
 			Progress: func(state string) { wait.Progress(ctx, "deployment state "+state) }})
 		if err != nil {
 			state := ""

@@ -152,7 +152,8 @@ func (c *Clients) ConfigureQovery(token, apiURL Setting) {
 		c.qoveryErr = fmt.Sprintf("no Qovery API token: set the %q provider attribute or the %s environment variable", token.Attr, token.Env)
 		return
 	}
-	q, err := qovery.New(qovery.Config{BaseURL: apiURL.Value, Token: token.Value, UserAgent: c.UserAgent(), HTTPClient: c.httpClient()})
+	q, err := qovery.New(qovery.Config{BaseURL: apiURL.Value, Token: token.Value, UserAgent: c.UserAgent(), HTTPClient: c.httpClient(),
+		NotFoundDelay: min(c.pollInterval, qovery.DefaultNotFoundDelay)})
 	if err != nil {
 		c.qoveryErr = err.Error()
 		return

@@ -1,6 +1,7 @@
 package docscheck
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -16,7 +17,9 @@ var earlyExitReader = regexp.MustCompile(`\|\s*(grep(\s+-[A-Za-z]*[qml][A-Za-z]*
 
 // TestScripts_noEarlyExitReaderInPipelines keeps the scripts that CI and
 // the demos run free of that trap: their output is captured whole, then
-// matched (a here-string, or grep -m on a file).
+// matched (a here-string, or grep -m on a file). The CI examples count:
+// GitHub runs each run: step with bash -eo pipefail, and qtail-ci.sh sets
+// pipefail; every line of their YAML and scripts is scanned.
 func TestScripts_noEarlyExitReaderInPipelines(t *testing.T) {
 	dir := root(t)
 	files := []string{filepath.Join(dir, ".ci", "run"), filepath.Join(dir, "GNUmakefile")}
@@ -28,6 +31,24 @@ func TestScripts_noEarlyExitReaderInPipelines(t *testing.T) {
 		t.Fatal("no scripts/*.sh found")
 	}
 	files = append(files, scripts...)
+	ci := 0
+	err = filepath.WalkDir(filepath.Join(dir, "examples", "ci"), func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		switch filepath.Ext(p) {
+		case ".sh", ".yml", ".yaml":
+			files = append(files, p)
+			ci++
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ci < 5 {
+		t.Fatalf("found %d scripts and workflows under examples/ci, want at least 5", ci)
+	}
 	for _, path := range files {
 		b, err := os.ReadFile(path)
 		if err != nil {

@@ -107,9 +107,9 @@ func newWorld(t testing.TB, policy string) *world {
 	return &world{World: w, url: srv.URL}
 }
 
-// workspace is a copy of examples/modules and examples/multi-region, with
-// the layout that their relative module sources expect, and the Terraform
-// settings of one test.
+// workspace is a copy of examples/modules, examples/multi-region,
+// examples/quickstart and examples/homelab, with the layout that their
+// relative module sources expect, and the Terraform settings of one test.
 type workspace struct {
 	t        testing.TB
 	examples string
@@ -126,7 +126,7 @@ func newWorkspace(t testing.TB, w *world) *workspace {
 	t.Helper()
 	tmp := t.TempDir()
 	examples := filepath.Join(tmp, "examples")
-	for _, dir := range []string{"modules", "multi-region"} {
+	for _, dir := range []string{"modules", "multi-region", "quickstart", "homelab"} {
 		if err := os.CopyFS(filepath.Join(examples, dir), os.DirFS(filepath.Join(repoRoot(t), "examples", dir))); err != nil {
 			t.Fatalf("copying examples/%s: %v", dir, err)
 		}

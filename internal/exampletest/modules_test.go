@@ -121,6 +121,7 @@ func TestModules_regionForEachOverTwoRegions(t *testing.T) {
 	ws := newWorkspace(t, w)
 	r := ws.root("modules/region/tests/two-regions")
 	r.get()
+	before := deviceIDs(w)
 	r.apply()
 	var regions map[string]struct {
 		Operator struct {
@@ -143,4 +144,5 @@ func TestModules_regionForEachOverTwoRegions(t *testing.T) {
 	if owned := fragmentKeys(currentPolicy(t, w)); len(owned) != 0 {
 		t.Errorf("after destroy the policy file still holds qtail's fragments %v", owned)
 	}
+	checkTornDown(t, w, before)
 }

@@ -20,7 +20,11 @@
 //   - the ProxyGroups that qtail_proxy_group resources declare, with their
 //     type, and the cluster of each environment read so far;
 //   - the manifest services (connector, ProxyGroup, egress Service) that
-//     Read refreshed, with their devices.
+//     Read refreshed, with their devices;
+//   - during an apply, the Deletes in progress of the objects that need an
+//     operator (exposures, connectors, ProxyGroups, egress Services), so
+//     that an operator's Delete waits for those that Terraform destroys
+//     in parallel with it.
 //
 // The fragment changes of the tailnet policy file planned so far are kept
 // by the policy.Planner of the same provider instance (conn.Clients).

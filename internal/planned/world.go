@@ -39,6 +39,9 @@ type World struct {
 	// refreshed maps the Helm service of a refreshed manifest service to
 	// the IDs of its devices.
 	refreshed map[string][]string
+	// deleting counts, by the Qovery object that holds it, the Deletes in
+	// progress of the objects that need an operator.
+	deleting map[string]int
 }
 
 type proxyGroupRef struct {
@@ -62,6 +65,7 @@ func New() *World {
 		proxyGroups:      map[proxyGroupRef]string{},
 		clusters:         map[string]string{},
 		refreshed:        map[string][]string{},
+		deleting:         map[string]int{},
 	}
 }
 
@@ -248,4 +252,47 @@ func (w *World) Refreshed(helmID string) (deviceIDs []string, seen bool) {
 	defer w.mu.Unlock()
 	ids, ok := w.refreshed[helmID]
 	return slices.Clone(ids), ok
+}
+
+// StartDelete records, during an apply, that the Delete of the object
+// held by the Qovery object id (the annotations group of an exposure, the
+// Helm service of a connector, ProxyGroup or egress Service) has started;
+// calling done records its end. The Delete of an operator waits for the
+// objects of its cluster that are being deleted (Terraform deletes in
+// parallel what the configuration does not order) and refuses those that
+// are not.
+func (w *World) StartDelete(id string) (done func()) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.deleting[id]++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			if w.deleting[id]--; w.deleting[id] <= 0 {
+				delete(w.deleting, id)
+			}
+		})
+	}
+}
+
+// Deleting reports whether a Delete of the object held by id is in
+// progress.
+func (w *World) Deleting(id string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.deleting[id] > 0
+}
+
+// DeletesInProgress returns how many Deletes of objects that need an
+// operator are in progress.
+func (w *World) DeletesInProgress() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := 0
+	for _, c := range w.deleting {
+		n += c
+	}
+	return n
 }

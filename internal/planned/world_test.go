@@ -110,3 +110,24 @@ func TestRefreshed(t *testing.T) {
 		t.Errorf("a service without devices: %v, %v", got, seen)
 	}
 }
+
+func TestDeletesInProgress(t *testing.T) {
+	w := New()
+	if w.Deleting("g1") || w.DeletesInProgress() != 0 {
+		t.Fatal("an empty world has deletes in progress")
+	}
+	done1 := w.StartDelete("g1")
+	done2 := w.StartDelete("h1")
+	if !w.Deleting("g1") || !w.Deleting("h1") || w.DeletesInProgress() != 2 {
+		t.Fatal("the started deletes are not in progress")
+	}
+	done1()
+	done1()
+	if w.Deleting("g1") || !w.Deleting("h1") || w.DeletesInProgress() != 1 {
+		t.Fatal("a finished delete is still in progress, or finishing twice counted twice")
+	}
+	done2()
+	if w.DeletesInProgress() != 0 {
+		t.Fatal("deletes left in progress")
+	}
+}

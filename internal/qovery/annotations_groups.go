@@ -133,8 +133,9 @@ func sameAnnotations(g *AnnotationsGroup, req *AnnotationsGroupRequest) bool {
 // API answers 403 for it (see IsNotFound).
 func (c *Client) GetAnnotationsGroup(ctx context.Context, orgID, id string) (*AnnotationsGroup, error) {
 	var out AnnotationsGroup
-	if err := c.do(ctx, http.MethodGet, pathf("/organization/%s/annotationsGroups/%s", orgID, id), nil, &out); err != nil {
-		return nil, c.annotationsGroupGone(ctx, err, orgID, id)
+	gone := func(ctx context.Context, err error) error { return c.annotationsGroupGone(ctx, err, orgID, id) }
+	if err := c.getObject(ctx, pathf("/organization/%s/annotationsGroups/%s", orgID, id), &out, gone); err != nil {
+		return nil, err
 	}
 	return &out, nil
 }

@@ -86,11 +86,12 @@ func (c *Client) ListApplications(ctx context.Context, envID string) ([]Applicat
 //
 // The API has no attach endpoint and its edit replaces collections: a port
 // or a storage entry left out of the body is deleted. So this reads the
-// application and sends back what it read, as the console does, with the
-// members whose request shape differs from the answer's rebuilt:
-// git_repository as provider, url, branch, root_path and git_token_id,
-// autoscaling without the answer's ids and dates, and labels_groups as
-// [{"id": ...}]. annotations_groups is always sent explicitly as
+// application and sends its ApplicationEditRequest built from what it
+// read: every member the request defines, with those whose request shape
+// differs from the answer's rebuilt (git_repository as provider, url,
+// branch, root_path and git_token_id, autoscaling without the answer's
+// ids and dates, labels_groups as [{"id": ...}]), and none of the answer's
+// read-only members. annotations_groups is always sent explicitly as
 // [{"id": ...}], [] included, because the API does not say what an absent
 // member means.
 func (c *Client) SetApplicationAnnotationsGroups(ctx context.Context, appID string, groupIDs []string) (*Application, error) {
@@ -98,10 +99,15 @@ func (c *Client) SetApplicationAnnotationsGroups(ctx context.Context, appID stri
 	if err != nil {
 		return nil, err
 	}
-	return putGroups[Application](ctx, c, pathf("/application/%s", appID), app.Raw, groupIDs, func(body *serviceBody) error {
-		if app.GitRepository == nil {
-			return nil
-		}
-		return body.set("git_repository", app.GitRepository.requestFields(true))
-	})
+	path := pathf("/application/%s", appID)
+	var req applicationEdit
+	if err := readEdit(path, app.Raw, &req, &req.workloadEdit, groupIDs); err != nil {
+		return nil, err
+	}
+	req.GitRepository = nil
+	if app.GitRepository != nil {
+		g := app.GitRepository.requestFields(true)
+		req.GitRepository = &g
+	}
+	return putEdit[Application](ctx, c, path, &req)
 }

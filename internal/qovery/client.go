@@ -47,14 +47,29 @@ type Config struct {
 	// transport already; when nil a client with retry.Default() over
 	// http.DefaultTransport is used.
 	HTTPClient *http.Client
+	// NotFoundDelay is how long the client waits before it reads again an
+	// object answered 404 (see NotFoundRereads), DefaultNotFoundDelay when
+	// zero.
+	NotFoundDelay time.Duration
 }
+
+// NotFoundRereads is how many times a read of an object that answered 404
+// is made again before the 404 is believed: one 404, such as the API may
+// give right after a create or under load, is no proof that the object is
+// gone.
+const NotFoundRereads = 2
+
+// DefaultNotFoundDelay is the time between the reads of an object that
+// answered 404.
+const DefaultNotFoundDelay = time.Second
 
 // Client calls the Qovery API. It is safe for concurrent use.
 type Client struct {
-	base      *url.URL
-	token     string
-	userAgent string
-	http      *http.Client
+	base          *url.URL
+	token         string
+	userAgent     string
+	http          *http.Client
+	notFoundDelay time.Duration
 }
 
 // New returns a client for cfg.
@@ -86,7 +101,11 @@ func New(cfg Config) (*Client, error) {
 	if ua == "" {
 		ua = DefaultUserAgent
 	}
-	return &Client{base: base, token: cfg.Token, userAgent: ua, http: hc}, nil
+	delay := cfg.NotFoundDelay
+	if delay <= 0 {
+		delay = DefaultNotFoundDelay
+	}
+	return &Client{base: base, token: cfg.Token, userAgent: ua, http: hc, notFoundDelay: delay}, nil
 }
 
 // BaseURL returns the API root the client calls.

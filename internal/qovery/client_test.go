@@ -89,6 +89,8 @@ func newFixture(t *testing.T, opts qoveryapi.Options) *fixture {
 		Token:      token,
 		UserAgent:  "qtail-test/1.0",
 		HTTPClient: &http.Client{Transport: policy.Transport(nil)},
+		// A 404 is read again this soon.
+		NotFoundDelay: time.Millisecond,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -48,19 +48,21 @@ func (c *Client) ListContainers(ctx context.Context, envID string) ([]Container,
 
 // SetContainerAnnotationsGroups attaches exactly the annotations groups
 // groupIDs to a container (none detaches them all) and returns the
-// container as edited. It works as SetApplicationAnnotationsGroups; the
-// edit also needs the image's registry_id, which answers may give only as
-// registry.id.
+// container as edited. It works as SetApplicationAnnotationsGroups with a
+// ContainerRequest, which also needs the image's registry_id: answers may
+// give it only as registry.id.
 func (c *Client) SetContainerAnnotationsGroups(ctx context.Context, containerID string, groupIDs []string) (*Container, error) {
 	ctr, err := c.GetContainer(ctx, containerID)
 	if err != nil {
 		return nil, err
 	}
-	return putGroups[Container](ctx, c, pathf("/container/%s", containerID), ctr.Raw, groupIDs, func(body *serviceBody) error {
-		registry := ctr.RegistryID
-		if registry == "" {
-			registry = ctr.Registry.ID
-		}
-		return body.set("registry_id", registry)
-	})
+	path := pathf("/container/%s", containerID)
+	var req containerEdit
+	if err := readEdit(path, ctr.Raw, &req, &req.workloadEdit, groupIDs); err != nil {
+		return nil, err
+	}
+	if req.RegistryID == "" {
+		req.RegistryID = ctr.Registry.ID
+	}
+	return putEdit[Container](ctx, c, path, &req)
 }

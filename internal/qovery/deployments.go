@@ -21,6 +21,10 @@ const (
 	StateDeleted          = "DELETED"
 	StateDeleteError      = "DELETE_ERROR"
 	StateCanceled         = "CANCELED"
+	// StateRecap is in the API's StateEnum without a documented meaning.
+	// The official provider takes it for an unexpected state, neither
+	// success nor failure; so does WaitForDeployment (see RecapReads).
+	StateRecap = "RECAP"
 )
 
 // Service deployment statuses: whether the running version matches the
@@ -157,10 +161,12 @@ func (c *Client) RedeployHelm(ctx context.Context, id string) (*Status, error) {
 	return c.action(ctx, pathf("/helm/%s/redeploy", id), nil)
 }
 
-// status reads the deployment status of the service at path.
+// status reads the deployment status of the service at path. A 404 is
+// read again before it is believed, as for the service itself (see
+// getObject).
 func (c *Client) status(ctx context.Context, path string) (*Status, error) {
 	var out Status
-	if err := c.do(ctx, http.MethodGet, path, nil, &out); err != nil {
+	if err := c.getObject(ctx, path, &out, func(_ context.Context, err error) error { return err }); err != nil {
 		return nil, err
 	}
 	return &out, nil
@@ -222,7 +228,9 @@ func ConsoleDeploymentURL(orgID, projectID, envID, serviceID, executionID string
 }
 
 // IsFinalState reports whether a state ends an action: anything but a
-// queued or running state (*_QUEUED, QUEUED, *ING, WAITING_*).
+// queued or running state (*_QUEUED, QUEUED, *ING, WAITING_*). RECAP is
+// final here, but WaitForDeployment does not take it for an outcome (see
+// RecapReads).
 func IsFinalState(state string) bool {
 	switch {
 	case state == "":
@@ -263,8 +271,19 @@ type WaitOptions struct {
 	//
 	// When an action runs at the trigger and the new one is queued behind
 	// it (the API may answer 202 rather than 409), the running action's end
-	// is told from the queued one's only if Since was read while it ran.
+	// is told from the queued one's only if Since was read while it ran,
+	// or Trigger tells.
 	Since *Status
+	// Trigger is the answer of the request that triggered the action (202
+	// and a status: the action's own, queued or started). When it carries
+	// a deployment_request_id other than Since's, only a status with that
+	// id is the action's (a status without an id falls back to the rules
+	// of Since), so neither the previous action's final state nor the end
+	// of an action it was queued behind is taken for its outcome. Without
+	// a usable id, its last_deployment_date, when it is later than
+	// Since's and the status has one, tells: a status of an earlier date
+	// is not the action's.
+	Trigger *Status
 	// MaxStale bounds how long a final state that looks like Since's is
 	// treated as the previous outcome, DefaultMaxStale when zero.
 	MaxStale time.Duration
@@ -281,11 +300,16 @@ func (o WaitOptions) interval() time.Duration {
 }
 
 // tracker tells the statuses of the triggered action from stale ones, over
-// the reads of one wait (see WaitOptions.Since).
+// the reads of one wait (see WaitOptions.Since and WaitOptions.Trigger).
 type tracker struct {
 	since *Status
-	start time.Time
-	max   time.Duration
+	// request is the triggered action's deployment_request_id, "" when
+	// the trigger's answer does not tell it from Since's.
+	request string
+	// requested is the trigger's last_deployment_date, nil when unknown.
+	requested *time.Time
+	start     time.Time
+	max       time.Duration
 	// running is set once a running state was read after a final Since.
 	running bool
 }
@@ -295,12 +319,29 @@ func (o WaitOptions) tracker() *tracker {
 	if t.max <= 0 {
 		t.max = DefaultMaxStale
 	}
+	if tr := o.Trigger; tr != nil {
+		if id := tr.DeploymentRequestID; id != nil && *id != "" &&
+			(o.Since == nil || o.Since.DeploymentRequestID == nil || *o.Since.DeploymentRequestID != *id) {
+			t.request = *id
+		}
+		// A date no later than Since's tells nothing (the answer may be
+		// the status as it was).
+		if d := tr.LastDeploymentDate; d != nil && (o.Since == nil || o.Since.LastDeploymentDate == nil || d.After(*o.Since.LastDeploymentDate)) {
+			t.requested = d
+		}
+	}
 	return t
 }
 
 // fresh reports whether s, a status read during the wait, describes the
 // triggered action.
 func (t *tracker) fresh(s *Status) bool {
+	if t.request != "" && s.DeploymentRequestID != nil {
+		return *s.DeploymentRequestID == t.request
+	}
+	if t.requested != nil && s.LastDeploymentDate != nil {
+		return !s.LastDeploymentDate.Before(*t.requested)
+	}
 	prev := t.since
 	if prev == nil {
 		return true
@@ -342,6 +383,9 @@ type DeploymentError struct {
 
 func (e *DeploymentError) Error() string {
 	msg := fmt.Sprintf("qovery: service %s ended in %s", e.ServiceID, e.State)
+	if e.State == StateRecap {
+		msg += ", a state the API does not document as a success or a failure"
+	}
 	var about []string
 	if e.FailedStep != "" {
 		about = append(about, "failed step "+e.FailedStep)
@@ -376,14 +420,26 @@ func newDeploymentError(s *Status) *DeploymentError {
 	return e
 }
 
+// RecapReads is how many reads in a row of the triggered action in the
+// RECAP state end a wait as a failure. RECAP has no documented meaning:
+// the official provider treats it as unexpected (its environment wait
+// fails on it, and its service wait re-checks a final state other than
+// the one it waits for a few times before failing). qtail does the same
+// rather than take it for a success: it reads RECAP as not final yet, in
+// case it is a passing state, and fails if it stays.
+const RecapReads = 5
+
 // WaitForDeployment reads the status with get until the triggered action
-// reaches a final state (see IsFinalState and WaitOptions.Since) and
-// returns that status. A final *_ERROR or CANCELED state is returned along
-// with a *DeploymentError; other final states (DEPLOYED, STOPPED, ...) are
-// returned with no error. The wait ends with the context.
+// reaches a final state (see IsFinalState, WaitOptions.Since and
+// WaitOptions.Trigger) and returns that status. A final *_ERROR or
+// CANCELED state is returned along with a *DeploymentError, and so is a
+// RECAP state read RecapReads times in a row; other final states
+// (DEPLOYED, STOPPED, ...) are returned with no error. The wait ends with
+// the context.
 func WaitForDeployment(ctx context.Context, get func(context.Context) (*Status, error), opts WaitOptions) (*Status, error) {
 	t := opts.tracker()
 	var last *Status
+	recaps := 0
 	for {
 		s, err := get(ctx)
 		if err != nil {
@@ -393,7 +449,15 @@ func WaitForDeployment(ctx context.Context, get func(context.Context) (*Status, 
 			return last, errors.New("qovery: the status read returned nothing")
 		}
 		last = s
-		if t.fresh(s) && IsFinalState(s.State) {
+		fresh := t.fresh(s)
+		if fresh && s.State == StateRecap {
+			if recaps++; recaps >= RecapReads {
+				return s, newDeploymentError(s)
+			}
+		} else {
+			recaps = 0
+		}
+		if fresh && IsFinalState(s.State) && s.State != StateRecap {
 			if strings.HasSuffix(s.State, "_ERROR") || s.State == StateCanceled {
 				return s, newDeploymentError(s)
 			}

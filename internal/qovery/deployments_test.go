@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/qtail/terraform-provider-qtail/internal/fake/qoveryapi"
@@ -99,10 +100,13 @@ func (f *fixture) operator() *qovery.Helm {
 	return h
 }
 
+// TestDeployHelmAndWait follows a deployment state by state against the
+// 409 of the API reference (ConflictWhileBusy) without lag; the default
+// queue and lag are TestDeployQueuedBehindARunningAction's.
 func TestDeployHelmAndWait(t *testing.T) {
 	dep := &failing{}
 	// A server that gives a reason with a failed status.
-	f := newFixture(t, qoveryapi.Options{Deployer: dep, StatusMessages: true})
+	f := newFixture(t, qoveryapi.Options{Deployer: dep, StatusMessages: true, ConflictWhileBusy: true, StatusLag: qoveryapi.NoStatusLag})
 	c := ctx(t)
 	h := f.operator()
 	status := func(ctx context.Context) (*qovery.Status, error) { return f.c.GetHelmStatus(ctx, h.ID) }
@@ -210,9 +214,11 @@ func TestWaitIgnoresTheStaleFinalState(t *testing.T) {
 	}
 }
 
+// TestDeployApplication checks the 409 of the API reference while a
+// deployment runs (ConflictWhileBusy).
 func TestDeployApplication(t *testing.T) {
 	dep := &failing{}
-	f := newFixture(t, qoveryapi.Options{Deployer: dep})
+	f := newFixture(t, qoveryapi.Options{Deployer: dep, ConflictWhileBusy: true})
 	c := ctx(t)
 	app, err := f.c.GetApplication(c, f.app)
 	if err != nil {
@@ -247,9 +253,10 @@ func TestDeployApplication(t *testing.T) {
 	}
 }
 
+// TestWaitForDeletion reads the state right after the deletion: no lag.
 func TestWaitForDeletion(t *testing.T) {
 	dep := &failing{}
-	f := newFixture(t, qoveryapi.Options{Deployer: dep, StatusMessages: true})
+	f := newFixture(t, qoveryapi.Options{Deployer: dep, StatusMessages: true, StatusLag: qoveryapi.NoStatusLag})
 	c := ctx(t)
 	h := f.operator()
 	if err := f.c.DeleteHelm(c, h.ID); err != nil {
@@ -338,47 +345,49 @@ func mkStatus(state, request string, date *time.Time, msg string) *qovery.Status
 }
 
 func TestWaitForDeploymentSequences(t *testing.T) {
-	c := ctx(t)
-	t0 := time.Date(2026, 8, 20, 10, 0, 0, 0, time.UTC)
-	t1 := t0.Add(time.Minute)
-	old := mkStatus("DEPLOYED", "req-1", &t0, "")
+	synctest.Test(t, func(t *testing.T) {
+		c := ctx(t)
+		t0 := time.Date(2026, 8, 20, 10, 0, 0, 0, time.UTC)
+		t1 := t0.Add(time.Minute)
+		old := mkStatus("DEPLOYED", "req-1", &t0, "")
 
-	get, calls := script(old, old, mkStatus("DEPLOYMENT_QUEUED", "req-2", &t1, ""), mkStatus("DEPLOYING", "req-2", &t1, ""),
-		mkStatus("DEPLOYMENT_ERROR", "req-2", &t1, "chart not found"))
-	st, err := qovery.WaitForDeployment(c, get, qovery.WaitOptions{PollInterval: time.Millisecond, Since: old})
-	var de *qovery.DeploymentError
-	if !errors.As(err, &de) || de.Reason != "chart not found" || de.DeploymentRequestID != "req-2" || st.State != "DEPLOYMENT_ERROR" || calls() != 5 {
-		t.Errorf("error path: %v after %d reads", err, calls())
-	}
+		get, calls := script(old, old, mkStatus("DEPLOYMENT_QUEUED", "req-2", &t1, ""), mkStatus("DEPLOYING", "req-2", &t1, ""),
+			mkStatus("DEPLOYMENT_ERROR", "req-2", &t1, "chart not found"))
+		st, err := qovery.WaitForDeployment(c, get, qovery.WaitOptions{PollInterval: time.Millisecond, Since: old})
+		var de *qovery.DeploymentError
+		if !errors.As(err, &de) || de.Reason != "chart not found" || de.DeploymentRequestID != "req-2" || st.State != "DEPLOYMENT_ERROR" || calls() != 5 {
+			t.Errorf("error path: %v after %d reads", err, calls())
+		}
 
-	// Without request ids, the date tells the deployments apart.
-	noID := mkStatus("DEPLOYED", "", &t0, "")
-	get, _ = script(noID, mkStatus("DEPLOYED", "", &t1, ""))
-	if st, err := qovery.WaitForDeployment(c, get, qovery.WaitOptions{PollInterval: time.Millisecond, Since: noID}); err != nil || !st.LastDeploymentDate.Equal(t1) {
-		t.Errorf("by date: %+v %v", st, err)
-	}
-	// A never-deployed READY is stale until the first deployment shows up.
-	ready := mkStatus("READY", "", nil, "")
-	get, calls = script(ready, ready, mkStatus("DEPLOYED", "req-1", &t0, ""))
-	if st, err := qovery.WaitForDeployment(c, get, qovery.WaitOptions{PollInterval: time.Millisecond, Since: ready}); err != nil || st.State != "DEPLOYED" || calls() != 3 {
-		t.Errorf("first deployment: %+v %v", st, err)
-	}
-	// CANCELED is a failure.
-	get, _ = script(mkStatus("CANCELED", "req-2", &t1, ""))
-	if _, err := qovery.WaitForDeployment(c, get, qovery.WaitOptions{PollInterval: time.Millisecond, Since: old}); !errors.As(err, &de) || de.State != "CANCELED" {
-		t.Errorf("canceled: %v", err)
-	}
-	// The context ends the wait, and the error says where it stood.
-	short, cancel := context.WithTimeout(c, 20*time.Millisecond)
-	defer cancel()
-	get, _ = script(mkStatus("DEPLOYING", "req-2", &t1, ""))
-	st, err = qovery.WaitForDeployment(short, get, qovery.WaitOptions{PollInterval: time.Millisecond, Since: old})
-	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "DEPLOYING") || st == nil || st.State != "DEPLOYING" {
-		t.Errorf("deadline: %+v %v", st, err)
-	}
-	// A read error is returned as is.
-	boom := errors.New("boom")
-	if _, err := qovery.WaitForDeployment(c, func(context.Context) (*qovery.Status, error) { return nil, boom }, fast); !errors.Is(err, boom) {
-		t.Errorf("read error: %v", err)
-	}
+		// Without request ids, the date tells the deployments apart.
+		noID := mkStatus("DEPLOYED", "", &t0, "")
+		get, _ = script(noID, mkStatus("DEPLOYED", "", &t1, ""))
+		if st, err := qovery.WaitForDeployment(c, get, qovery.WaitOptions{PollInterval: time.Millisecond, Since: noID}); err != nil || !st.LastDeploymentDate.Equal(t1) {
+			t.Errorf("by date: %+v %v", st, err)
+		}
+		// A never-deployed READY is stale until the first deployment shows up.
+		ready := mkStatus("READY", "", nil, "")
+		get, calls = script(ready, ready, mkStatus("DEPLOYED", "req-1", &t0, ""))
+		if st, err := qovery.WaitForDeployment(c, get, qovery.WaitOptions{PollInterval: time.Millisecond, Since: ready}); err != nil || st.State != "DEPLOYED" || calls() != 3 {
+			t.Errorf("first deployment: %+v %v", st, err)
+		}
+		// CANCELED is a failure.
+		get, _ = script(mkStatus("CANCELED", "req-2", &t1, ""))
+		if _, err := qovery.WaitForDeployment(c, get, qovery.WaitOptions{PollInterval: time.Millisecond, Since: old}); !errors.As(err, &de) || de.State != "CANCELED" {
+			t.Errorf("canceled: %v", err)
+		}
+		// The context ends the wait, and the error says where it stood.
+		short, cancel := context.WithTimeout(c, 20*time.Millisecond)
+		defer cancel()
+		get, _ = script(mkStatus("DEPLOYING", "req-2", &t1, ""))
+		st, err = qovery.WaitForDeployment(short, get, qovery.WaitOptions{PollInterval: time.Millisecond, Since: old})
+		if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "DEPLOYING") || st == nil || st.State != "DEPLOYING" {
+			t.Errorf("deadline: %+v %v", st, err)
+		}
+		// A read error is returned as is.
+		boom := errors.New("boom")
+		if _, err := qovery.WaitForDeployment(c, func(context.Context) (*qovery.Status, error) { return nil, boom }, fast); !errors.Is(err, boom) {
+			t.Errorf("read error: %v", err)
+		}
+	})
 }

@@ -184,9 +184,11 @@ func TestWaitForDeletionModes(t *testing.T) {
 	}
 }
 
-// TestSingleNotFoundIsNoProof: a 404 for a service that its environment
-// still lists is a transient answer, never "gone" (Terraform would forget
-// a live operator); without the list, or when the list agrees, a 404 is
+// TestSingleNotFoundIsNoProof: a lone 404, as the API may answer right
+// after a create, is read again: the object is returned and nothing
+// fails. A 404 that lasts for a service that its environment still lists
+// is a transient answer, never "gone" (Terraform would forget a live
+// operator); without the list, or when the list agrees, a lasting 404 is
 // gone.
 func TestSingleNotFoundIsNoProof(t *testing.T) {
 	f := newFixture(t, qoveryapi.Options{})
@@ -194,17 +196,42 @@ func TestSingleNotFoundIsNoProof(t *testing.T) {
 	h := f.operator()
 	in := qovery.InEnvironment(f.env)
 	notFound := json.RawMessage(`{"status":404,"detail":"not found"}`)
-	f.fake.Faults().Add(faults.Rule{Route: "GET /helm/{helmId}", Status: 404, Body: notFound, Count: 1})
+	reads := func() int { return f.fake.Faults().Count("GET /helm/{helmId}") }
+	for _, in := range [][]qovery.Parent{{in}, nil} {
+		f.fake.Faults().Add(faults.Rule{Route: "GET /helm/{helmId}", Status: 404, Body: notFound, Count: 1})
+		n := reads()
+		if got, err := f.c.GetHelm(c, h.ID, in...); err != nil || got.ID != h.ID || reads() != n+2 {
+			t.Errorf("one 404 (parent %v): %+v %v after %d reads", in, got, err, reads()-n)
+		}
+	}
+	f.fake.Faults().Add(faults.Rule{Route: "GET /helm/{helmId}", Status: 404, Body: notFound, Count: qovery.NotFoundRereads + 1})
 	_, err := f.c.GetHelm(c, h.ID, in)
 	if err == nil || qovery.IsNotFound(err) || !strings.Contains(err.Error(), "transient") {
-		t.Fatalf("one 404 for a listed service: %v", err)
+		t.Fatalf("a lasting 404 for a listed service: %v", err)
 	}
 	if got, err := f.c.GetHelm(c, h.ID, in); err != nil || got.ID != h.ID {
 		t.Fatalf("the next read: %+v %v", got, err)
 	}
-	// Without the environment, nothing can contradict the 404.
-	f.fake.Faults().Add(faults.Rule{Route: "GET /helm/{helmId}", Status: 404, Body: notFound, Count: 1})
+	// Without the environment, nothing can contradict a lasting 404.
+	f.fake.Faults().Add(faults.Rule{Route: "GET /helm/{helmId}", Status: 404, Body: notFound, Count: qovery.NotFoundRereads + 1})
 	if _, err := f.c.GetHelm(c, h.ID); !qovery.IsNotFound(err) {
-		t.Errorf("a 404 without the environment: %v", err)
+		t.Errorf("a lasting 404 without the environment: %v", err)
+	}
+}
+
+// TestStatusNotFoundIsReadAgain: a lone 404 for a service's status (read
+// by every refresh of a Helm service) does not fail the read.
+func TestStatusNotFoundIsReadAgain(t *testing.T) {
+	f := newFixture(t, qoveryapi.Options{})
+	c := ctx(t)
+	h := f.operator()
+	f.fake.Faults().Add(faults.Rule{Route: "GET /helm/{helmId}/status", Status: 404, Body: json.RawMessage(`{"status":404,"detail":"not found"}`), Count: 1})
+	if st, err := f.c.GetHelmStatus(c, h.ID); err != nil || st.ID != h.ID {
+		t.Errorf("one 404: %+v %v", st, err)
+	}
+	f.fake.Faults().Add(faults.Rule{Route: "GET /helm/{helmId}/status", Status: 404, Body: json.RawMessage(`{"status":404,"detail":"not found"}`),
+		Count: qovery.NotFoundRereads + 1})
+	if _, err := f.c.GetHelmStatus(c, h.ID); !qovery.IsNotFound(err) {
+		t.Errorf("a lasting 404: %v", err)
 	}
 }

@@ -139,8 +139,9 @@ func helmRepositoryDiff(r *HelmRepository, req *HelmRepositoryRequest) string {
 // API answers 403 for it (see IsNotFound).
 func (c *Client) GetHelmRepository(ctx context.Context, orgID, id string) (*HelmRepository, error) {
 	var out HelmRepository
-	if err := c.do(ctx, http.MethodGet, pathf("/organization/%s/helmRepository/%s", orgID, id), nil, &out); err != nil {
-		return nil, c.helmRepositoryGone(ctx, err, orgID, id)
+	gone := func(ctx context.Context, err error) error { return c.helmRepositoryGone(ctx, err, orgID, id) }
+	if err := c.getObject(ctx, pathf("/organization/%s/helmRepository/%s", orgID, id), &out, gone); err != nil {
+		return nil, err
 	}
 	return &out, nil
 }

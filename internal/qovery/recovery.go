@@ -99,11 +99,11 @@ func doesNotExist(e *APIError) bool {
 // exists. Without a list, a 400 saying the object does not exist is taken
 // at its word (it is no permission answer) and a 403 is returned as is.
 //
-// A 404 is proof enough without a list; with one, the list must agree: a
-// 404 for an object that its parent still lists is a transient answer of
-// a live object (one answer is no proof, and taking it for one would make
-// Terraform forget a live operator and create another), reported as an
-// error that is not a 404.
+// A 404 (which the reads settle only once it lasted, see getObject) is
+// proof enough without a list; with one, the list must agree: a 404 for
+// an object that its parent still lists is a transient answer of a live
+// object (taking it for a deletion would make Terraform forget a live
+// operator and create another), reported as an error that is not a 404.
 func confirmGone(ctx context.Context, err error, kind, id, parent string, ids func(context.Context) ([]string, error)) error {
 	var e *APIError
 	if !errors.As(err, &e) || (e.Status != http.StatusForbidden && e.Status != http.StatusNotFound && !doesNotExist(e)) {
@@ -140,6 +140,24 @@ func confirmGone(ctx context.Context, err error, kind, id, parent string, ids fu
 				"Check the token's role in the Qovery organization", e.Detail, kind, id, parent, parent)}
 	}
 	return err
+}
+
+// getObject reads the object at path into out. An answer of 404 is read
+// again up to NotFoundRereads times, Config.NotFoundDelay apart, so that a
+// lone 404 neither fails the read nor drops a live object from the state;
+// an error that stays is settled by gone (see confirmGone).
+func (c *Client) getObject(ctx context.Context, path string, out any, gone func(context.Context, error) error) error {
+	err := c.do(ctx, http.MethodGet, path, nil, out)
+	for i := 0; i < NotFoundRereads && StatusCode(err) == http.StatusNotFound; i++ {
+		if sleep(ctx, c.notFoundDelay) != nil {
+			break
+		}
+		err = c.do(ctx, http.MethodGet, path, nil, out)
+	}
+	if err != nil {
+		return gone(ctx, err)
+	}
+	return nil
 }
 
 // Parent names what an object belongs to, for the calls that must tell a

@@ -7,74 +7,132 @@ import (
 	"net/http"
 )
 
-// Applications and containers are edited by sending back the object read,
-// as the console does. Some members are answered in another shape than
-// the edit takes; editBody rebuilds the ones both kinds share.
+// Applications and containers are edited with their edit requests
+// (ApplicationEditRequest, ContainerRequest) built from the object read:
+// every member of the request is copied from the answer, those whose
+// request shape differs rebuilt, and the answer's read-only members (id,
+// created_at, environment, service_type, maximum_cpu...) and any member
+// the request does not define are left out, since a strict server
+// refuses them. Members copied verbatim stay as read: absent when the
+// answer has none, null when it says null.
 
-// serviceBody is the JSON object of an edit, member by member.
-type serviceBody struct {
-	path    string
-	members map[string]json.RawMessage
+// portRequest is a port of an edit request (ServicePort), its members
+// copied as read: an id keeps the port, none creates one.
+type portRequest struct {
+	ID                 json.RawMessage `json:"id,omitempty"`
+	Name               json.RawMessage `json:"name,omitempty"`
+	InternalPort       json.RawMessage `json:"internal_port,omitempty"`
+	ExternalPort       json.RawMessage `json:"external_port,omitempty"`
+	PubliclyAccessible json.RawMessage `json:"publicly_accessible,omitempty"`
+	IsDefault          json.RawMessage `json:"is_default,omitempty"`
+	Protocol           json.RawMessage `json:"protocol,omitempty"`
+	PublicPath         json.RawMessage `json:"public_path,omitempty"`
+	PublicPathRewrite  json.RawMessage `json:"public_path_rewrite,omitempty"`
 }
 
-// set replaces a member.
-func (b *serviceBody) set(name string, v any) error {
-	raw, err := json.Marshal(v)
+// storageRequest is a storage entry of an edit request, its members
+// copied as read: an id keeps the volume, none creates one.
+type storageRequest struct {
+	ID         json.RawMessage `json:"id,omitempty"`
+	Type       json.RawMessage `json:"type,omitempty"`
+	Size       json.RawMessage `json:"size,omitempty"`
+	MountPoint json.RawMessage `json:"mount_point,omitempty"`
+}
+
+// workloadEdit holds the members that ApplicationEditRequest and
+// ContainerRequest share. Ports and storage entries left out would be
+// deleted (the edit replaces collections), so both are sent as read.
+type workloadEdit struct {
+	Storage               *[]storageRequest `json:"storage,omitempty"`
+	Ports                 *[]portRequest    `json:"ports,omitempty"`
+	Name                  json.RawMessage   `json:"name,omitempty"`
+	Description           json.RawMessage   `json:"description,omitempty"`
+	Arguments             json.RawMessage   `json:"arguments,omitempty"`
+	Entrypoint            json.RawMessage   `json:"entrypoint,omitempty"`
+	CPU                   json.RawMessage   `json:"cpu,omitempty"`
+	Memory                json.RawMessage   `json:"memory,omitempty"`
+	GPU                   json.RawMessage   `json:"gpu,omitempty"`
+	EphemeralStorageInGiB json.RawMessage   `json:"ephemeral_storage_in_gib,omitempty"`
+	CPUArchitecture       json.RawMessage   `json:"cpu_architecture,omitempty"`
+	MinRunningInstances   json.RawMessage   `json:"min_running_instances,omitempty"`
+	MaxRunningInstances   json.RawMessage   `json:"max_running_instances,omitempty"`
+	Healthchecks          json.RawMessage   `json:"healthchecks,omitempty"`
+	AutoPreview           json.RawMessage   `json:"auto_preview,omitempty"`
+	AutoDeploy            json.RawMessage   `json:"auto_deploy,omitempty"`
+	IconURI               json.RawMessage   `json:"icon_uri,omitempty"`
+	// AnnotationsGroups is always sent, [] included: the API does not
+	// say what an absent member means.
+	AnnotationsGroups []Ref `json:"annotations_groups"`
+	// LabelsGroups is sent as read, as references.
+	LabelsGroups *[]Ref `json:"labels_groups,omitempty"`
+	// Autoscaling is in request shape, left out when the service has
+	// none.
+	Autoscaling *Autoscaling `json:"autoscaling,omitempty"`
+}
+
+// applicationEdit is an ApplicationEditRequest.
+type applicationEdit struct {
+	workloadEdit
+	GitRepository          *GitRepository  `json:"git_repository,omitempty"`
+	BuildMode              json.RawMessage `json:"build_mode,omitempty"`
+	DockerfilePath         json.RawMessage `json:"dockerfile_path,omitempty"`
+	DockerTargetBuildStage json.RawMessage `json:"docker_target_build_stage,omitempty"`
+}
+
+// containerEdit is a ContainerRequest.
+type containerEdit struct {
+	workloadEdit
+	RegistryID string          `json:"registry_id"`
+	ImageName  json.RawMessage `json:"image_name,omitempty"`
+	Tag        json.RawMessage `json:"tag,omitempty"`
+}
+
+// readEdit fills req, an edit request that embeds a workloadEdit (w),
+// from the answer read at path, attaching exactly groupIDs.
+func readEdit(path string, read json.RawMessage, req any, w *workloadEdit, groupIDs []string) error {
+	var probe map[string]json.RawMessage
+	if err := json.Unmarshal(read, &probe); err != nil {
+		return fmt.Errorf("qovery: GET %s: the answer is not a JSON object: %w", path, err)
+	}
+	if probe == nil {
+		return fmt.Errorf("qovery: GET %s: the answer is null", path)
+	}
+	// The members rebuilt below are decoded on their own.
+	rest := make(map[string]json.RawMessage, len(probe))
+	for k, v := range probe {
+		switch k {
+		case "annotations_groups", "labels_groups", "autoscaling":
+		default:
+			rest[k] = v
+		}
+	}
+	b, err := json.Marshal(rest)
 	if err != nil {
-		return fmt.Errorf("qovery: PUT %s: encoding %s: %w", b.path, name, err)
+		return fmt.Errorf("qovery: GET %s: %w", path, err)
 	}
-	b.members[name] = raw
-	return nil
-}
-
-// raw returns the body to send.
-func (b *serviceBody) raw() json.RawMessage {
-	out, err := json.Marshal(b.members)
-	if err != nil {
-		// A map of raw messages decoded from JSON always encodes.
-		panic(err)
+	if err := json.Unmarshal(b, req); err != nil {
+		return fmt.Errorf("qovery: GET %s: %w", path, err)
 	}
-	return out
-}
-
-// editBody turns the answer read at path (an application or a container)
-// into an edit body that attaches exactly groupIDs: annotations_groups and
-// labels_groups as [{"id": ...}], autoscaling in request shape (removed
-// when the service has none).
-func editBody(path string, read json.RawMessage, groupIDs []string) (*serviceBody, error) {
-	b := &serviceBody{path: path}
-	if err := json.Unmarshal(read, &b.members); err != nil {
-		return nil, fmt.Errorf("qovery: GET %s: the answer is not a JSON object: %w", path, err)
-	}
-	if b.members == nil {
-		return nil, fmt.Errorf("qovery: GET %s: the answer is null", path)
-	}
-	if err := b.set("annotations_groups", refs(groupIDs)); err != nil {
-		return nil, err
-	}
-	if raw, ok := b.members["labels_groups"]; ok {
+	w.AnnotationsGroups = refs(groupIDs)
+	w.LabelsGroups = nil
+	if raw, ok := probe["labels_groups"]; ok {
 		var groups []Ref
 		if err := json.Unmarshal(raw, &groups); err != nil {
-			return nil, fmt.Errorf("qovery: GET %s: labels_groups: %w", path, err)
+			return fmt.Errorf("qovery: GET %s: labels_groups: %w", path, err)
 		}
 		ids := make([]string, 0, len(groups))
 		for _, g := range groups {
 			ids = append(ids, g.ID)
 		}
-		if err := b.set("labels_groups", refs(ids)); err != nil {
-			return nil, err
-		}
+		labels := refs(ids)
+		w.LabelsGroups = &labels
 	}
-	scaling, err := autoscalingRequest(b.members["autoscaling"])
+	scaling, err := autoscalingRequest(probe["autoscaling"])
 	if err != nil {
-		return nil, fmt.Errorf("qovery: GET %s: autoscaling: %w", path, err)
+		return fmt.Errorf("qovery: GET %s: autoscaling: %w", path, err)
 	}
-	if scaling == nil {
-		delete(b.members, "autoscaling")
-	} else if err := b.set("autoscaling", scaling); err != nil {
-		return nil, err
-	}
-	return b, nil
+	w.Autoscaling = scaling
+	return nil
 }
 
 // refs returns [{"id": ...}] for ids, without repeats, [] for none.
@@ -168,25 +226,18 @@ func autoscalingRequest(raw json.RawMessage) (*Autoscaling, error) {
 // environment's list (see serviceGone).
 func getService[T any](ctx context.Context, c *Client, segment, id string, in []Parent) (*T, error) {
 	var out T
-	if err := c.do(ctx, http.MethodGet, pathf("/"+segment+"/%s", id), nil, &out); err != nil {
-		return nil, c.serviceGone(ctx, err, segment, id, in)
+	gone := func(ctx context.Context, err error) error { return c.serviceGone(ctx, err, segment, id, in) }
+	if err := c.getObject(ctx, pathf("/"+segment+"/%s", id), &out, gone); err != nil {
+		return nil, err
 	}
 	return &out, nil
 }
 
-// putGroups sends back read, the object at path, attaching exactly
-// groupIDs (see editBody); fix rebuilds the members of that kind of
-// service. It returns the service as edited.
-func putGroups[T any](ctx context.Context, c *Client, path string, read json.RawMessage, groupIDs []string, fix func(*serviceBody) error) (*T, error) {
-	body, err := editBody(path, read, groupIDs)
-	if err != nil {
-		return nil, err
-	}
-	if err := fix(body); err != nil {
-		return nil, err
-	}
+// putEdit sends the edit request req to path and returns the service as
+// edited.
+func putEdit[T any](ctx context.Context, c *Client, path string, req any) (*T, error) {
 	var out T
-	if err := c.do(ctx, http.MethodPut, path, body.raw(), &out); err != nil {
+	if err := c.do(ctx, http.MethodPut, path, req, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil

@@ -164,6 +164,8 @@ func TestApplicationRawRoundTrip(t *testing.T) {
 		a := st.Applications[f.app]
 		a.Storage = append(a.Storage, qoveryapi.Storage{ID: "5b0f9d0e-3f57-4c55-9d1b-1f1e2b7a9c01", Type: "FAST_SSD", Size: 10, MountPoint: "/data"})
 		a.Extra["x_unknown_field"] = json.RawMessage(`{"kept":[1,"two",{"three":3}]}`)
+		a.Extra["docker_target_build_stage"] = json.RawMessage(`"runtime"`)
+		a.Extra["dockerfile_path"] = json.RawMessage(`null`)
 	})
 	g1 := f.group("expose", "tailscale.com/expose", "true")
 	g2 := f.group("hostname", "tailscale.com/hostname", "billing-api-us-east-1")
@@ -187,8 +189,9 @@ func TestApplicationRawRoundTrip(t *testing.T) {
 		t.Errorf("groups %+v", after.AnnotationsGroups)
 	}
 
-	// The PUT body is the GET body with annotations_groups replaced and
-	// the members whose request shape differs rebuilt.
+	// The PUT body is the GET body with annotations_groups replaced, the
+	// members whose request shape differs rebuilt, and without the
+	// members that ApplicationEditRequest does not define.
 	var got, want map[string]json.RawMessage
 	if err := json.Unmarshal(f.last(http.MethodPut, "/application/"+f.app).body, &got); err != nil {
 		t.Fatal(err)
@@ -210,6 +213,15 @@ func TestApplicationRawRoundTrip(t *testing.T) {
 		delete(got, k)
 		delete(want, k)
 	}
+	for _, k := range []string{"id", "created_at", "updated_at", "environment", "service_type", "maximum_cpu", "maximum_memory", "maximun_gpu", "x_unknown_field"} {
+		if _, ok := want[k]; !ok {
+			t.Errorf("the answer has no %s", k)
+		}
+		if v, ok := got[k]; ok {
+			t.Errorf("%s, which the edit request does not define, was sent: %s", k, v)
+		}
+		delete(want, k)
+	}
 	if len(got) != len(want) {
 		t.Errorf("sent %d members, read %d", len(got), len(want))
 	}
@@ -220,7 +232,8 @@ func TestApplicationRawRoundTrip(t *testing.T) {
 	}
 
 	// What the server holds afterwards: ports (same id), storage (same id),
-	// healthchecks, autoscaling and the unknown field survived.
+	// healthchecks, autoscaling and the request members qtail does not
+	// model survived.
 	var held map[string]json.RawMessage
 	if err := json.Unmarshal(after.Raw, &held); err != nil {
 		t.Fatal(err)
@@ -228,13 +241,14 @@ func TestApplicationRawRoundTrip(t *testing.T) {
 	if err := json.Unmarshal(before.Raw, &want); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"ports", "storage", "healthchecks", "autoscaling", "labels_groups", "x_unknown_field", "cpu", "memory", "git_repository"} {
+	for _, k := range []string{"ports", "storage", "healthchecks", "autoscaling", "labels_groups", "docker_target_build_stage", "dockerfile_path", "cpu", "memory", "git_repository"} {
 		if !jsonEqual(t, want[k], held[k]) {
 			t.Errorf("%s: %s -> %s", k, want[k], held[k])
 		}
 	}
-	if !strings.Contains(string(held["storage"]), "5b0f9d0e-3f57-4c55-9d1b-1f1e2b7a9c01") || !strings.Contains(string(held["x_unknown_field"]), "three") {
-		t.Errorf("storage %s, unknown field %s", held["storage"], held["x_unknown_field"])
+	if !strings.Contains(string(held["storage"]), "5b0f9d0e-3f57-4c55-9d1b-1f1e2b7a9c01") || string(held["docker_target_build_stage"]) != `"runtime"` ||
+		string(held["dockerfile_path"]) != "null" {
+		t.Errorf("storage %s, docker_target_build_stage %s, dockerfile_path %s", held["storage"], held["docker_target_build_stage"], held["dockerfile_path"])
 	}
 
 	// Detach everything: an explicit [].

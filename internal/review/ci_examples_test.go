@@ -1,6 +1,7 @@
 package review
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -49,14 +50,37 @@ func onlyKeys(t *testing.T, where string, m map[string]any, allowed ...string) {
 	}
 }
 
+// ciScript is the script that every shell step of the CI examples runs.
+const ciScript = examplesDir + "/qtail-ci.sh"
+
+// ciCall is one run: step of the GitHub workflows: a call of qtail-ci.sh,
+// and nothing else, so that no shell of the YAML goes untested (the
+// rehearsal, examples/ci/rehearse.sh, runs every step).
+var ciCall = regexp.MustCompile(`^bash ci/qtail-ci\.sh ([a-z-]+)( [^;&|<>` + "`" + `$]*| "[^"]*")*$`)
+
+// ciSteps are the steps that qtail-ci.sh has.
+func ciSteps(t *testing.T) []string {
+	t.Helper()
+	var steps []string
+	for _, m := range regexp.MustCompile(`(?m)^  ([a-z-]+)\) cmd_`).FindAllStringSubmatch(mustRead(t, ciScript), -1) {
+		steps = append(steps, m[1])
+	}
+	if len(steps) < 10 {
+		t.Fatalf("%s has %d steps: %v", ciScript, len(steps), steps)
+	}
+	return steps
+}
+
 // TestGitHubWorkflows checks the workflows against the parts of GitHub's
-// workflow schema they use, and their review command lines.
+// workflow schema they use, that each of their shell steps is one step of
+// qtail-ci.sh, and that each job holds only the permissions it needs.
 func TestGitHubWorkflows(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join(examplesDir, "github", "*.yml"))
-	if err != nil || len(files) < 2 {
+	if err != nil || len(files) < 3 {
 		t.Fatalf("workflows %v, %v", files, err)
 	}
-	reviews := 0
+	known := ciSteps(t)
+	reviews, forkWorkflows := 0, 0
 	for _, path := range files {
 		name := filepath.Base(path)
 		doc := readYAML(t, path)
@@ -64,16 +88,23 @@ func TestGitHubWorkflows(t *testing.T) {
 		if doc["on"] == nil {
 			t.Errorf("%s: no triggers (on)", name)
 		}
-		perms := mapOf(t, name+": permissions", doc["permissions"])
-		for scope, level := range perms {
-			if !slices.Contains([]any{"read", "write", "none"}, level) {
-				t.Errorf("%s: permissions.%s = %v", name, scope, level)
+		// The workflow grants nothing: each job asks for its own.
+		if perms := mapOf(t, name+": permissions", doc["permissions"]); len(perms) != 0 {
+			t.Errorf("%s: permissions %v for every job; grant them per job", name, perms)
+		}
+		on := mapOf(t, name+": on", doc["on"])
+		for _, event := range []string{"pull_request", "pull_request_target"} {
+			if trigger, ok := on[event]; ok {
+				paths, _ := mapOf(t, name+": on."+event, trigger)["paths"].([]any)
+				for _, want := range []string{"regions/**", "modules/**", "ci/qtail-ci.sh"} {
+					if !slices.Contains(paths, any(want)) {
+						t.Errorf("%s: on.%s.paths lacks %q: a change there changes the plans", name, event, want)
+					}
+				}
 			}
 		}
-		usesIdentity := strings.Contains(mustRead(t, path), "TAILSCALE_AUDIENCE")
-		if usesIdentity && perms["id-token"] != "write" {
-			t.Errorf("%s: uses workload identity without permissions id-token: write", name)
-		}
+		_, target := on["pull_request_target"]
+		workflowEnv, _ := doc["env"].(map[string]any)
 		jobs := mapOf(t, name+": jobs", doc["jobs"])
 		if len(jobs) == 0 {
 			t.Errorf("%s: no jobs", name)
@@ -88,11 +119,29 @@ func TestGitHubWorkflows(t *testing.T) {
 			if needs, ok := job["needs"].(string); ok && jobs[needs] == nil {
 				t.Errorf("%s: needs the unknown job %q", where, needs)
 			}
+			perms := map[string]any{}
+			if job["permissions"] != nil {
+				perms = mapOf(t, where+": permissions", job["permissions"])
+			}
+			for scope, level := range perms {
+				if !slices.Contains([]any{"read", "write", "none"}, level) {
+					t.Errorf("%s: permissions.%s = %v", where, scope, level)
+				}
+			}
+			jobEnv, _ := job["env"].(map[string]any)
+			_, identity := jobEnv["TAILSCALE_AUDIENCE"]
+			if _, ok := workflowEnv["TAILSCALE_AUDIENCE"]; ok {
+				t.Errorf("%s: TAILSCALE_AUDIENCE is set for every job; set it on the jobs that exchange a token", name)
+			}
+			if identity != (perms["id-token"] == "write") {
+				t.Errorf("%s: uses workload identity %t, permissions id-token: %v; want write exactly where a token is exchanged", where, identity, perms["id-token"])
+			}
 			steps, ok := job["steps"].([]any)
 			if !ok || len(steps) == 0 {
 				t.Fatalf("%s: no steps", where)
 			}
 			ids := map[string]bool{}
+			var ran []string
 			for i, s := range steps {
 				step := mapOf(t, where, s)
 				onlyKeys(t, where, step, "name", "id", "if", "uses", "with", "run", "env", "working-directory", "shell", "continue-on-error", "timeout-minutes")
@@ -104,6 +153,9 @@ func TestGitHubWorkflows(t *testing.T) {
 				if hasUses && !regexp.MustCompile(`^[\w.-]+/[\w.-]+(/[\w./-]+)?@\S+$`).MatchString(uses) {
 					t.Errorf("%s: step %d uses %q: want OWNER/REPO@REF", where, i+1, uses)
 				}
+				if target && strings.HasPrefix(uses, "actions/checkout@") && step["with"] != nil {
+					t.Errorf("%s: a pull_request_target job checks out %v: it must run the base branch only, never the pull request's code", where, step["with"])
+				}
 				if id, ok := step["id"].(string); ok {
 					ids[id] = true
 				}
@@ -114,12 +166,79 @@ func TestGitHubWorkflows(t *testing.T) {
 						}
 					}
 				}
-				reviews += checkReviewCommands(t, where, run)
+				if !hasRun {
+					continue
+				}
+				m := ciCall.FindStringSubmatch(strings.TrimSpace(run))
+				if m == nil {
+					t.Errorf("%s: step %d runs %q: want one call of bash ci/qtail-ci.sh STEP, which the rehearsal runs", where, i+1, run)
+					continue
+				}
+				if !slices.Contains(known, m[1]) {
+					t.Errorf("%s: step %d runs qtail-ci.sh %s, which is not a step of %s", where, i+1, m[1], ciScript)
+				}
+				ran = append(ran, m[1])
+				if m[1] == "review" || m[1] == "drift" {
+					reviews++
+				}
+			}
+			// The job that posts is the only one that may write on the pull
+			// request, and it runs nothing of the pull request.
+			posts := slices.Contains(ran, "comment")
+			if posts != (perms["pull-requests"] == "write") {
+				t.Errorf("%s: posts the comment %t, permissions pull-requests: %v; want write exactly on the job that posts", where, posts, perms["pull-requests"])
+			}
+			if posts && !target {
+				checkout := mapOf(t, where+": steps[0]", steps[0])
+				with, _ := checkout["with"].(map[string]any)
+				if !strings.HasPrefix(fmt.Sprint(checkout["uses"]), "actions/checkout@") || with["ref"] != "${{ github.event.pull_request.base.sha }}" {
+					t.Errorf("%s: posts the comment but does not check out the base branch first", where)
+				}
+			}
+			// Forks get no identity token: the jobs that need one are not
+			// run for them, and a pull_request_target job tells them why.
+			if identity && on["pull_request"] != nil && job["if"] != "github.event.pull_request.head.repo.full_name == github.repository" {
+				t.Errorf("%s: runs for pull requests from forks, which get no identity token; want if: github.event.pull_request.head.repo.full_name == github.repository", where)
+			}
+			if target {
+				if identity || job["if"] != "github.event.pull_request.head.repo.full_name != github.repository" || !slices.Contains(ran, "fork-notice") {
+					t.Errorf("%s: a pull_request_target job must run for forks only, with no identity, and post the fork notice", where)
+				}
+				forkWorkflows++
+			}
+			if strategy, ok := job["strategy"].(map[string]any); ok {
+				checkEveryRoot(t, where, mapOf(t, where+": strategy", strategy)["matrix"])
 			}
 		}
 	}
 	if reviews < 2 {
 		t.Errorf("the workflows run the review %d times, want at least 2", reviews)
+	}
+	if forkWorkflows != 1 {
+		t.Errorf("%d pull_request_target jobs tell forks why they are not reviewed, want 1", forkWorkflows)
+	}
+	drift := mustRead(t, filepath.Join(examplesDir, "github", "qtail-drift.yml"))
+	if !strings.Contains(drift, "vars.TAILSCALE_DRIFT_CLIENT_ID") || !strings.Contains(drift, "ref:refs/heads/main") || strings.Contains(drift, "TAILSCALE_PLAN_") {
+		t.Error("qtail-drift.yml: the drift job needs an identity of its own, whose subject is ref:refs/heads/main")
+	}
+	if n := checkReviewCommands(t, ciScript, mustRead(t, ciScript)); n < 2 {
+		t.Errorf("%s runs the review %d times, want at least 2", ciScript, n)
+	}
+}
+
+// checkEveryRoot fails the test unless a matrix plans every root of
+// examples/multi-region, the platform root included.
+func checkEveryRoot(t *testing.T, where string, matrix any) {
+	t.Helper()
+	roots, _ := mapOf(t, where+": strategy.matrix", matrix)["root"].([]any)
+	dirs, err := os.ReadDir("../../examples/multi-region")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range dirs {
+		if d.IsDir() && !slices.Contains(roots, any(d.Name())) {
+			t.Errorf("%s: the matrix does not plan the root %s (matrix.root %v)", where, d.Name(), roots)
+		}
 	}
 }
 
@@ -138,6 +257,23 @@ func TestAtlantisConfig(t *testing.T) {
 	doc := readYAML(t, filepath.Join(examplesDir, "atlantis", "repos.yaml"))
 	onlyKeys(t, "repos.yaml", doc, "repos", "workflows")
 	reviews := 0
+	known := ciSteps(t)
+	// Atlantis's shell steps are calls of qtail-ci.sh too; the review is
+	// run by its atlantis-project and atlantis-review steps.
+	atlantisCall := regexp.MustCompile(`^bash "\$(?:DIR|\(git rev-parse --show-toplevel\))/ci/qtail-ci\.sh" ([a-z-]+)( \S+)*$`)
+	checkRun := func(where, run string) {
+		m := atlantisCall.FindStringSubmatch(strings.TrimSpace(run))
+		if m == nil {
+			t.Errorf("%s: runs %q: want one call of ci/qtail-ci.sh STEP, which the rehearsal runs", where, run)
+			return
+		}
+		if !slices.Contains(known, m[1]) {
+			t.Errorf("%s: runs qtail-ci.sh %s, which is not a step of %s", where, m[1], ciScript)
+		}
+		if strings.HasPrefix(m[1], "atlantis-") {
+			reviews++
+		}
+	}
 	repos, _ := doc["repos"].([]any)
 	if len(repos) == 0 {
 		t.Fatal("repos.yaml: no repos")
@@ -153,7 +289,7 @@ func TestAtlantisConfig(t *testing.T) {
 			hook := mapOf(t, "repos.yaml: post_workflow_hooks", h)
 			onlyKeys(t, "repos.yaml: post_workflow_hooks", hook, "run", "description", "commands", "shell", "shellArgs")
 			run, _ := hook["run"].(string)
-			reviews += checkReviewCommands(t, "repos.yaml: post_workflow_hooks", run)
+			checkRun("repos.yaml: post_workflow_hooks", run)
 		}
 	}
 	for name, w := range workflows {
@@ -175,7 +311,13 @@ func TestAtlantisConfig(t *testing.T) {
 						t.Errorf("%s: a step has one key, got %v", where, step)
 					}
 					if run, ok := step["run"].(string); ok {
-						reviews += checkReviewCommands(t, where, run)
+						checkRun(where, run)
+					}
+					if env, ok := step["env"].(map[string]any); ok {
+						onlyKeys(t, where+": env", env, "name", "command", "value")
+						if command, ok := env["command"].(string); ok {
+							checkRun(where+": env", command)
+						}
 					}
 				default:
 					t.Errorf("%s: a step is %T", where, st)
@@ -185,6 +327,10 @@ func TestAtlantisConfig(t *testing.T) {
 	}
 	if reviews != 2 {
 		t.Errorf("the Atlantis config runs the review %d times, want 2", reviews)
+	}
+	// The comment goes to the base repository's pull request.
+	if script := mustRead(t, ciScript); strings.Contains(script, "HEAD_REPO_") || !strings.Contains(script, `QTAIL_COMMENT_REPO="$BASE_REPO_OWNER/$BASE_REPO_NAME"`) {
+		t.Errorf("%s: the Atlantis hook must comment on BASE_REPO_OWNER/BASE_REPO_NAME", ciScript)
 	}
 	projects := readYAML(t, filepath.Join(examplesDir, "atlantis", "atlantis.yaml"))
 	if projects["version"] != 3 {
@@ -216,7 +362,7 @@ func TestGuideCommands(t *testing.T) {
 
 // reviewCall finds the review command: the provider binary by its name or
 // through a variable, then "review".
-var reviewCall = regexp.MustCompile(`(?:\S*terraform-provider-qtail(?:_\S*)?|"\$QTAIL"|\$QTAIL)\s+review\b`)
+var reviewCall = regexp.MustCompile(`(?:\S*terraform-provider-qtail(?:_\S*)?|"\$(?:QTAIL|qtail)"|\$QTAIL)\s+review\b`)
 
 // checkReviewCommands parses every review command line of a script with
 // the command's own flags, and returns how many there are.

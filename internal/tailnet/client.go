@@ -80,8 +80,11 @@ type Config struct {
 
 // Client calls the Tailscale API for one tailnet.
 type Client struct {
-	api       *tailscale.Client
-	http      *http.Client
+	api  *tailscale.Client
+	http *http.Client
+	// tokenHTTP is the HTTP client of token requests: retries, without
+	// the client's own credentials.
+	tokenHTTP *http.Client
 	base      *url.URL
 	tailnet   string
 	userAgent string
@@ -164,6 +167,7 @@ func New(cfg Config) (*Client, error) {
 			HTTP:      authed,
 		},
 		http:      authed,
+		tokenHTTP: tokenHTTP,
 		base:      base,
 		tailnet:   tn,
 		userAgent: ua,

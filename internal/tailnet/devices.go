@@ -32,7 +32,8 @@ type Device struct {
 	Authorized bool
 	// AdvertisedRoutes and EnabledRoutes are only filled by calls that
 	// read all fields (GetDevice, FindDeviceByHostname, or ListDevices
-	// with AllFields).
+	// with AllFields). EnabledRoutes are sorted by SortRoutes, as the API
+	// reports them.
 	AdvertisedRoutes []string
 	EnabledRoutes    []string
 	// ConnectedToControl is true while the device is online; LastSeen is
@@ -62,7 +63,7 @@ func fromV2Device(d tailscale.Device) Device {
 		User:               d.User,
 		Authorized:         d.Authorized,
 		AdvertisedRoutes:   d.AdvertisedRoutes,
-		EnabledRoutes:      d.EnabledRoutes,
+		EnabledRoutes:      SortRoutes(d.EnabledRoutes),
 		ConnectedToControl: d.ConnectedToControl,
 	}
 	if d.LastSeen != nil {
@@ -163,7 +164,7 @@ func (c *Client) DeleteDevice(ctx context.Context, id string) error {
 }
 
 // DeviceRoutes returns the routes a device advertises and those enabled
-// (approved) for it.
+// (approved) for it, the enabled ones sorted by SortRoutes.
 func (c *Client) DeviceRoutes(ctx context.Context, id string) (advertised, enabled []string, err error) {
 	var r *tailscale.DeviceRoutes
 	err = c.call(ctx, http.MethodGet, c.devicePath(id, "routes"), func(ctx context.Context) error {
@@ -174,11 +175,12 @@ func (c *Client) DeviceRoutes(ctx context.Context, id string) (advertised, enabl
 	if err != nil {
 		return nil, nil, err
 	}
-	return r.Advertised, r.Enabled, nil
+	return r.Advertised, SortRoutes(r.Enabled), nil
 }
 
 // SetDeviceRoutes replaces the routes enabled for a device. Routes may be
-// enabled before the device advertises them. Setting a list is safe to
+// enabled before the device advertises them. They read back sorted by
+// address (SortRoutes), not in the order sent. Setting a list is safe to
 // repeat, so the request is retried like an idempotent one.
 func (c *Client) SetDeviceRoutes(ctx context.Context, id string, routes []string) error {
 	if routes == nil {

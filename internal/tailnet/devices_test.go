@@ -157,7 +157,7 @@ func TestErrorTyping(t *testing.T) {
 		t.Errorf("converted %+v", ae)
 	}
 
-	if IsNotFound(errors.New("404")) || IsPreconditionFailed(nil) {
+	if IsNotFound(errors.New("404")) || IsNotFound(nil) {
 		t.Error("plain errors are not API errors")
 	}
 	if s := (&APIError{Status: 503, Attempts: 4}).Error(); s != "tailscale API Service Unavailable (HTTP 503, after 4 attempts)" {

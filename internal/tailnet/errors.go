@@ -49,8 +49,8 @@ func (e *APIError) RetryLater() (retry.Later, bool) {
 	return *e.Later, true
 }
 
-// HTTPStatus returns the HTTP status, for policy.IsPreconditionFailed and
-// similar helpers.
+// HTTPStatus returns the HTTP status, by which policy.IsPreconditionFailed
+// and policy.IsRejected classify the answer.
 func (e *APIError) HTTPStatus() int { return e.Status }
 
 // Error returns the server's message with the failing tests, the status
@@ -137,13 +137,6 @@ func (e *ValidationError) Unwrap() error { return policy.ErrRejected }
 func IsNotFound(err error) bool {
 	e, ok := AsAPIError(err)
 	return ok && e.Status == http.StatusNotFound
-}
-
-// IsPreconditionFailed reports whether err is an API answer with status
-// 412: the policy file changed since its ETag was read.
-func IsPreconditionFailed(err error) bool {
-	e, ok := AsAPIError(err)
-	return ok && e.Status == http.StatusPreconditionFailed
 }
 
 // AsAPIError finds an *APIError in err's chain, or converts client v2's

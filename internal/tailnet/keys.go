@@ -81,9 +81,12 @@ func fromV2Key(k tailscale.Key) Key {
 		CustomClaimRules: k.CustomClaimRules,
 	}
 	create := k.Capabilities.Devices.Create
-	if k.KeyType != keyTypeClient {
+	if k.KeyType == keyTypeAuth || k.KeyType == "" {
+		// The API sends an auth key's tags only under
+		// capabilities.devices.create.tags; a top-level "tags" is read
+		// only when that is absent.
 		out.Reusable, out.Ephemeral, out.Preauthorized = create.Reusable, create.Ephemeral, create.Preauthorized
-		if len(out.Tags) == 0 {
+		if create.Tags != nil {
 			out.Tags = create.Tags
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -311,4 +312,59 @@ func (d dateTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		resp.Header.Set("Date", d.now().UTC().Format(http.TimeFormat))
 	}
 	return resp, err
+}
+
+// An auth key's tags are read from capabilities.devices.create.tags, the
+// only place the API sends them (no top-level "tags", no "updated"); an
+// OAuth client's from its top-level "tags".
+func TestKeyTagsByType(t *testing.T) {
+	e, c, _ := newKeysEnv(t)
+	authID, _, err := c.CreateAuthKey(t.Context(), AuthKeyOptions{Reusable: true, Tags: []string{"tag:k8s"}, Description: "ci"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clientID, _, err := c.CreateOAuthClient(t.Context(), operatorScopes, operatorTags, operatorKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(name string, k *Key, wantTags []string) {
+		t.Helper()
+		if k == nil || !slices.Equal(k.Tags, wantTags) {
+			t.Errorf("%s: key %+v, want tags %v", name, k, wantTags)
+		}
+	}
+	k, err := c.GetKey(t.Context(), authID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("GetKey auth", k, []string{"tag:k8s"})
+	if !k.Reusable {
+		t.Errorf("GetKey auth: not reusable: %+v", k)
+	}
+	k, err = c.GetKey(t.Context(), clientID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("GetKey client", k, operatorTags)
+	keys, err := c.ListKeys(t.Context(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range keys {
+		switch keys[i].ID {
+		case authID:
+			check("ListKeys auth", &keys[i], []string{"tag:k8s"})
+		case clientID:
+			check("ListKeys client", &keys[i], operatorTags)
+		}
+	}
+
+	// The tags under capabilities win over a top-level "tags".
+	e.srv.Faults().Add(faults.Rule{Route: "GET /tailscale" + keysRoute + "/{id}", Status: 200, Body: json.RawMessage(
+		`{"id":"` + authID + `","keyType":"auth","tags":["tag:stale"],"capabilities":{"devices":{"create":{"tags":["tag:k8s"]}}}}`)})
+	k, err = c.GetKey(t.Context(), authID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("GetKey with both", k, []string{"tag:k8s"})
 }

@@ -82,7 +82,7 @@ func (c *Client) GetPolicy(ctx context.Context) (body []byte, etag string, err e
 // SetPolicy replaces the policy file with body (HuJSON). With a non-empty
 // etag the write is conditional (If-Match) and, being safe to repeat, is
 // retried like an idempotent request; a changed policy gives an *APIError
-// with status 412 (IsPreconditionFailed). Without etag the write is
+// with status 412 (policy.IsPreconditionFailed). Without etag the write is
 // unconditional and only retried where a POST may be. It returns the new
 // ETag from the response header, quoted; empty if the server sent none.
 func (c *Client) SetPolicy(ctx context.Context, body []byte, etag string) (newETag string, err error) {

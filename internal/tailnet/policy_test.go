@@ -80,7 +80,7 @@ func TestSetPolicyPreconditionFailed(t *testing.T) {
 	e.setPolicy(operatorPolicy) // someone edits in the admin console
 
 	_, err = c.SetPolicy(t.Context(), []byte(tailnetapi.DefaultPolicy), etag)
-	if !IsPreconditionFailed(err) || !policy.IsPreconditionFailed(err) || IsNotFound(err) {
+	if !policy.IsPreconditionFailed(err) || IsNotFound(err) {
 		t.Fatalf("want a 412, got %v", err)
 	}
 	ae, _ := AsAPIError(err)

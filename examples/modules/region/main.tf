@@ -58,7 +58,7 @@ resource "qtail_exposed_service" "this" {
   container_id   = each.value.container_id
   hostname       = coalesce(each.value.hostname, "${each.key}-${var.region}")
   tags           = length(each.value.tags) > 0 ? each.value.tags : null
-  depends_on     = [qtail_operator.this]
+  operator_id    = qtail_operator.this.id
 }
 
 resource "qtail_grant" "access" {

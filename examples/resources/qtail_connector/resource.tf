@@ -39,6 +39,10 @@ resource "qtail_connector" "homelab" {
   environment_id = qtail_operator.homelab.environment_id
   name           = "homelab"
 
+  # The operator runs the connector and removes its devices when it goes:
+  # Terraform installs it first and uninstalls it last.
+  operator_id = qtail_operator.homelab.id
+
   # The tailnet-manifests chart from qtail's Helm repository, pinned to the
   # version published with the qtail release in use.
   chart = {
@@ -71,8 +75,6 @@ resource "qtail_connector" "homelab" {
 
   # No autoApprovers entry on this tailnet: qtail approves the routes.
   approve_routes = true
-
-  depends_on = [qtail_operator.homelab]
 }
 
 # Approval and access are separate layers: the admins may use every route

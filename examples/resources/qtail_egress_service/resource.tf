@@ -34,6 +34,10 @@ resource "qtail_egress_service" "billing_db" {
 
   tailnet_fqdn = "billing-db.tail1234.ts.net"
   ports        = ["tcp:5432"]
+
+  # With the operator in the same configuration, name it, so that Terraform
+  # installs it first and uninstalls it last:
+  # operator_id = qtail_operator.NAME.id
 }
 
 # The egress proxy is a tailnet device tagged tag:k8s: the policy must let

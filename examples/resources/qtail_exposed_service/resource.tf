@@ -16,8 +16,10 @@ resource "qtail_exposed_service" "billing_us_east_1" {
   tags = [qtail_tag_owner.k8s_billing.tag]
 
   # The operator of the application's cluster must run before the proxy can
-  # appear. When it is in the same configuration (see qtail_operator), add
-  # depends_on = [qtail_operator.NAME] so that it is installed first.
+  # appear, and until the proxy is gone. When it is in the same
+  # configuration (see qtail_operator), name it:
+  # operator_id = qtail_operator.NAME.id
+  # Terraform then installs it first and uninstalls it last.
 }
 
 # Only group:platform-ops reaches the proxy, on the ports the application

@@ -39,8 +39,9 @@ resource "qtail_proxy_group" "ingress" {
   hostname_prefix = "ingress-us-east-1"
   replicas        = 2
 
-  # With the operator in the same configuration, depend on it:
-  # depends_on = [qtail_operator.NAME]
+  # With the operator in the same configuration, name it, so that Terraform
+  # installs it first and uninstalls it last:
+  # operator_id = qtail_operator.NAME.id
 }
 
 # The billing API served by the ingress replicas as the Tailscale Service
@@ -69,8 +70,9 @@ resource "qtail_proxy_group" "egress" {
 
   hostname_prefix = "egress-us-east-1"
 
-  # With the operator in the same configuration, depend on it:
-  # depends_on = [qtail_operator.NAME]
+  # With the operator in the same configuration, name it, so that Terraform
+  # installs it first and uninstalls it last:
+  # operator_id = qtail_operator.NAME.id
 }
 
 # Workloads reach the metrics machine of the tailnet through the egress

@@ -120,9 +120,26 @@ type Engine struct {
 	// broken are the applications whose deployments fail, with the
 	// reason (BreakApplication).
 	broken map[string]string
+	// terminating are the objects deleted while no operator ran to remove
+	// their finalizer (see finalizers.go), stuckServices the
+	// applications' Services likewise, by application ID.
+	terminating   map[objectKey]*ownedObject
+	stuckServices map[string]stuckService
 	// issuers are the service account token issuers of the clusters, by
 	// cluster ID. A cluster keeps its issuer across Reset.
 	issuers map[string]*tailnetapi.Issuer
+	// crashLoops are the operators whose pod exits after start, by
+	// cluster ID: their release is deployed, but they run nothing.
+	crashLoops map[string]CrashLoop
+}
+
+// CrashLoop is an operator whose Helm release is deployed but whose pod
+// exits after start, over and over: no probe tells Helm, so Qovery reports
+// the deployment DEPLOYED, and no device comes.
+type CrashLoop struct {
+	HelmID, ClusterID, Hostname string
+	// Reason is what the pod logs before it exits.
+	Reason string
 }
 
 // New returns an engine that adds and removes devices on tailnet.
@@ -177,7 +194,22 @@ func (e *Engine) resetLocked() {
 	e.apps = map[string]qoveryapi.ServiceSnapshot{}
 	e.appServices = map[string]string{}
 	e.objects = map[objectKey]*ownedObject{}
+	e.terminating = map[objectKey]*ownedObject{}
+	e.stuckServices = map[string]stuckService{}
 	e.events = nil
+	e.crashLoops = map[string]CrashLoop{}
+}
+
+// CrashLoops lists the operators whose pod crash-loops, by cluster ID.
+func (e *Engine) CrashLoops() []CrashLoop {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make([]CrashLoop, 0, len(e.crashLoops))
+	for _, c := range e.crashLoops {
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ClusterID < out[j].ClusterID })
+	return out
 }
 
 var _ qoveryapi.Deployer = (*Engine)(nil)
@@ -252,6 +284,9 @@ func (e *Engine) Delete(_ context.Context, svc qoveryapi.ServiceSnapshot) error 
 	defer e.mu.Unlock()
 	switch svc.Kind {
 	case "HELM":
+		if c, ok := e.crashLoops[svc.ClusterID]; ok && c.HelmID == svc.ID {
+			delete(e.crashLoops, svc.ClusterID)
+		}
 		if op, ok := e.operators[svc.ClusterID]; ok && op.HelmID == svc.ID {
 			if e.compat.OperatorNewDevice {
 				e.tailnet.RemoveDevice(op.DeviceID)
@@ -262,11 +297,15 @@ func (e *Engine) Delete(_ context.Context, svc qoveryapi.ServiceSnapshot) error 
 				e.tailnet.SetConnected(op.DeviceID, false)
 			}
 			delete(e.operators, svc.ClusterID)
+			if !e.compat.CleanupWithoutOperator {
+				// The CRDs go with the release, and every custom
+				// resource with them.
+				e.uninstallCRDsLocked(svc.ClusterID)
+			}
 		}
 		e.deleteManifestsLocked(svc)
 	case "APPLICATION", "CONTAINER":
-		e.unexposeLocked(svc.ID)
-		delete(e.apps, svc.ID)
+		e.deleteAppLocked(svc)
 	}
 	return nil
 }
@@ -319,7 +358,9 @@ func tagList(v any, def string) []string {
 //   - the chart renders CRDs and ClusterRoles: without
 //     allow_cluster_wide_resources the deployment is refused;
 //   - a cluster runs one operator: the CRDs of another release on the same
-//     cluster make Helm refuse the install;
+//     cluster make Helm refuse the install, and so do CRDs whose deletion
+//     is wedged by the finalizers of custom resources left when the
+//     previous operator was uninstalled;
 //   - the chart writes the hostname unquoted into the Deployment: one that
 //     YAML reads as a number or boolean makes the API server refuse it,
 //     null leaves the operator's default hostname;
@@ -341,10 +382,17 @@ func tagList(v any, def string) []string {
 //     scopes and tags declared in tagOwners and owned by the client's
 //     tags.
 //
-// The proxy tags are not checked at start: each proxy's auth key is minted
-// when the proxy is made, and fails then. A failed deployment leaves a
+// A pod that cannot log in exits after start: the chart declares no
+// readiness or liveness probe, so Helm's --wait saw it running, the
+// deployment succeeds (Qovery says DEPLOYED), and the pod crash-loops with
+// no device (see CrashLoop; Compat.OperatorLoginFailsDeployment fails the
+// deployment with the exact cause instead). The proxy tags are not checked
+// at start: each proxy's auth key is minted when the proxy is made, and
+// fails then. A failed deployment leaves a
 // running operator as it was (Helm's --atomic rolls the release back). A
-// running operator reconciles every object it watches on the cluster.
+// running operator finishes the cleanup of the Services left Terminating
+// (finalizers.go), then reconciles every object it watches on the
+// cluster.
 func (e *Engine) deployOperator(svc qoveryapi.ServiceSnapshot) error {
 	if !svc.AllowClusterWideResources {
 		return fmt.Errorf("helm chart %s renders cluster-wide resources (CustomResourceDefinition connectors.tailscale.com, ClusterRole tailscale-operator) "+
@@ -352,8 +400,16 @@ func (e *Engine) deployOperator(svc qoveryapi.ServiceSnapshot) error {
 	}
 	e.mu.Lock()
 	other, taken := e.operators[svc.ClusterID]
+	if c, crashing := e.crashLoops[svc.ClusterID]; !taken && crashing {
+		// Its release, CRDs included, is installed all the same.
+		other, taken = &Operator{HelmID: c.HelmID, Hostname: c.Hostname}, true
+	}
 	compat := e.compat
+	wedged := e.checkCRDsFreeLocked(svc.ClusterID)
 	e.mu.Unlock()
+	if wedged != nil && !taken {
+		return wedged
+	}
 	if taken && other.HelmID != svc.ID {
 		return fmt.Errorf("helm upgrade --install failed: rendered manifests contain a resource that already exists. Unable to continue with install: "+
 			"CustomResourceDefinition \"connectors.tailscale.com\" in namespace \"\" exists and cannot be imported into the current release: "+
@@ -438,7 +494,11 @@ func (e *Engine) deployOperator(svc qoveryapi.ServiceSnapshot) error {
 	}
 	if !loggedIn {
 		if err := e.checkLogin(vals, tags, caller, loginErr); err != nil {
-			return err
+			if compat.OperatorLoginFailsDeployment || compat.OperatorNewDevice {
+				return err
+			}
+			e.crashLoop(svc, hostname, err)
+			return nil
 		}
 	}
 	if compat.OperatorOwnsProxyTags {
@@ -476,15 +536,41 @@ func (e *Engine) deployOperator(svc qoveryapi.ServiceSnapshot) error {
 		if ok && compat.OperatorNewDevice {
 			e.tailnet.RemoveDevice(old.DeviceID)
 		}
+		// The node logs in with an auth key the operator mints with its
+		// OAuth client (checkLogin checked that it may).
+		if caller != nil {
+			if _, err := caller.MintAuthKey(tags); err != nil {
+				e.logf("operator %s: minting its auth key: %v", hostname, err)
+			}
+		}
 		dev := e.tailnet.AddDevice(tailnetapi.DeviceSpec{Hostname: hostname, Tags: tags, OS: "linux"})
 		op.DeviceID, op.NodeID = dev.ID, dev.NodeID
 	}
 	e.operators[svc.ClusterID] = op
+	delete(e.crashLoops, svc.ClusterID)
 	e.nodes[node] = op.DeviceID
+	e.finishCleanupLocked(svc.ClusterID)
 	if !compat.ReconcileOnAppDeploy {
 		e.reconcileClusterLocked(svc.ClusterID, "")
 	}
 	return nil
+}
+
+// crashLoop records the operator of svc as crash-looping with the reason
+// err, after its deployment succeeded: the chart has no probes, so Helm's
+// --wait saw the pod running before it exited. The pod replaced the one of
+// an operator that ran before (the rollout completed), so that one runs no
+// more; its node stays on the tailnet, offline.
+func (e *Engine) crashLoop(svc qoveryapi.ServiceSnapshot, hostname string, err error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if old, ok := e.operators[svc.ClusterID]; ok && old.HelmID == svc.ID {
+		e.tailnet.SetConnected(old.DeviceID, false)
+		delete(e.operators, svc.ClusterID)
+	}
+	reason := strings.TrimPrefix(err.Error(), "operator pod failed: ")
+	e.crashLoops[svc.ClusterID] = CrashLoop{HelmID: svc.ID, ClusterID: svc.ClusterID, Hostname: hostname, Reason: reason}
+	e.logf("operator %s (Helm service %s) in CrashLoopBackOff: %s", hostname, svc.ID, reason)
 }
 
 // checkLogin is what stops a node that must log in: the credentials

@@ -68,6 +68,34 @@ type Compat struct {
 	// Deployment: a number or boolean makes the API server refuse it,
 	// null leaves the default hostname.
 	QuotedOperatorHostname bool
+
+	// CleanupWithoutOperator: a deleted Service, Connector or ProxyGroup
+	// goes at once with its devices, a Service whose annotations are gone
+	// loses its proxy, and the operator's uninstall leaves its custom
+	// resources in place, whether or not an operator runs. The real
+	// operator puts its finalizer on what it serves: with no operator
+	// running, a deleted object stays Terminating with its devices, and
+	// uninstalling the operator deletes its CRDs, whose deletion the
+	// custom resources left wedge, so that a new install fails.
+	CleanupWithoutOperator bool
+
+	// LenientAnnotations: the tailscale.com/tags annotation is trimmed
+	// around each tag, an empty one means the default tags, and an empty
+	// tailscale.com/proxy-group annotation means none. The real operator
+	// splits the tags on commas without trimming (so "tag:a, tag:b" asks
+	// for " tag:b" when it mints the auth key, after a validation that
+	// trims), refuses an empty tags annotation, and skips a Service whose
+	// proxy-group annotation is present but empty.
+	LenientAnnotations bool
+
+	// OperatorLoginFailsDeployment: an operator pod that cannot log in
+	// (credentials refused, scopes missing, tags it cannot own) fails its
+	// deployment, which ends in DEPLOYMENT_ERROR with the exact cause. The
+	// real chart declares no readiness or liveness probe, so Helm's --wait
+	// sees the pod running and the deployment succeeds (Qovery says
+	// DEPLOYED); the pod then exits and crash-loops, and no device comes.
+	// OperatorNewDevice implies it.
+	OperatorLoginFailsDeployment bool
 }
 
 // SetCompat sets the earlier behaviours the engine keeps.

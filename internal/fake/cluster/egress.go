@@ -79,6 +79,12 @@ func (e *Engine) reconcileEgressLocked(cluster, helmID string) {
 		if e.compat.NoEgressProxies {
 			continue
 		}
+		if s.emptyProxyGroup && !e.compat.LenientAnnotations {
+			if changed || o.helmID == helmID {
+				e.logf("Service %s/%s: annotation %s is empty: no reconciler serves the Service", s.Namespace, s.Name, AnnotationProxyGroup)
+			}
+			continue
+		}
 		if s.ProxyGroup != "" {
 			if s.DeviceID != "" {
 				// Served by the ProxyGroup now: the proxy of its own
@@ -175,7 +181,7 @@ func (e *Engine) egressProblemLocked(s *EgressService) string {
 		violations = append(violations, fmt.Sprintf("invalid Tailscale hostname %q, use %q annotation to override: %s", s.Namespace+"-"+s.Name, AnnotationHostname, err))
 	}
 	for _, t := range s.tags {
-		if !validTag(t) {
+		if !validTag(strings.TrimSpace(t)) {
 			violations = append(violations, fmt.Sprintf("tailscale.com/tags annotation contains invalid tag %q: a tag is \"tag:\" then a letter, then letters, digits or dashes", t))
 		}
 	}

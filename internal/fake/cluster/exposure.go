@@ -96,12 +96,18 @@ func appHostname(svc qoveryapi.ServiceSnapshot, ann map[string]string) string {
 // the tailnet by hand comes back at the next reconciliation.
 func (e *Engine) reconcileAppLocked(svc qoveryapi.ServiceSnapshot) {
 	ann := serviceAnnotations(svc)
-	if ann[AnnotationExpose] != "true" {
-		e.unexposeLocked(svc.ID)
-		return
-	}
-	if len(svc.Ports) == 0 {
+	exposed := ann[AnnotationExpose] == "true"
+	if exposed && len(svc.Ports) == 0 {
 		e.logf("application %s declares no port: Qovery creates no Kubernetes Service, nothing to expose", svc.Name)
+		exposed = false
+	}
+	if !exposed {
+		_, proxied := e.proxies[svc.ID]
+		_, served := e.appServices[svc.ID]
+		if (proxied || served) && !e.runningLocked(svc.ClusterID) {
+			e.logf("application %s: no Tailscale operator runs on cluster %s to clean up its proxy", svc.Name, svc.ClusterID)
+			return
+		}
 		e.unexposeLocked(svc.ID)
 		return
 	}
@@ -112,6 +118,12 @@ func (e *Engine) reconcileAppLocked(svc qoveryapi.ServiceSnapshot) {
 	}
 	hostname := appHostname(svc, ann)
 	what := fmt.Sprintf("Service %s/%s", svc.Namespace, svc.KubernetesName)
+	if pg, set := ann[AnnotationProxyGroup]; set && pg == "" && !e.compat.LenientAnnotations {
+		// The single-proxy reconciler skips a Service with the
+		// annotation, and the ProxyGroup's reconciler one without a name.
+		e.logf("%s: annotation %s is empty: no reconciler serves the Service", what, AnnotationProxyGroup)
+		return
+	}
 	if pg := ann[AnnotationProxyGroup]; pg != "" {
 		e.removeProxy(svc.ID)
 		e.reconcileAppThroughProxyGroupLocked(op, svc, ann, pg, hostname)
@@ -131,10 +143,15 @@ func (e *Engine) reconcileAppLocked(svc qoveryapi.ServiceSnapshot) {
 		return
 	}
 	tags := op.ProxyTags
-	if v := ann[AnnotationTags]; v != "" {
-		tags = tagList(v, defaultProxyTag)
+	if v, set := ann[AnnotationTags]; set && (v != "" || !e.compat.LenientAnnotations) {
+		// Validation trims each tag; the auth key is requested with
+		// the tags as split.
+		tags = strings.Split(v, ",")
+		if e.compat.LenientAnnotations {
+			tags = tagList(v, defaultProxyTag)
+		}
 		for _, t := range tags {
-			if !validTag(t) {
+			if !validTag(strings.TrimSpace(t)) {
 				e.logf("%s: INVALIDSERVICE: invalid tag %q in %s: a tag is \"tag:\" then a letter, then letters, digits or dashes",
 					what, t, AnnotationTags)
 				if e.compat.ProxyNewDevice {

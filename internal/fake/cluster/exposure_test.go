@@ -28,6 +28,8 @@ type exposureWorld struct {
 	t       *testing.T
 	tailnet *tailnetapi.Server
 	engine  *Engine
+	// operator is the operator's Helm service, as deployed.
+	operator qoveryapi.ServiceSnapshot
 }
 
 func newExposureWorld(t *testing.T) *exposureWorld {
@@ -36,11 +38,12 @@ func newExposureWorld(t *testing.T) *exposureWorld {
 	w := &exposureWorld{t: t, tailnet: ts, engine: New(ts)}
 	id, secret := ts.SeedOAuthClient("", "", []string{"devices:core", "auth_keys"}, []string{"tag:k8s-operator"})
 	values := fmt.Sprintf("oauth:\n  clientId: %s\n  clientSecret: %s\noperatorConfig:\n  hostname: tailscale-operator-test\n", id, secret)
-	err := w.engine.Deploy(context.Background(), qoveryapi.ServiceSnapshot{
+	w.operator = qoveryapi.ServiceSnapshot{
 		Kind: "HELM", ID: "helm-1", Name: "tailscale-operator", ClusterID: exposureCluster, Namespace: "zabc-tailscale",
 		ChartName: OperatorChart, AllowClusterWideResources: true,
 		ValuesFiles: []qoveryapi.ValuesFile{{Name: "values.yaml", Content: values}},
-	})
+	}
+	err := w.engine.Deploy(context.Background(), w.operator)
 	if err != nil {
 		t.Fatalf("operator deployment: %v", err)
 	}

@@ -37,7 +37,9 @@ import (
 //     Service without a ProxyGroup, reporting problems as events.
 //
 // Objects the release no longer renders are deleted, with their devices;
-// so are all of them when the Helm service is deleted.
+// so are all of them when the Helm service is deleted. With no operator
+// running, those that carry its finalizer stay Terminating, their devices
+// with them (finalizers.go).
 
 // Names the simulation reads in rendered manifests.
 const (
@@ -202,6 +204,9 @@ type EgressService struct {
 	hasTags    bool
 	proxyClass string
 	hasClass   bool
+	// emptyProxyGroup is set when tailscale.com/proxy-group is present
+	// but empty.
+	emptyProxyGroup bool
 }
 
 // Connectors lists the rendered Connectors, by cluster then name.
@@ -294,6 +299,9 @@ type ownedObject struct {
 	proxyGroup *ProxyGroup
 	egress     *EgressService
 	proxyClass *ProxyClass
+	// finalizer is set once a running operator has put its finalizer
+	// on the object (finalizers.go).
+	finalizer bool
 }
 
 // sortedKeysLocked returns the keys of the objects, of one cluster when
@@ -404,6 +412,12 @@ func (e *Engine) deployManifests(svc qoveryapi.ServiceSnapshot) error {
 	}
 	if err := e.checkMappingsLocked(svc.ClusterID, objs); err != nil {
 		return fmt.Errorf("%s%w", helmFailure, err)
+	}
+	for _, m := range objs {
+		if _, ok := e.terminating[m.key]; ok {
+			return fmt.Errorf("%sfailed to create resource: object is being deleted: %s %q already exists (it waits for the finalizer %s, "+
+				"which no operator runs to remove)", helmFailure, m.resource(), m.name, Finalizer)
+		}
 	}
 	installing := !e.ownsObjectsLocked(svc.ID)
 	objs, err = e.checkOwnershipLocked(svc, objs, installing)
@@ -1042,6 +1056,9 @@ func readService(m *manifest) *EgressService {
 	}
 	s := &EgressService{TailnetFQDN: fqdn, TailnetIP: ip, ProxyGroup: m.annotations[AnnotationProxyGroup], Type: "ClusterIP",
 		hostname: m.annotations[AnnotationHostname]}
+	if v, ok := m.annotations[AnnotationProxyGroup]; ok && v == "" {
+		s.emptyProxyGroup = true
+	}
 	if v, ok := m.annotations[AnnotationTags]; ok {
 		s.tags, s.hasTags = strings.Split(v, ","), true
 	}
@@ -1083,7 +1100,7 @@ func (e *Engine) commitLocked(svc qoveryapi.ServiceSnapshot, objs []*manifest, t
 	}
 	for k, o := range e.objects {
 		if o.helmID == svc.ID && !keep[k] {
-			e.removeObjectLocked(k)
+			e.deleteObjectLocked(k)
 		}
 	}
 	for i, m := range objs {
@@ -1104,10 +1121,14 @@ func (e *Engine) commitLocked(svc qoveryapi.ServiceSnapshot, objs []*manifest, t
 				e.tailnet.RemoveDevice(prev.egress.DeviceID)
 			}
 		}
-		e.objects[m.key] = &ownedObject{
+		obj := &ownedObject{
 			helmID: svc.ID, release: releaseName(svc), releaseNS: svc.Namespace,
 			connector: w.connector, proxyGroup: w.proxyGroup, egress: w.egress, proxyClass: w.proxyClass,
 		}
+		if prev := e.objects[m.key]; prev != nil {
+			obj.finalizer = prev.finalizer
+		}
+		e.objects[m.key] = obj
 	}
 	if !e.compat.ReconcileOnAppDeploy {
 		e.reconcileClusterLocked(svc.ClusterID, svc.ID)
@@ -1128,6 +1149,7 @@ func (e *Engine) commitLocked(svc qoveryapi.ServiceSnapshot, objs []*manifest, t
 		}
 	}
 	e.reconcileEgressLocked(svc.ClusterID, svc.ID)
+	e.markFinalizersLocked(svc.ClusterID)
 }
 
 // reconcileClusterLocked is the operator reconciling every object it
@@ -1152,6 +1174,7 @@ func (e *Engine) reconcileClusterLocked(cluster, helmID string) {
 		}
 	}
 	e.reconcileEgressLocked(cluster, helmID)
+	e.markFinalizersLocked(cluster)
 	for _, a := range e.appsOnClusterLocked(cluster) {
 		e.reconcileAppLocked(a)
 	}
@@ -1163,7 +1186,7 @@ func (e *Engine) deleteManifestsLocked(svc qoveryapi.ServiceSnapshot) {
 	removed := false
 	for k, o := range e.objects {
 		if o.helmID == svc.ID {
-			e.removeObjectLocked(k)
+			e.deleteObjectLocked(k)
 			removed = true
 		}
 	}

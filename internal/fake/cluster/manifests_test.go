@@ -13,6 +13,7 @@ import (
 	"github.com/qtail/terraform-provider-qtail/internal/fake/tailnetapi"
 	"github.com/qtail/terraform-provider-qtail/internal/manifest"
 	"github.com/qtail/terraform-provider-qtail/internal/qovery"
+	"github.com/qtail/terraform-provider-qtail/internal/tailnet"
 )
 
 // These tests hand the engine the snapshots the fake Qovery API would give
@@ -55,6 +56,8 @@ type lab struct {
 	t       *testing.T
 	tailnet *tailnetapi.Server
 	engine  *cluster.Engine
+	// operator is the operator's Helm service, as deployed.
+	operator qoveryapi.ServiceSnapshot
 }
 
 func newLab(t *testing.T, policy string) *lab {
@@ -70,11 +73,12 @@ func newLabWith(t *testing.T, policy string, scopes []string, moreValues string)
 	l := &lab{t: t, tailnet: ts, engine: cluster.New(ts)}
 	id, secret := ts.SeedOAuthClient("", "", scopes, []string{"tag:k8s-operator"})
 	values := fmt.Sprintf("oauth:\n  clientId: %s\n  clientSecret: %s\noperatorConfig:\n  hostname: tailscale-operator-lab\n%s", id, secret, moreValues)
-	err := l.engine.Deploy(context.Background(), qoveryapi.ServiceSnapshot{
+	l.operator = qoveryapi.ServiceSnapshot{
 		Kind: "HELM", ID: "helm-operator", Name: "tailscale-operator", ClusterID: labCluster, Namespace: "z1234abcd-tailscale",
 		ChartName: cluster.OperatorChart, ChartVersion: "1.102.4", AllowClusterWideResources: true,
 		ValuesFiles: []qoveryapi.ValuesFile{{Name: "values.yaml", Content: values}},
-	})
+	}
+	err := l.engine.Deploy(context.Background(), l.operator)
 	if err != nil {
 		t.Fatalf("operator deployment: %v", err)
 	}
@@ -253,8 +257,10 @@ func TestManifests_homelabConnector(t *testing.T) {
 			if !slices.Equal(d.AdvertisedRoutes, advertised) {
 				t.Errorf("advertised %v, want %v", d.AdvertisedRoutes, advertised)
 			}
-			if !slices.Equal(d.EnabledRoutes, tc.enabled) {
-				t.Errorf("enabled %v, want %v", d.EnabledRoutes, tc.enabled)
+			// Enabled routes read back sorted by address.
+			enabled := tailnet.SortRoutes(slices.Clone(tc.enabled))
+			if !slices.Equal(d.EnabledRoutes, enabled) {
+				t.Errorf("enabled %v, want %v", d.EnabledRoutes, enabled)
 			}
 			cs := l.engine.Connectors()
 			if len(cs) != 1 {
@@ -270,7 +276,7 @@ func TestManifests_homelabConnector(t *testing.T) {
 
 			// A plain redeployment keeps the device and its routes.
 			l.deploy(svc)
-			if again := l.device("homelab", "tag:k8s"); again.ID != d.ID || !slices.Equal(again.EnabledRoutes, tc.enabled) {
+			if again := l.device("homelab", "tag:k8s"); again.ID != d.ID || !slices.Equal(again.EnabledRoutes, enabled) {
 				t.Fatalf("redeployment changed the device: %+v", again)
 			}
 		})
@@ -308,7 +314,7 @@ func TestManifests_routesApprovedWhenAdvertised(t *testing.T) {
 	c.SubnetRoutes = []string{"10.20.0.0/16"}
 	l.deploy(release("homelab", connectorValues(t, c)))
 	d = l.device("homelab", "tag:k8s")
-	if !slices.Equal(d.AdvertisedRoutes, []string{"10.20.0.0/16"}) || !slices.Equal(d.EnabledRoutes, []string{"10.244.0.0/16", "10.20.0.0/16"}) {
+	if !slices.Equal(d.AdvertisedRoutes, []string{"10.20.0.0/16"}) || !slices.Equal(d.EnabledRoutes, []string{"10.20.0.0/16", "10.244.0.0/16"}) {
 		t.Fatalf("advertised %v, enabled %v", d.AdvertisedRoutes, d.EnabledRoutes)
 	}
 }

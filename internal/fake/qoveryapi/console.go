@@ -177,36 +177,6 @@ func (s *Server) Organization(id string) (Organization, bool) {
 	return Organization{}, false
 }
 
-// Project returns a project.
-func (s *Server) Project(id string) (Project, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if p := s.st.Projects[id]; p != nil {
-		return *p, true
-	}
-	return Project{}, false
-}
-
-// Cluster returns a cluster.
-func (s *Server) Cluster(id string) (Cluster, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if c := s.st.Clusters[id]; c != nil {
-		return *c, true
-	}
-	return Cluster{}, false
-}
-
-// Environment returns an environment.
-func (s *Server) Environment(id string) (Environment, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if e := s.st.Environments[id]; e != nil {
-		return *e, true
-	}
-	return Environment{}, false
-}
-
 // HelmRepository returns an organization Helm repository, secrets
 // included.
 func (s *Server) HelmRepository(id string) (HelmRepository, bool) {
@@ -258,17 +228,6 @@ func (s *Server) Application(id string) (Application, bool) {
 		return a.clone(), true
 	}
 	return Application{}, false
-}
-
-// Applications returns every application in creation order.
-func (s *Server) Applications() []Application {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []Application
-	for _, a := range sorted(s.st.Applications, func(a *Application) uint64 { return a.seq }, func(a *Application) string { return a.ID }) {
-		out = append(out, a.clone())
-	}
-	return out
 }
 
 // Variable returns a variable, secret value included.
@@ -332,17 +291,6 @@ func (s *Server) Status(serviceID string) (ServiceStatus, bool) {
 		return ServiceStatus{}, false
 	}
 	return st.clone(), true
-}
-
-// Snapshot renders a service as its next deployment would, with lenient
-// checks (unknown variables stay as written).
-func (s *Server) Snapshot(serviceID string) (ServiceSnapshot, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if st, _, _ := s.st.service(serviceID); st == nil {
-		return ServiceSnapshot{}, fmt.Errorf("service %s does not exist", serviceID)
-	}
-	return s.snapshot(serviceID, false)
 }
 
 // Console actions: what a person does by hand. They go through the same
@@ -436,13 +384,15 @@ func (s *Server) DeleteService(id string) error {
 		return fmt.Errorf("service %s does not exist", id)
 	}
 	if !st.deleting() {
-		s.startAction(id, st, actionDelete, "")
+		s.startAction(id, st, actionDelete, "", "")
 	}
 	return nil
 }
 
-// Deploy deploys a Helm service or an application with its current
-// configuration, as the console's deploy button does.
+// Deploy deploys a Helm service, an application or a container with its
+// current configuration, as the console's deploy button does: queued
+// behind an action that runs (refused with Options.ConflictWhileBusy, and
+// during a deletion).
 func (s *Server) Deploy(id string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -450,10 +400,9 @@ func (s *Server) Deploy(id string) error {
 	if st == nil {
 		return fmt.Errorf("service %s does not exist", id)
 	}
-	if st.running() {
-		return fmt.Errorf("service %s is %s: an action is in progress", id, st.State)
+	if _, err := s.requestDeployment(id, st, ""); err != nil {
+		return fmt.Errorf("service %s: %w", id, err)
 	}
-	s.startAction(id, st, actionDeploy, "")
 	return nil
 }
 

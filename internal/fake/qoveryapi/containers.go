@@ -163,7 +163,7 @@ func (s *Server) deployContainer(r *http.Request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	if c.Status.running() && !s.opts.QueueActions {
+	if c.Status.running() && s.opts.ConflictWhileBusy {
 		return 0, nil, errorf(http.StatusConflict, "Operation is in progress: the service is %s", c.Status.State)
 	}
 	if c.Tag != tag {

@@ -9,9 +9,14 @@ import (
 	"github.com/qtail/terraform-provider-qtail/internal/fake/qoveryapi"
 )
 
+// TestContainers sends back the whole object read, as the console does:
+// AcceptUnknownMembers (TestStrictEdits checks the default). It reads the
+// outcome of a deployment with waitState (no lag), and checks the 409 of
+// the API reference for a redeployment during a deployment
+// (ConflictWhileBusy; TestQueuedContainerDeploy checks the default queue).
 func TestContainers(t *testing.T) {
 	rec := &recorder{}
-	w := newWorld(t, qoveryapi.Options{Deployer: rec})
+	w := newWorld(t, qoveryapi.Options{Deployer: rec, AcceptUnknownMembers: true, StatusLag: qoveryapi.NoStatusLag, ConflictWhileBusy: true})
 	id, err := w.srv.SeedContainer(w.env, "metrics", "prom/statsd-exporter", "v0.28.0", qoveryapi.Port{Name: "http", InternalPort: 9102})
 	if err != nil {
 		t.Fatal(err)

@@ -196,19 +196,50 @@ func (st *ServiceStatus) endStep(name, status string) {
 
 // requestDeployment deploys a service with its current configuration
 // (commit is the Git commit an application deployment installs, "" for
-// the deployed one), or refuses with 409 while another action runs. With
-// Options.QueueActions a deployment requested during another one is
-// queued instead and the answer is the status of the running action. The
-// caller holds the lock.
+// the deployed one). While another action runs, the deployment is queued
+// behind it, as the real API does, and the answer is the queued request's
+// status; with Options.ConflictWhileBusy, and always during a deletion,
+// it is refused with 409. The caller holds the lock.
 func (s *Server) requestDeployment(id string, st *ServiceStatus, commit string) (statusJSON, error) {
 	if st.running() {
-		if !s.opts.QueueActions || st.deleting() {
+		if s.opts.ConflictWhileBusy || st.deleting() {
 			return statusJSON{}, errorf(http.StatusConflict, "Operation is in progress: the service is %s", st.State)
 		}
-		st.queued = append(st.queued, commit)
-		return s.renderStatus(id, st.visible()), nil
+		q := queuedRequest{id: s.newID(), commit: commit, at: now()}
+		st.queued = append(st.queued, q)
+		return s.renderQueued(id, st, q), nil
 	}
-	return s.startAction(id, st, actionDeploy, commit), nil
+	return s.startAction(id, st, actionDeploy, commit, ""), nil
+}
+
+// queuedRequest is a deployment waiting for the running action of its
+// service.
+type queuedRequest struct {
+	// id is the deployment_request_id the deployment runs under.
+	id string
+	// commit is the Git commit an application deployment installs, "" for
+	// the deployed one.
+	commit string
+	// at is when it was requested.
+	at time.Time
+}
+
+// renderQueued answers the status of a deployment just queued: its own
+// request, queued, while the status endpoint still shows the running
+// action. The caller holds the lock.
+func (s *Server) renderQueued(id string, st *ServiceStatus, q queuedRequest) statusJSON {
+	at := q.at
+	out := statusJSON{ID: id, State: stateDeploymentQueued, ServiceDeploymentStatus: st.DeploymentStatus,
+		LastDeploymentDate: &at, IsPartLastDeployment: true, DeploymentRequestsCount: st.RequestsCount + len(st.queued),
+		StatusDetails: statusDetailsJSON{Action: actionDeploy, Status: "QUEUED", SubAction: "NONE"}}
+	if !s.opts.NullDeploymentIDs {
+		rid := q.id
+		if s.opts.FrozenDeploymentIDs && st.RequestID != "" {
+			rid = st.RequestID
+		}
+		out.DeploymentRequestID = &rid
+	}
+	return out
 }
 
 // decodeOptionalBody is decodeBody that accepts an empty body.
@@ -226,9 +257,10 @@ func decodeOptionalBody(r *http.Request, v any) error {
 
 // startAction queues a deployment (action DEPLOY) or a deletion (DELETE)
 // of a service and returns its new status. commit is the Git commit an
-// application deployment installs ("" keeps the deployed one). A deletion
-// drops the queued deployments. The caller holds the lock.
-func (s *Server) startAction(id string, st *ServiceStatus, action, commit string) statusJSON {
+// application deployment installs ("" keeps the deployed one); requestID
+// is the deployment request the action runs under, "" for a new one. A
+// deletion drops the queued deployments. The caller holds the lock.
+func (s *Server) startAction(id string, st *ServiceStatus, action, commit, requestID string) statusJSON {
 	prev := st.clone()
 	s.ops++
 	op := s.ops
@@ -237,7 +269,10 @@ func (s *Server) startAction(id string, st *ServiceStatus, action, commit string
 	st.commit = commit
 	st.RequestsCount++
 	if st.RequestID == "" || !s.opts.FrozenDeploymentIDs {
-		st.RequestID = s.newID()
+		if requestID == "" {
+			requestID = s.newID()
+		}
+		st.RequestID = requestID
 		st.ExecutionID = fmt.Sprintf("%s-%d", id, st.RequestsCount)
 	}
 	st.LastDeploymentDate = &t
@@ -250,8 +285,8 @@ func (s *Server) startAction(id string, st *ServiceStatus, action, commit string
 		st.queued = nil
 	}
 	st.lagged = nil
-	if s.opts.StatusLag > 0 {
-		st.lagged, st.lagUntil = &prev, t.Add(s.opts.StatusLag)
+	if lag := s.opts.statusLag(); lag > 0 {
+		st.lagged, st.lagUntil = &prev, t.Add(lag)
 	}
 	if !s.closed {
 		s.wg.Add(1)
@@ -366,9 +401,9 @@ func (s *Server) dequeue(ctx context.Context, id string, op uint64) {
 	if st == nil || len(st.queued) == 0 || st.running() {
 		return
 	}
-	commit := st.queued[0]
+	q := st.queued[0]
 	st.queued = st.queued[1:]
-	s.startAction(id, st, actionDeploy, commit)
+	s.startAction(id, st, actionDeploy, q.commit, q.id)
 }
 
 // pause waits d and reports whether ctx is still alive.

@@ -721,7 +721,7 @@ func (s *Server) deployHelm(r *http.Request) (int, any, error) {
 	case h.Source.Git != nil && version != "":
 		return 0, nil, badRequest("chart_version: the service's chart does not come from a helm repository: give git_commit_id")
 	}
-	if h.Status.running() && !s.opts.QueueActions {
+	if h.Status.running() && s.opts.ConflictWhileBusy {
 		return 0, nil, errorf(http.StatusConflict, "Operation is in progress: the service is %s", h.Status.State)
 	}
 	// (fake) Deploying another chart version makes it the service's

@@ -31,6 +31,8 @@ type world struct {
 	app     string
 	// gone is the status of the routes of a deleted object.
 	gone int
+	// handler, when set, serves the requests in memory instead of url.
+	handler http.Handler
 }
 
 func newWorld(t *testing.T, opts qoveryapi.Options) *world {
@@ -47,7 +49,30 @@ func newWorld(t *testing.T, opts qoveryapi.Options) *world {
 		ts.Close()
 		srv.Close()
 	})
-	w := &world{t: t, srv: srv, url: ts.URL, gone: http.StatusForbidden}
+	return seedWorld(t, &world{t: t, srv: srv, url: ts.URL}, opts)
+}
+
+// newMemWorld is newWorld without a network: requests go straight to the
+// handler, so that a test can run it in a synctest bubble, whose clock
+// moves only when every goroutine in it waits.
+func newMemWorld(t *testing.T, opts qoveryapi.Options) *world {
+	t.Helper()
+	if opts.Token == "" {
+		opts.Token = token
+	}
+	if opts.DeployTime == 0 {
+		opts.DeployTime = 20 * time.Millisecond
+	}
+	srv := qoveryapi.New(opts)
+	t.Cleanup(srv.Close)
+	return seedWorld(t, &world{t: t, srv: srv, handler: srv.Handler()}, opts)
+}
+
+// seedWorld seeds the objects of a world.
+func seedWorld(t *testing.T, w *world, opts qoveryapi.Options) *world {
+	t.Helper()
+	srv := w.srv
+	w.gone = http.StatusForbidden
 	switch opts.AfterDelete {
 	case qoveryapi.DeletedDoesNotExist:
 		w.gone = http.StatusBadRequest
@@ -114,6 +139,11 @@ func (w *world) callRaw(method, path string, body any, auth string) (int, []byte
 		req.Header.Set("Authorization", auth)
 	}
 	req.Header.Set("Content-Type", "application/json")
+	if w.handler != nil {
+		rec := httptest.NewRecorder()
+		w.handler.ServeHTTP(rec, req)
+		return rec.Code, rec.Body.Bytes(), rec.Header()
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		w.t.Fatal(err)

@@ -72,6 +72,9 @@ func (s *Server) routes() http.Handler {
 	add(post, "/container/{containerId}/deploy", s.deployContainer)
 	add(post, "/container/{containerId}/redeploy", s.redeployService)
 
+	add(get, "/environment/{environmentId}/deploymentQueue", s.listEnvironmentDeploymentQueue)
+	add(get, "/service/{serviceId}/deploymentQueue", s.listServiceDeploymentQueue)
+
 	// A known path with another method: 405 with a JSON body.
 	for pattern, ms := range methods {
 		sort.Strings(ms)

@@ -36,9 +36,11 @@ type Options struct {
 	// DeployTime is how long a deployment or a deletion takes, split
 	// between its queued and running phases.
 	DeployTime time.Duration
-	// StatusLag, when set, makes the status endpoints keep reporting the
-	// previous status for that long after an action, as the real API may
-	// for a few seconds. The action's own 202 answer is never stale.
+	// StatusLag is how long the status endpoints keep reporting the
+	// previous status after an action is triggered, as the real API does
+	// for a few seconds. Zero takes DefaultStatusLag; NoStatusLag turns
+	// the lag off, for the tests of the state machine itself. The
+	// action's own 202 answer is never stale.
 	StatusLag time.Duration
 	// Deployer, when set, is told about every deployment and deletion and
 	// may fail them.
@@ -73,12 +75,40 @@ type Options struct {
 	// execution_id of a service's first action for every later one: they
 	// are not renewed. last_deployment_date still is.
 	FrozenDeploymentIDs bool
-	// QueueActions makes a deployment requested while another action of
-	// the service runs answer 202 and wait its turn, instead of the 409
-	// "Operation is in progress" the API reference documents. The 202
-	// answer is the status of the action that runs; the queued deployment
-	// starts a quarter of DeployTime after it ends.
-	QueueActions bool
+	// ConflictWhileBusy makes a deployment requested while another action
+	// of the service runs answer 409 "Operation is in progress", as the
+	// API reference documents, instead of queueing it as the real API
+	// does. By default the request is queued: the answer is 202 with the
+	// queued request's status (DEPLOYMENT_QUEUED, its own
+	// deployment_request_id), the deployment queues of the service and of
+	// its environment list it, and it starts a quarter of DeployTime after
+	// the running action ends. A deletion is never queued.
+	ConflictWhileBusy bool
+	// AcceptUnknownMembers makes the edits of applications and containers
+	// ignore the members that their request (ApplicationEditRequest,
+	// ContainerRequest) does not define, such as the id, created_at or
+	// environment of the object read, as a lenient server would. By
+	// default they are refused with 400, as a strict server may.
+	AcceptUnknownMembers bool
+}
+
+// DefaultStatusLag is the StatusLag of a zero Options: short, so that
+// tests stay fast, but long enough that a client which takes the status
+// read right after a trigger for the outcome fails.
+const DefaultStatusLag = 200 * time.Millisecond
+
+// NoStatusLag, as Options.StatusLag, turns the lag off.
+const NoStatusLag time.Duration = -1
+
+// statusLag is the lag of the status endpoints (see Options.StatusLag).
+func (o Options) statusLag() time.Duration {
+	switch {
+	case o.StatusLag == 0:
+		return DefaultStatusLag
+	case o.StatusLag < 0:
+		return 0
+	}
+	return o.StatusLag
 }
 
 // DeletedAnswer is how the routes of a deleted object answer
@@ -107,28 +137,6 @@ type Deployer interface {
 	// Delete is called at the end of the DELETING phase. An error ends
 	// the deletion in DELETE_ERROR and the service stays.
 	Delete(ctx context.Context, svc ServiceSnapshot) error
-}
-
-// DeployerFuncs adapts functions to a Deployer; a nil function succeeds.
-type DeployerFuncs struct {
-	DeployFunc func(ctx context.Context, svc ServiceSnapshot) error
-	DeleteFunc func(ctx context.Context, svc ServiceSnapshot) error
-}
-
-// Deploy calls DeployFunc.
-func (d DeployerFuncs) Deploy(ctx context.Context, svc ServiceSnapshot) error {
-	if d.DeployFunc == nil {
-		return nil
-	}
-	return d.DeployFunc(ctx, svc)
-}
-
-// Delete calls DeleteFunc.
-func (d DeployerFuncs) Delete(ctx context.Context, svc ServiceSnapshot) error {
-	if d.DeleteFunc == nil {
-		return nil
-	}
-	return d.DeleteFunc(ctx, svc)
 }
 
 // Server is the fake Qovery API.

@@ -412,9 +412,12 @@ func (r *recorder) lastDeployed(t *testing.T) qoveryapi.ServiceSnapshot {
 	return r.deployed[len(r.deployed)-1]
 }
 
+// TestDeploymentStateMachine follows one service through its states: the
+// 409 of the API reference (ConflictWhileBusy) and no lag, so that each
+// state is read as it is reached.
 func TestDeploymentStateMachine(t *testing.T) {
 	rec := &recorder{}
-	w := newWorld(t, qoveryapi.Options{Deployer: rec, DeployTime: 40 * time.Millisecond})
+	w := newWorld(t, qoveryapi.Options{Deployer: rec, DeployTime: 40 * time.Millisecond, ConflictWhileBusy: true, StatusLag: qoveryapi.NoStatusLag})
 	id := w.operator()
 	status := "/helm/" + id + "/status"
 	v := w.must(http.StatusOK, http.MethodGet, status, nil)
@@ -506,9 +509,11 @@ func TestDeploymentStateMachine(t *testing.T) {
 	w.wantError(http.StatusBadRequest, http.MethodPost, "/helm/"+id+"/deploy?forceEvent=ALWAYS", nil, "forceEvent")
 }
 
+// TestDeploymentErrorFromDeployer reads the outcome with waitState, which
+// does not tell a stale status from a fresh one: no lag.
 func TestDeploymentErrorFromDeployer(t *testing.T) {
 	rec := &recorder{deployErr: errors.New("operator pod CrashLoopBackOff: tag:k8s-operator is not declared in tagOwners")}
-	w := newWorld(t, qoveryapi.Options{Deployer: rec, StatusMessages: true})
+	w := newWorld(t, qoveryapi.Options{Deployer: rec, StatusMessages: true, StatusLag: qoveryapi.NoStatusLag})
 	id := w.operator()
 	w.deployHelm(id)
 	v := w.waitState("/helm/"+id+"/status", "DEPLOYED", "DEPLOYMENT_ERROR")
@@ -589,9 +594,10 @@ func TestDeploymentEngineChecks(t *testing.T) {
 	}
 }
 
+// TestAsyncDelete reads each state of a deletion as it is reached: no lag.
 func TestAsyncDelete(t *testing.T) {
 	// With a long DeployTime the deletion stays queued.
-	slow := newWorld(t, qoveryapi.Options{DeployTime: time.Hour})
+	slow := newWorld(t, qoveryapi.Options{DeployTime: time.Hour, StatusLag: qoveryapi.NoStatusLag})
 	slow.must(http.StatusNoContent, http.MethodDelete, "/application/"+slow.app, nil)
 	v := slow.must(http.StatusOK, http.MethodGet, "/application/"+slow.app+"/status", nil)
 	if str(v, "state") != "DELETE_QUEUED" || str(v, "status_details", "action") != "DELETE" || str(v, "status_details", "status") != "QUEUED" {
@@ -601,7 +607,7 @@ func TestAsyncDelete(t *testing.T) {
 	slow.must(http.StatusNoContent, http.MethodDelete, "/application/"+slow.app, nil)
 
 	rec := &recorder{}
-	w := newWorld(t, qoveryapi.Options{Deployer: rec})
+	w := newWorld(t, qoveryapi.Options{Deployer: rec, StatusLag: qoveryapi.NoStatusLag})
 	id := w.operator()
 	entered, release := rec.gate()
 	status, raw, _ := w.callRaw(http.MethodDelete, "/helm/"+id, nil, "Token "+token)
@@ -823,8 +829,11 @@ func editBody(read obj) obj {
 	return v
 }
 
+// TestApplicationEdit sends back the whole object read, as the console
+// does, so it needs a server that ignores the members the edit does not
+// define (AcceptUnknownMembers); TestStrictEdits checks the default.
 func TestApplicationEdit(t *testing.T) {
-	w := newWorld(t, qoveryapi.Options{})
+	w := newWorld(t, qoveryapi.Options{AcceptUnknownMembers: true})
 	group := str(w.must(http.StatusCreated, http.MethodPost, "/organization/"+w.org+"/annotationsGroups",
 		obj{"name": "expose", "annotations": []obj{{"key": "tailscale.com/expose", "value": "true"}}, "scopes": []string{"SERVICES"}}), "id")
 	labels, err := w.srv.SeedLabelsGroup(w.org, "team", qoveryapi.Label{Key: "team", Value: "billing", PropagateToCloudProvider: true})
@@ -963,9 +972,10 @@ func clone(o obj) obj {
 	return out
 }
 
+// TestApplicationDeploy reads the outcome with waitState: no lag.
 func TestApplicationDeploy(t *testing.T) {
 	rec := &recorder{}
-	w := newWorld(t, qoveryapi.Options{Deployer: rec})
+	w := newWorld(t, qoveryapi.Options{Deployer: rec, StatusLag: qoveryapi.NoStatusLag})
 	group := str(w.must(http.StatusCreated, http.MethodPost, "/organization/"+w.org+"/annotationsGroups",
 		obj{"name": "expose", "annotations": []obj{{"key": "tailscale.com/expose", "value": "true"}}, "scopes": []string{"SERVICES"}}), "id")
 	if err := w.srv.AttachAnnotationsGroup(w.app, group); err != nil {
@@ -1092,9 +1102,12 @@ func TestResetAndDeterministicIDs(t *testing.T) {
 	w.wantError(http.StatusNotFound, http.MethodGet, "/helm/"+id, nil)
 }
 
+// TestConsoleActions reads the outcomes with waitState (no lag) and
+// checks that a second console deployment fails while one runs, as it
+// does with the 409 of the API reference (ConflictWhileBusy).
 func TestConsoleActions(t *testing.T) {
 	rec := &recorder{}
-	w := newWorld(t, qoveryapi.Options{Deployer: rec})
+	w := newWorld(t, qoveryapi.Options{Deployer: rec, ConflictWhileBusy: true, StatusLag: qoveryapi.NoStatusLag})
 	id := w.operator()
 	_, release := rec.gate()
 	if err := w.srv.Deploy(id); err != nil {

@@ -40,7 +40,7 @@ func (s *Server) deleteService(r *http.Request) (int, any, error) {
 		return 0, nil, err
 	}
 	if !st.deleting() {
-		s.startAction(id, st, actionDelete, "")
+		s.startAction(id, st, actionDelete, "", "")
 	}
 	return http.StatusNoContent, nil, nil
 }

@@ -311,9 +311,9 @@ type ServiceStatus struct {
 	// status for a while after an action (Options.StatusLag).
 	lagUntil time.Time
 	lagged   *ServiceStatus
-	// queued holds the commits of the deployments waiting for the running
-	// action (Options.QueueActions).
-	queued []string
+	// queued holds the deployments waiting for the running action (see
+	// Options.ConflictWhileBusy), in order.
+	queued []queuedRequest
 	// phase is when the current phase of the action began.
 	phase time.Time
 }

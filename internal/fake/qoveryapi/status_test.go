@@ -56,7 +56,8 @@ func TestDeploymentIDModes(t *testing.T) {
 		}
 	})
 	t.Run("frozen", func(t *testing.T) {
-		w := newWorld(t, qoveryapi.Options{FrozenDeploymentIDs: true})
+		// waitState does not tell a stale status from a fresh one: no lag.
+		w := newWorld(t, qoveryapi.Options{FrozenDeploymentIDs: true, StatusLag: qoveryapi.NoStatusLag})
 		before := w.must(http.StatusOK, http.MethodGet, "/application/"+w.app+"/status", nil)
 		time.Sleep(2 * time.Millisecond)
 		w.must(http.StatusAccepted, http.MethodPost, "/application/"+w.app+"/redeploy", nil)
@@ -68,22 +69,42 @@ func TestDeploymentIDModes(t *testing.T) {
 	})
 }
 
-// TestQueuedActions: with QueueActions a deployment requested during
-// another one answers 202 with the running action's status, and runs
-// after it.
+// TestQueuedActions: a deployment requested during another one is queued,
+// as on the real API: the answer is 202 with the queued request's own
+// deployment_request_id, the deployment queues of the service and of the
+// environment list it, and it runs after the running one. Without the
+// queue (the 409 of the API reference) the request would fail.
 func TestQueuedActions(t *testing.T) {
 	rec := &recorder{}
-	w := newWorld(t, qoveryapi.Options{Deployer: rec, QueueActions: true, DeployTime: 40 * time.Millisecond})
+	// No lag: the status is read as each request starts.
+	w := newWorld(t, qoveryapi.Options{Deployer: rec, DeployTime: 40 * time.Millisecond, StatusLag: qoveryapi.NoStatusLag})
 	id := w.operator()
 	entered, release := rec.gate()
 	first := w.deployHelm(id)
 	await(t, entered)
 	queued := w.must(http.StatusAccepted, http.MethodPost, "/helm/"+id+"/redeploy", nil)
-	if str(queued, "state") != "DEPLOYING" || str(queued, "deployment_request_id") != str(first, "deployment_request_id") {
+	second := str(queued, "deployment_request_id")
+	if str(queued, "state") != "DEPLOYMENT_QUEUED" || str(queued, "status_details", "status") != "QUEUED" ||
+		second == "" || second == str(first, "deployment_request_id") || at(queued, "deployment_requests_count") != 2.0 {
 		t.Errorf("queued answer %v", queued)
 	}
 	// A second one queues behind it.
-	w.must(http.StatusAccepted, http.MethodPost, "/helm/"+id+"/deploy", obj{"chart_version": "1.102.4"})
+	third := str(w.must(http.StatusAccepted, http.MethodPost, "/helm/"+id+"/deploy", obj{"chart_version": "1.102.4"}), "deployment_request_id")
+	v := w.must(http.StatusOK, http.MethodGet, "/helm/"+id+"/status", nil)
+	if str(v, "state") != "DEPLOYING" || str(v, "deployment_request_id") != str(first, "deployment_request_id") {
+		t.Errorf("status while two are queued %v", v)
+	}
+	svcQueue := list(w.must(http.StatusOK, http.MethodGet, "/service/"+id+"/deploymentQueue", nil), "results")
+	if len(svcQueue) != 2 || str(svcQueue, 0, "identifier", "deployment_request_id") != second ||
+		str(svcQueue, 1, "identifier", "deployment_request_id") != third || str(svcQueue, 0, "identifier", "service_type") != "HELM" ||
+		str(svcQueue, 0, "status_details", "status") != "QUEUED" {
+		t.Errorf("service queue %v", svcQueue)
+	}
+	envQueue := list(w.must(http.StatusOK, http.MethodGet, "/environment/"+w.env+"/deploymentQueue", nil), "results")
+	if len(envQueue) != 2 || str(envQueue, 0, "identifier", "deployment_request_id") != second ||
+		str(envQueue, 0, "identifier", "environment_id") != w.env || str(envQueue, 0, "stages", 0, "services", 0, "identifier", "service_id") != id {
+		t.Errorf("environment queue %v", envQueue)
+	}
 	release()
 	var seen []string
 	deadline := time.Now().Add(5 * time.Second)
@@ -97,8 +118,11 @@ func TestQueuedActions(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	if len(seen) != 3 || seen[0] != str(first, "deployment_request_id") {
-		t.Errorf("request ids seen %v, want the first then two queued ones", seen)
+	if len(seen) != 3 || seen[0] != str(first, "deployment_request_id") || seen[1] != second || seen[2] != third {
+		t.Errorf("request ids seen %v, want the first then the two queued ones", seen)
+	}
+	if q := list(w.must(http.StatusOK, http.MethodGet, "/service/"+id+"/deploymentQueue", nil), "results"); len(q) != 0 {
+		t.Errorf("queue after the deployments %v", q)
 	}
 	rec.mu.Lock()
 	n := len(rec.deployed)

@@ -363,6 +363,11 @@ func (s *Server) editService(r *http.Request, kind, param string, edit func(id s
 	if w.status.deleting() {
 		return 0, nil, errorf(http.StatusConflict, "Operation is in progress: the service is being deleted")
 	}
+	if !s.opts.AcceptUnknownMembers {
+		if err := editMembers(kind, body); err != nil {
+			return 0, nil, err
+		}
+	}
 	name, apply, err := edit(id, body)
 	if err != nil {
 		return 0, nil, err
@@ -372,6 +377,61 @@ func (s *Server) editService(r *http.Request, kind, param string, edit func(id s
 	}
 	apply()
 	return http.StatusOK, render(id), nil
+}
+
+// Members of the edit requests of applications (ApplicationEditRequest)
+// and containers (ContainerRequest), and of the items of their lists.
+var (
+	applicationEditMembers = []string{"storage", "name", "description", "git_repository", "build_mode", "dockerfile_path",
+		"cpu", "memory", "gpu", "ephemeral_storage_in_gib", "min_running_instances", "max_running_instances", "healthchecks",
+		"auto_preview", "ports", "arguments", "entrypoint", "auto_deploy", "annotations_groups", "labels_groups", "icon_uri",
+		"docker_target_build_stage", "cpu_architecture", "autoscaling"}
+	containerEditMembers = []string{"storage", "ports", "name", "description", "registry_id", "image_name", "tag", "arguments",
+		"entrypoint", "cpu", "memory", "gpu", "ephemeral_storage_in_gib", "cpu_architecture", "min_running_instances",
+		"max_running_instances", "healthchecks", "auto_preview", "auto_deploy", "annotations_groups", "labels_groups", "icon_uri",
+		"autoscaling"}
+	portMembers    = []string{"id", "name", "internal_port", "external_port", "publicly_accessible", "is_default", "protocol", "public_path", "public_path_rewrite"}
+	storageMembers = []string{"id", "type", "size", "mount_point"}
+	groupMembers   = []string{"id"}
+)
+
+// editMembers refuses an edit body of an application or a container
+// (kind) with a member that its request does not define, at the top or in
+// an item of ports, storage, annotations_groups or labels_groups, as a
+// strict server does (see Options.AcceptUnknownMembers). The members'
+// values are checked later.
+func editMembers(kind string, body map[string]json.RawMessage) error {
+	members, request := applicationEditMembers, "ApplicationEditRequest"
+	if kind == kindContainer {
+		members, request = containerEditMembers, "ContainerRequest"
+	}
+	var unknown []string
+	for k := range body {
+		if !slices.Contains(members, k) {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		return badRequest("unknown field %q: %s does not define it (unknown fields: %s)", unknown[0], request, strings.Join(unknown, ", "))
+	}
+	for field, allowed := range map[string][]string{"ports": portMembers, "storage": storageMembers,
+		"annotations_groups": groupMembers, "labels_groups": groupMembers} {
+		raw, ok := body[field]
+		if !ok || string(raw) == "null" {
+			continue
+		}
+		var items []map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &items); err != nil {
+			return badRequest("%s: must be a list of objects", field)
+		}
+		for i, item := range items {
+			if err := onlyMembers(fmt.Sprintf("%s[%d]", field, i), item, allowed...); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // groupIDs reads a list of group references [{"id": ...}]; exists says

@@ -48,6 +48,11 @@ type Options struct {
 	// 403 by default, or 400 "<kind> does not exist", both real answers
 	// (qoveryapi.Options.AfterDelete).
 	AfterDelete qoveryapi.DeletedAnswer
+	// StatusLag is how long the Qovery status endpoints keep answering
+	// the previous status after an action is triggered, as the real API
+	// does (qoveryapi.Options.StatusLag): zero takes
+	// qoveryapi.DefaultStatusLag, qoveryapi.NoStatusLag none.
+	StatusLag time.Duration
 }
 
 // Compat holds behaviours of the fakes that are simpler than the real
@@ -63,11 +68,23 @@ type Compat struct {
 	// The real API gives no reason: it is in the console's deployment
 	// logs.
 	StatusMessages bool
+	// DeploymentConflicts refuses a Qovery deployment requested while
+	// another action of the service runs with 409, as the API reference
+	// documents (qoveryapi.Options.ConflictWhileBusy). The real API queues
+	// it.
+	DeploymentConflicts bool
+	// LenientEdits makes the Qovery API ignore the members of an
+	// application or container edit that its request does not define
+	// (qoveryapi.Options.AcceptUnknownMembers), where a strict server
+	// refuses them.
+	LenientEdits bool
 }
 
 // DefaultCompat is the sandbox's compatibility when Options.Compat is nil:
 // none. Both fakes answer as the real services do: the real operator, no
-// reason in a failed Qovery status, 403 for a deleted object.
+// reason in a failed Qovery status, 403 for a deleted object, deployments
+// queued behind a running action, a status that lags behind a trigger,
+// edits refused with members their request does not define.
 var DefaultCompat = Compat{}
 
 // Seed holds the IDs of what the sandbox created at start.
@@ -169,6 +186,9 @@ func (w *World) build() error {
 		Faults:         w.Faults,
 		Topology:       aclcheck.Topology{Users: sandboxUsers, Nodes: sandboxNodes},
 		InitialPolicy:  policy,
+		// Set up for the recipes: the API server proxy of an operator
+		// needs HTTPS certificates (a new tailnet has them off).
+		HTTPSEnabled: true,
 	})
 	w.Cluster = cluster.New(w.Tailnet)
 	compat := DefaultCompat
@@ -177,14 +197,17 @@ func (w *World) build() error {
 	}
 	w.Cluster.SetCompat(compat.Cluster)
 	qopts := qoveryapi.Options{
-		Token:          QoveryToken,
-		Prefix:         "/qovery",
-		DeployTime:     w.opts.DeployTime,
-		Deployer:       w.Cluster,
-		Faults:         w.Faults,
-		Seed:           1,
-		StatusMessages: compat.StatusMessages,
-		AfterDelete:    w.opts.AfterDelete,
+		Token:                QoveryToken,
+		Prefix:               "/qovery",
+		DeployTime:           w.opts.DeployTime,
+		Deployer:             w.Cluster,
+		Faults:               w.Faults,
+		Seed:                 1,
+		StatusMessages:       compat.StatusMessages,
+		AfterDelete:          w.opts.AfterDelete,
+		StatusLag:            w.opts.StatusLag,
+		ConflictWhileBusy:    compat.DeploymentConflicts,
+		AcceptUnknownMembers: compat.LenientEdits,
 	}
 	w.Qovery = qoveryapi.New(qopts)
 	if err := w.seedQovery(); err != nil {
@@ -309,7 +332,10 @@ func (w *World) Env(baseURL string) map[string]string {
 }
 
 // Exports renders the provider environment and the seeded IDs as shell
-// export lines, sorted, ready for eval.
+// export lines, sorted, ready for eval. The IDs of every seeded region are
+// exported per region (QTAIL_SANDBOX_ENVIRONMENT_ID_US_EAST_1, ...); no
+// TF_VAR_ variable holds one region's ID, which every root, of whatever
+// region, would pick up.
 func (w *World) Exports(baseURL string) string {
 	env := w.Env(baseURL)
 	s := w.Seed()
@@ -326,9 +352,6 @@ func (w *World) Exports(baseURL string) string {
 			env["QTAIL_SANDBOX_CONTAINER_ID_"+strings.ToUpper(key)+"_"+strings.ToUpper(strings.ReplaceAll(name, "-", "_"))] = id
 		}
 	}
-	first := s.Regions[Regions[0]]
-	env["TF_VAR_environment_id"] = first.EnvironmentID
-	env["TF_VAR_application_id"] = first.Applications["billing-api"]
 	keys := make([]string, 0, len(env))
 	for k := range env {
 		keys = append(keys, k)

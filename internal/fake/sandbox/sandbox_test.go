@@ -110,6 +110,29 @@ func TestSeedAndExports(t *testing.T) {
 			t.Errorf("exports lack %q:\n%s", want, exports)
 		}
 	}
+	// Every seeded region's IDs, by region; none as a TF_VAR_ that a root
+	// of another region would pick up.
+	for _, region := range Regions {
+		key := strings.ToUpper(strings.ReplaceAll(region, "-", "_"))
+		r := seed.Regions[region]
+		for _, want := range []string{
+			"export QTAIL_SANDBOX_CLUSTER_ID_" + key + "=" + r.ClusterID + "\n",
+			"export QTAIL_SANDBOX_ENVIRONMENT_ID_" + key + "=" + r.EnvironmentID + "\n",
+			"export QTAIL_SANDBOX_APPLICATION_ID_" + key + "_BILLING_API=" + r.Applications["billing-api"] + "\n",
+		} {
+			if !strings.Contains(exports, want) {
+				t.Errorf("exports lack %q:\n%s", want, exports)
+			}
+		}
+	}
+	for _, line := range strings.Split(strings.TrimSuffix(exports, "\n"), "\n") {
+		if !strings.HasPrefix(line, "export ") {
+			t.Errorf("exports has a line that is not an export: %q", line)
+		}
+		if strings.HasPrefix(line, "export TF_VAR_") && !strings.HasPrefix(line, "export TF_VAR_organization_id=") {
+			t.Errorf("exports sets a variable of every root: %q", line)
+		}
+	}
 }
 
 func TestCallsAndFaults(t *testing.T) {
@@ -409,3 +432,67 @@ func (failingDeployer) Deploy(context.Context, qoveryapi.ServiceSnapshot) error 
 }
 
 func (failingDeployer) Delete(context.Context, qoveryapi.ServiceSnapshot) error { return nil }
+
+// TestQoveryAnswersAsTheRealAPI: by default the sandbox's Qovery queues a
+// deployment requested during another one, lags the status behind a
+// trigger, and refuses an edit with a member its request does not define;
+// Compat and StatusLag select the simpler behaviours.
+func TestQoveryAnswersAsTheRealAPI(t *testing.T) {
+	w, c := start(t)
+	app := w.Seed().Regions[Regions[0]].Applications["worker"]
+	status := func() map[string]any {
+		code, body := c.do(http.MethodGet, "/qovery/application/"+app+"/status", qoveryAuth, nil)
+		var v map[string]any
+		if err := json.Unmarshal(body, &v); err != nil || code != http.StatusOK {
+			t.Fatalf("status: %d %s", code, body)
+		}
+		return v
+	}
+	before := status()
+	redeploy := func() (int, map[string]any) {
+		code, body := c.do(http.MethodPost, "/qovery/application/"+app+"/redeploy", qoveryAuth, nil)
+		var v map[string]any
+		_ = json.Unmarshal(body, &v)
+		return code, v
+	}
+	if code, v := redeploy(); code != http.StatusAccepted || v["deployment_request_id"] == before["deployment_request_id"] {
+		t.Fatalf("first redeploy: %d %v", code, v)
+	}
+	if code, v := redeploy(); code != http.StatusAccepted || v["state"] != "DEPLOYMENT_QUEUED" {
+		t.Errorf("redeploy during the first: %d %v, want it queued", code, v)
+	}
+	if lagged := status(); lagged["deployment_request_id"] != before["deployment_request_id"] {
+		t.Errorf("status right after the trigger %v, want the previous one %v", lagged, before)
+	}
+	code, body := c.do(http.MethodGet, "/qovery/application/"+app, qoveryAuth, nil)
+	if code != http.StatusOK {
+		t.Fatalf("GET: %d %s", code, body)
+	}
+	var read map[string]any
+	if err := json.Unmarshal(body, &read); err != nil {
+		t.Fatal(err)
+	}
+	if code, body := c.do(http.MethodPut, "/qovery/application/"+app, qoveryAuth, read); code != http.StatusBadRequest ||
+		!strings.Contains(string(body), "ApplicationEditRequest") {
+		t.Errorf("PUT of the object read: %d %s, want 400", code, body)
+	}
+
+	simple, err := New(Options{DeployTime: time.Hour, StatusLag: qoveryapi.NoStatusLag, Compat: &Compat{DeploymentConflicts: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(simple.Handler())
+	t.Cleanup(srv.Close)
+	sc := client{t: t, base: srv.URL}
+	app = simple.Seed().Regions[Regions[0]].Applications["worker"]
+	if code, body := sc.do(http.MethodPost, "/qovery/application/"+app+"/redeploy", qoveryAuth, nil); code != http.StatusAccepted {
+		t.Fatalf("redeploy: %d %s", code, body)
+	}
+	if code, body := sc.do(http.MethodPost, "/qovery/application/"+app+"/redeploy", qoveryAuth, nil); code != http.StatusConflict {
+		t.Errorf("DeploymentConflicts: %d %s, want 409", code, body)
+	}
+	if code, body := sc.do(http.MethodGet, "/qovery/application/"+app+"/status", qoveryAuth, nil); code != http.StatusOK ||
+		!strings.Contains(string(body), `"state":"DEPLOYMENT_QUEUED"`) {
+		t.Errorf("NoStatusLag: %d %s", code, body)
+	}
+}

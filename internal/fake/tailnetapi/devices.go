@@ -120,7 +120,6 @@ func (s *Server) addDeviceLocked(spec DeviceSpec, topoKey string) *Device {
 		Addresses:          []string{v4, v6},
 		Tags:               slices.Clone(spec.Tags),
 		AdvertisedRoutes:   slices.Clone(spec.AdvertisedRoutes),
-		EnabledRoutes:      slices.Clone(spec.EnabledRoutes),
 		Authorized:         true,
 		ConnectedToControl: !spec.Offline,
 		IsEphemeral:        spec.Ephemeral,
@@ -128,6 +127,7 @@ func (s *Server) addDeviceLocked(spec DeviceSpec, topoKey string) *Device {
 		LastSeen:           now,
 		topoKey:            topoKey,
 	}
+	s.setEnabledLocked(d, spec.EnabledRoutes)
 	s.devices = append(s.devices, d)
 	return d
 }
@@ -548,7 +548,8 @@ func (s *Server) handleGetRoutes(w http.ResponseWriter, r *http.Request, p princ
 }
 
 // handleSetRoutes is POST /device/{id}/routes: {"routes": [...]} replaces
-// the enabled routes (they need not be advertised yet).
+// the enabled routes (they need not be advertised yet). The answer, and
+// every later read, lists them sorted by address, not in the order sent.
 func (s *Server) handleSetRoutes(w http.ResponseWriter, r *http.Request, p principal) {
 	if !p.allows("devices:routes") {
 		permissionDenied(w)
@@ -575,7 +576,7 @@ func (s *Server) handleSetRoutes(w http.ResponseWriter, r *http.Request, p princ
 	if d == nil {
 		return
 	}
-	d.EnabledRoutes = canonicalRoutes(req.Routes)
+	s.setEnabledLocked(d, canonicalRoutes(req.Routes))
 	writeJSON(w, http.StatusOK, routesJSON{AdvertisedRoutes: nonNil(d.AdvertisedRoutes), EnabledRoutes: nonNil(d.EnabledRoutes)})
 }
 

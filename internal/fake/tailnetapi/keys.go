@@ -26,6 +26,7 @@ type key struct {
 	Secret      string
 	Description string
 	Created     time.Time
+	Updated     time.Time // the last PUT of an OAuth client; zero if none
 	Expires     time.Time // zero for OAuth clients
 	Revoked     time.Time // set by DELETE
 	// UserID is the owner: the user of the API access token that created
@@ -54,7 +55,7 @@ type keyJSON struct {
 	KeyType       string           `json:"keyType"`
 	Description   string           `json:"description"`
 	Created       time.Time        `json:"created"`
-	Updated       time.Time        `json:"updated"`
+	Updated       time.Time        `json:"updated,omitzero"`
 	Expires       time.Time        `json:"expires,omitzero"`
 	Revoked       time.Time        `json:"revoked,omitzero"`
 	Invalid       bool             `json:"invalid"`
@@ -100,21 +101,31 @@ func (k *key) invalid(now time.Time) bool {
 	return !k.Revoked.IsZero() || (!k.Expires.IsZero() && !now.Before(k.Expires))
 }
 
-func (k *key) wire(withSecret bool, now time.Time) keyJSON {
+// wire is the key as the API sends it. An auth key carries its tags only
+// under capabilities.devices.create.tags and has no "updated", as on the
+// real API; OAuth clients and federated identities have top-level "tags"
+// and "updated". Options.Compat.KeyTagsEverywhere gives every key type
+// the top-level "tags" and "updated".
+func (k *key) wire(withSecret bool, now time.Time, compat Compat) keyJSON {
 	out := keyJSON{
 		ID:          k.ID,
 		KeyType:     k.KeyType,
 		Description: k.Description,
 		Created:     k.Created,
-		Updated:     k.Created,
 		Expires:     k.Expires,
 		Revoked:     k.Revoked,
 		Invalid:     k.invalid(now),
-		Tags:        slices.Clone(k.Tags),
 		UserID:      k.UserID,
 	}
-	if !k.Revoked.IsZero() {
-		out.Updated = k.Revoked
+	if k.KeyType != keyTypeAuth || compat.KeyTagsEverywhere {
+		out.Tags = slices.Clone(k.Tags)
+		out.Updated = k.Created
+		if !k.Updated.IsZero() {
+			out.Updated = k.Updated
+		}
+		if !k.Revoked.IsZero() {
+			out.Updated = k.Revoked
+		}
 	}
 	if withSecret {
 		out.Key = k.Secret
@@ -279,7 +290,7 @@ func (s *Server) handleCreateKey(w http.ResponseWriter, r *http.Request, p princ
 	}
 	s.keys[k.ID] = k
 	s.keyOrder = append(s.keyOrder, k.ID)
-	writeJSON(w, http.StatusOK, k.wire(true, now))
+	writeJSON(w, http.StatusOK, k.wire(true, now, s.opts.Compat))
 }
 
 // validateOAuthClientLocked checks an OAuth client creation request.
@@ -395,7 +406,7 @@ func (s *Server) handleListKeys(w http.ResponseWriter, r *http.Request, p princi
 		if k == nil || !k.Revoked.IsZero() || !canAccessKey(p, k.KeyType, false) || (!all && k.UserID != owner) {
 			continue
 		}
-		out = append(out, k.wire(false, now))
+		out = append(out, k.wire(false, now, s.opts.Compat))
 	}
 	writeJSON(w, http.StatusOK, map[string][]keyJSON{"keys": out})
 }
@@ -418,7 +429,62 @@ func (s *Server) handleGetKey(w http.ResponseWriter, r *http.Request, p principa
 		permissionDenied(w)
 		return
 	}
-	writeJSON(w, http.StatusOK, k.wire(false, s.now()))
+	writeJSON(w, http.StatusOK, k.wire(false, s.now(), s.opts.Compat))
+}
+
+// handleSetKey is PUT /tailnet/{tailnet}/keys/{id}: the description,
+// scopes and tags of an OAuth client are replaced in place, checked as on
+// creation, and the client reads back with a new "updated" time; its id
+// and secret stay. The body names the key type ("client"). Other key
+// types are refused: auth keys cannot be changed, and federated identities
+// are only seeded in this fake.
+func (s *Server) handleSetKey(w http.ResponseWriter, r *http.Request, p principal) {
+	body, ok := readBody(w, r)
+	if !ok {
+		return
+	}
+	var req createKeyRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid request body: "+err.Error())
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := s.keys[r.PathValue("id")]
+	if k == nil || !k.Revoked.IsZero() {
+		if !canAccessKey(p, keyTypeClient, true) {
+			permissionDenied(w)
+			return
+		}
+		writeError(w, http.StatusNotFound, "key not found")
+		return
+	}
+	if !canAccessKey(p, k.KeyType, true) {
+		permissionDenied(w)
+		return
+	}
+	if k.KeyType != keyTypeClient {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("a key of type %q cannot be updated", k.KeyType))
+		return
+	}
+	if req.KeyType != "" && req.KeyType != k.KeyType {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("keyType %q does not match the key's type %q", req.KeyType, k.KeyType))
+		return
+	}
+	if err := checkDescription(req.Description); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	if msg := s.validateOAuthClientLocked(req); msg != "" {
+		writeError(w, http.StatusBadRequest, msg)
+		return
+	}
+	now := s.now().UTC().Truncate(time.Second)
+	k.Description = req.Description
+	k.Scopes = slices.Clone(req.Scopes)
+	k.Tags = slices.Clone(req.Tags)
+	k.Updated = now
+	writeJSON(w, http.StatusOK, k.wire(false, now, s.opts.Compat))
 }
 
 // handleDeleteKey is DELETE /tailnet/{tailnet}/keys/{id}. The key is

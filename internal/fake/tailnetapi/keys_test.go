@@ -284,3 +284,126 @@ func TestKeysFollowTheServerClock(t *testing.T) {
 		t.Errorf("expired key %v", m)
 	}
 }
+
+// The real API sends an auth key's tags only under
+// capabilities.devices.create.tags, and no "updated"; OAuth clients have a
+// top-level "tags" and "updated". The official provider's acceptance tests
+// compare whole keys.
+func TestKeyShapesByType(t *testing.T) {
+	h := newHarness(t, Options{InitialPolicy: []byte(operatorPolicy)})
+	auth := h.do("POST", keysPath, `{"capabilities":{"devices":{"create":{"reusable":true,"tags":["tag:k8s"]}}},"description":"ci"}`, nil).want(t, 200)
+	id, _ := auth.json(t)["id"].(string)
+	client := h.do("POST", keysPath, `{"keyType":"client","scopes":["devices:core"],"tags":["tag:k8s-operator"]}`, nil).want(t, 200)
+	clientID, _ := client.json(t)["id"].(string)
+	for name, r := range map[string]reply{
+		"create": auth,
+		"get":    h.do("GET", keysPath+"/"+id, "", nil).want(t, 200),
+	} {
+		m := r.json(t)
+		if _, ok := m["tags"]; ok {
+			t.Errorf("%s: an auth key has a top-level tags: %s", name, r.body)
+		}
+		if _, ok := m["updated"]; ok {
+			t.Errorf("%s: an auth key has an updated time: %s", name, r.body)
+		}
+		if !strings.Contains(string(r.body), `"capabilities":{"devices":{"create":{"reusable":true,"ephemeral":false,"preauthorized":false,"tags":["tag:k8s"]}}}`) {
+			t.Errorf("%s: capabilities missing: %s", name, r.body)
+		}
+	}
+	list := h.do("GET", keysPath, "", nil).want(t, 200)
+	var keys struct {
+		Keys []map[string]any `json:"keys"`
+	}
+	if err := json.Unmarshal(list.body, &keys); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keys.Keys {
+		_, tags := k["tags"]
+		_, updated := k["updated"]
+		if k["id"] == id && (tags || updated) {
+			t.Errorf("list: auth key %v", k)
+		}
+		if k["id"] == clientID && (!tags || !updated) {
+			t.Errorf("list: OAuth client %v", k)
+		}
+	}
+	for name, r := range map[string]reply{
+		"create": client,
+		"get":    h.do("GET", keysPath+"/"+clientID, "", nil).want(t, 200),
+	} {
+		m := r.json(t)
+		if tags, _ := m["tags"].([]any); len(tags) != 1 || tags[0] != "tag:k8s-operator" {
+			t.Errorf("%s: OAuth client tags: %s", name, r.body)
+		}
+		if _, ok := m["updated"].(string); !ok {
+			t.Errorf("%s: OAuth client has no updated time: %s", name, r.body)
+		}
+		if _, ok := m["capabilities"]; ok {
+			t.Errorf("%s: OAuth client has capabilities: %s", name, r.body)
+		}
+	}
+}
+
+// Compat.KeyTagsEverywhere gives auth keys a top-level tags and updated.
+func TestCompatKeyTagsEverywhere(t *testing.T) {
+	h := newHarness(t, Options{InitialPolicy: []byte(operatorPolicy), Compat: Compat{KeyTagsEverywhere: true}})
+	m := h.do("POST", keysPath, `{"capabilities":{"devices":{"create":{"tags":["tag:k8s"]}}}}`, nil).want(t, 200).json(t)
+	if tags, _ := m["tags"].([]any); len(tags) != 1 || tags[0] != "tag:k8s" {
+		t.Errorf("tags %v", m["tags"])
+	}
+	if _, ok := m["updated"].(string); !ok {
+		t.Errorf("updated %v", m["updated"])
+	}
+}
+
+// PUT /keys/{id} replaces an OAuth client's description, scopes and tags
+// in place, with the creation's checks; it keeps the id and secret, and
+// moves "updated".
+func TestUpdateOAuthClient(t *testing.T) {
+	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	h := newHarness(t, Options{InitialPolicy: []byte(operatorPolicy), Now: func() time.Time { return now }})
+	var created struct {
+		ID, Key string
+		Created time.Time
+	}
+	r := h.do("POST", keysPath, `{"keyType":"client","scopes":["auth_keys","devices:core"],"tags":["tag:k8s-operator"],"description":"Test client"}`, nil).want(t, 200)
+	if err := json.Unmarshal(r.body, &created); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(time.Minute)
+	for _, c := range []struct{ name, body, want string }{
+		{"needs tags", `{"keyType":"client","scopes":["devices:core"],"tags":[]}`, "tags are required"},
+		{"bad description", `{"keyType":"client","scopes":["dns:read"],"description":"a/b"}`, "letters, numbers"},
+		{"wrong type", `{"keyType":"federated","scopes":["dns:read"]}`, "does not match"},
+		{"no scopes", `{"keyType":"client","scopes":[]}`, "at least one scope"},
+	} {
+		if msg := h.do("PUT", keysPath+"/"+created.ID, c.body, nil).want(t, 400).message(t); !strings.Contains(msg, c.want) {
+			t.Errorf("%s: message %q, want %q", c.name, msg, c.want)
+		}
+	}
+	r = h.do("PUT", keysPath+"/"+created.ID, `{"keyType":"client","scopes":["auth_keys:read"],"tags":null,"description":"Updated description"}`, nil).want(t, 200)
+	var got struct {
+		ID, Key, Description string
+		Scopes, Tags         []string
+		Created, Updated     time.Time
+	}
+	if err := json.Unmarshal(h.do("GET", keysPath+"/"+created.ID, "", nil).want(t, 200).body, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.ID != created.ID || got.Description != "Updated description" || !slices.Equal(got.Scopes, []string{"auth_keys:read"}) ||
+		got.Tags != nil || !got.Created.Equal(created.Created) || !got.Updated.Equal(now) {
+		t.Errorf("after PUT: %+v (answer %s)", got, r.body)
+	}
+	if strings.Contains(string(r.body), created.Key) {
+		t.Errorf("the PUT answer shows the secret: %s", r.body)
+	}
+	if _, scopes, ok := h.srv.CheckOAuthClient(created.ID, created.Key); !ok || !slices.Equal(scopes, []string{"auth_keys:read"}) {
+		t.Errorf("CheckOAuthClient after PUT = %v, %v", scopes, ok)
+	}
+
+	authID, _ := h.do("POST", keysPath, `{"capabilities":{"devices":{"create":{"tags":["tag:k8s"]}}}}`, nil).want(t, 200).json(t)["id"].(string)
+	h.do("PUT", keysPath+"/"+authID, `{"keyType":"auth","description":"x"}`, nil).want(t, 400)
+	h.do("PUT", keysPath+"/knope", `{"keyType":"client","scopes":["dns:read"]}`, nil).want(t, 404)
+	h.do("DELETE", keysPath+"/"+created.ID, "", nil).want(t, 200)
+	h.do("PUT", keysPath+"/"+created.ID, `{"keyType":"client","scopes":["dns:read"]}`, nil).want(t, 404)
+}

@@ -33,6 +33,48 @@ func canonicalRoutes(routes []string) []string {
 	return out
 }
 
+// sortRoutes sorts enabled routes as the real API reports them: by
+// address, IPv4 before IPv6, then by prefix length ("1.2.0.0/16",
+// "2.0.0.0/24", "10.0.1.0/24", "fd00::/64"), whatever the order they were
+// sent or approved in. Routes that do not parse (only possible through
+// SetTopology) go last, in their order.
+func sortRoutes(routes []string) {
+	slices.SortStableFunc(routes, func(a, b string) int {
+		pa, errA := netip.ParsePrefix(a)
+		pb, errB := netip.ParsePrefix(b)
+		switch {
+		case errA != nil || errB != nil:
+			return boolCompare(errA != nil, errB != nil)
+		case pa.Addr() != pb.Addr():
+			return pa.Addr().Compare(pb.Addr())
+		default:
+			return pa.Bits() - pb.Bits()
+		}
+	})
+}
+
+// boolCompare orders false before true.
+func boolCompare(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	default:
+		return -1
+	}
+}
+
+// setEnabledLocked stores a device's enabled routes, sorted as the real
+// API reports them unless Options.Compat.EnabledRoutesAsSent keeps the
+// order they were sent in.
+func (s *Server) setEnabledLocked(d *Device, routes []string) {
+	d.EnabledRoutes = slices.Clone(routes)
+	if !s.opts.Compat.EnabledRoutesAsSent {
+		sortRoutes(d.EnabledRoutes)
+	}
+}
+
 // containsRoute reports whether list holds route, comparing prefixes
 // rather than spellings (fd00::/64 and FD00::/64 are one route).
 func containsRoute(list []string, route string) bool {
@@ -83,7 +125,7 @@ func (s *Server) SetAdvertisedRoutes(id string, routes []string) (Device, error)
 			continue
 		}
 		if pol != nil && pol.RouteApproved(d.Tags, d.User, rt) {
-			d.EnabledRoutes = append(d.EnabledRoutes, rt)
+			s.setEnabledLocked(d, append(d.EnabledRoutes, rt))
 		}
 	}
 	d.AdvertisedRoutes = slices.Clone(routes)
@@ -92,7 +134,8 @@ func (s *Server) SetAdvertisedRoutes(id string, routes []string) (Device, error)
 
 // SetEnabledRoutes replaces the enabled (approved) routes of a device, as
 // a person does in the admin console or POST /device/{id}/routes does, and
-// returns the device. Routes need not be advertised to be enabled.
+// returns the device. Routes need not be advertised to be enabled; they
+// read back sorted by address.
 func (s *Server) SetEnabledRoutes(id string, routes []string) (Device, error) {
 	if err := checkRoutes(routes); err != nil {
 		return Device{}, err
@@ -104,6 +147,6 @@ func (s *Server) SetEnabledRoutes(id string, routes []string) (Device, error) {
 		return Device{}, fmt.Errorf("device %s: %s", id, errNoDevice)
 	}
 	d := s.devices[i]
-	d.EnabledRoutes = canonicalRoutes(routes)
+	s.setEnabledLocked(d, canonicalRoutes(routes))
 	return d.clone(), nil
 }

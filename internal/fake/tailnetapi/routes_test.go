@@ -1,9 +1,12 @@
 package tailnetapi
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/qtail/terraform-provider-qtail/internal/fake/tailnetapi/aclcheck"
 )
 
 const approverPolicy = `{
@@ -23,7 +26,8 @@ func TestSetAdvertisedRoutesApprovesWhenAdvertised(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"10.1.0.0/16", "0.0.0.0/0", "::/0"}; !slices.Equal(d.EnabledRoutes, want) {
+	// Enabled routes read back sorted by address, as on the real API.
+	if want := []string{"0.0.0.0/0", "10.1.0.0/16", "::/0"}; !slices.Equal(d.EnabledRoutes, want) {
 		t.Fatalf("enabled %v, want %v", d.EnabledRoutes, want)
 	}
 	if len(d.AdvertisedRoutes) != 4 {
@@ -101,6 +105,77 @@ func TestRoutesAreStoredInCanonicalForm(t *testing.T) {
 		t.Fatal(err)
 	}
 	if want := []string{"fd00::/64"}; !slices.Equal(got.EnabledRoutes, want) {
+		t.Errorf("enabled %v, want %v", got.EnabledRoutes, want)
+	}
+}
+
+// sortedRoutesPolicy approves every route the tests below advertise.
+const sortedRoutesPolicy = `{
+	"tagOwners": {"tag:k8s": []},
+	"autoApprovers": {"routes": {"0.0.0.0/0": ["tag:k8s"], "::/0": ["tag:k8s"]}},
+}`
+
+// The real API reports a device's enabled routes sorted by address (IPv4
+// first, then by prefix length), whatever the order they were sent or
+// approved in: the official provider's acceptance tests compare them with
+// reflect.DeepEqual.
+func TestEnabledRoutesAreSortedByAddress(t *testing.T) {
+	h := newHarness(t, Options{InitialPolicy: []byte(sortedRoutesPolicy)})
+	d := h.srv.AddDevice(DeviceSpec{Hostname: "router", Tags: []string{"tag:k8s"}})
+	sent := `{"routes":["10.0.1.0/24","fd00::/64","2.0.0.0/24","::/0","10.0.0.0/16","1.2.0.0/16","0.0.0.0/0","10.0.0.0/8"]}`
+	want := []string{"0.0.0.0/0", "1.2.0.0/16", "2.0.0.0/24", "10.0.0.0/8", "10.0.0.0/16", "10.0.1.0/24", "::/0", "fd00::/64"}
+	routes := func(r reply) []string {
+		t.Helper()
+		var body struct {
+			EnabledRoutes []string `json:"enabledRoutes"`
+		}
+		if err := json.Unmarshal(r.body, &body); err != nil {
+			t.Fatal(err)
+		}
+		return body.EnabledRoutes
+	}
+	if got := routes(h.do("POST", "/api/v2/device/"+d.NodeID+"/routes", sent, nil).want(t, 200)); !slices.Equal(got, want) {
+		t.Errorf("POST answer: enabled %v, want %v", got, want)
+	}
+	if got := routes(h.do("GET", "/api/v2/device/"+d.ID+"/routes", "", nil).want(t, 200)); !slices.Equal(got, want) {
+		t.Errorf("GET routes: enabled %v, want %v", got, want)
+	}
+	if got := routes(h.do("GET", "/api/v2/device/"+d.ID+"?fields=all", "", nil).want(t, 200)); !slices.Equal(got, want) {
+		t.Errorf("GET device: enabled %v, want %v", got, want)
+	}
+
+	// Routes approved as they are advertised join the sorted list.
+	if _, err := h.srv.SetEnabledRoutes(d.ID, []string{"10.0.1.0/24"}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := h.srv.SetAdvertisedRoutes(d.ID, []string{"fd00::/64", "192.168.0.0/24", "1.2.0.0/16"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"1.2.0.0/16", "10.0.1.0/24", "192.168.0.0/24", "fd00::/64"}; !slices.Equal(got.EnabledRoutes, want) {
+		t.Errorf("after advertising: enabled %v, want %v", got.EnabledRoutes, want)
+	}
+	// So do the routes of a topology.
+	h.srv.SetTopology(aclcheck.Topology{Nodes: map[string]aclcheck.Node{"r": {Tags: []string{"tag:k8s"}, ApprovedRoutes: []string{"::/0", "10.0.0.0/8", "0.0.0.0/0"}}}})
+	if ds := h.srv.Devices(); len(ds) != 1 || !slices.Equal(ds[0].EnabledRoutes, []string{"0.0.0.0/0", "10.0.0.0/8", "::/0"}) {
+		t.Errorf("topology: %+v", ds)
+	}
+}
+
+// Compat.EnabledRoutesAsSent keeps the order the routes were sent or
+// approved in.
+func TestCompatEnabledRoutesAsSent(t *testing.T) {
+	h := newHarness(t, Options{InitialPolicy: []byte(sortedRoutesPolicy), Compat: Compat{EnabledRoutesAsSent: true}})
+	d := h.srv.AddDevice(DeviceSpec{Hostname: "router", Tags: []string{"tag:k8s"}})
+	r := h.do("POST", "/api/v2/device/"+d.ID+"/routes", `{"routes":["10.0.1.0/24","2.0.0.0/24"]}`, nil).want(t, 200)
+	if !strings.Contains(string(r.body), `"enabledRoutes":["10.0.1.0/24","2.0.0.0/24"]`) {
+		t.Errorf("answer %s", r.body)
+	}
+	got, err := h.srv.SetAdvertisedRoutes(d.ID, []string{"10.1.0.0/16", "0.0.0.0/0", "::/0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"10.0.1.0/24", "2.0.0.0/24", "10.1.0.0/16", "0.0.0.0/0", "::/0"}; !slices.Equal(got.EnabledRoutes, want) {
 		t.Errorf("enabled %v, want %v", got.EnabledRoutes, want)
 	}
 }

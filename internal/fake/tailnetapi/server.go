@@ -1,7 +1,8 @@
 // Package tailnetapi is a stateful in-memory Tailscale API for tests and
 // the sandbox: the policy file (stored byte for byte, ETag and If-Match),
 // devices, their routes and tags, Tailscale Services, auth keys, OAuth
-// clients and the OAuth token endpoint.
+// clients (created, updated in place and revoked) and the OAuth token
+// endpoint.
 //
 // It answers the way the real API does as far as qtail depends on it: the
 // same paths, status codes and JSON error bodies ({"message": ...}, also for
@@ -59,6 +60,25 @@ type Options struct {
 	// Now is the server's clock: it stamps keys, devices and access
 	// tokens. Default time.Now.
 	Now func() time.Time
+	// HTTPSEnabled turns HTTPS certificates on in the tailnet settings.
+	// Off by default, as on a new tailnet.
+	HTTPSEnabled bool
+	// Compat selects behaviours simpler than the real API's; its zero
+	// value, the default, answers as the real API does.
+	Compat Compat
+}
+
+// Compat holds behaviours of the fake that are simpler than the real
+// API's. Each is off by default and kept only for the tests that name it.
+type Compat struct {
+	// EnabledRoutesAsSent reports a device's enabled routes in the order
+	// they were sent or approved in. The real API sorts them by address.
+	EnabledRoutesAsSent bool
+	// KeyTagsEverywhere gives auth keys a top-level "tags" and an
+	// "updated" time, as OAuth clients have. The real API reports an
+	// auth key's tags only under capabilities.devices.create.tags, and
+	// no "updated".
+	KeyTagsEverywhere bool
 }
 
 // Server is the fake Tailscale API. It is an http.Handler. All methods are
@@ -89,6 +109,8 @@ type Server struct {
 	// federated are the trust settings of the federated identities, by
 	// client ID; they survive Reset, as their seeded keys do.
 	federated map[string]*FederatedIdentity
+	// settings are the tailnet settings (see settings.go).
+	settings tailnetSettings
 }
 
 // New returns a server with the given options.
@@ -161,6 +183,7 @@ func (s *Server) Reset() {
 		s.keyOrder = append(s.keyOrder, c.ID)
 	}
 	s.setTopologyLocked(s.opts.Topology)
+	s.settings = tailnetSettings{HTTPSEnabled: s.opts.HTTPSEnabled}
 }
 
 // route is one registered pattern.
@@ -205,9 +228,12 @@ func (s *Server) routes() {
 		add(http.MethodPost, base+"/device/{id}/approved", s.api(s.handleSetServiceApproval))
 	}
 
+	add(http.MethodGet, "/api/v2/tailnet/{tailnet}/settings", s.api(s.handleGetSettings))
+
 	add(http.MethodPost, "/api/v2/tailnet/{tailnet}/keys", s.api(s.handleCreateKey))
 	add(http.MethodGet, "/api/v2/tailnet/{tailnet}/keys", s.api(s.handleListKeys))
 	add(http.MethodGet, "/api/v2/tailnet/{tailnet}/keys/{id}", s.api(s.handleGetKey))
+	add(http.MethodPut, "/api/v2/tailnet/{tailnet}/keys/{id}", s.api(s.handleSetKey))
 	add(http.MethodDelete, "/api/v2/tailnet/{tailnet}/keys/{id}", s.api(s.handleDeleteKey))
 
 	methods := map[string][]string{}

@@ -26,6 +26,7 @@ type exposedServiceModel struct {
 	Tags                 types.Set      `tfsdk:"tags"`
 	ProxyGroup           types.String   `tfsdk:"proxy_group"`
 	ProxyClass           types.String   `tfsdk:"proxy_class"`
+	OperatorID           types.String   `tfsdk:"operator_id"`
 	AnnotationsGroupName types.String   `tfsdk:"annotations_group_name"`
 	Attach               types.Bool     `tfsdk:"attach"`
 	Redeploy             types.Bool     `tfsdk:"redeploy"`

@@ -231,6 +231,9 @@ func (r *exposedServiceResource) checkPlan(ctx context.Context, plan, state *exp
 				"A hostname names one device on the tailnet: give each exposure its own.", other, hostname))
 		return
 	}
+	if !creating {
+		r.checkOperatorID(ctx, c, diags)
+	}
 	if !creating && plan.Hostname.Equal(state.Hostname) {
 		return
 	}
@@ -243,8 +246,16 @@ func (r *exposedServiceResource) checkPlan(ctx context.Context, plan, state *exp
 		return
 	}
 	c.ops = cluster.NewLookup(q, env)
-	if creating && !r.checkOperatorRuns(ctx, c, diags) {
-		return
+	if creating {
+		switch r.checkOperatorRuns(ctx, c, diags) {
+		case cluster.OperatorRefused:
+			return
+		case cluster.OperatorDeferred:
+			// What depends on the operator's configuration waits for
+			// the apply.
+			r.checkHostname(ctx, c, diags)
+			return
+		}
 	}
 	r.checkHostname(ctx, c, diags)
 	if diags.HasError() || !creating {
@@ -260,23 +271,49 @@ func (r *exposedServiceResource) checkPlan(ctx context.Context, plan, state *exp
 	cluster.CheckExposure(ctx, r.Clients, c.ops, plan.ProxyGroup.ValueString(), plan.ProxyClass.ValueString(), diags)
 }
 
-// checkOperatorRuns refuses an exposure on a cluster where no Tailscale
-// operator runs and none is planned: nothing would create the proxy, and
-// the apply would wait for it until the timeout. It returns false after an
-// error.
-func (r *exposedServiceResource) checkOperatorRuns(ctx context.Context, c *planCheck, diags *diag.Diagnostics) bool {
-	env := c.ops.Env
-	op, err := c.ops.Operator(ctx)
-	if err != nil || op.HelmID != "" || r.Clients.Planned().OperatorPlannedOn(env.ClusterID) {
-		return true
+// checkOperatorRuns checks that an operator serves the new exposure: the
+// one operator_id names, one found on the cluster, or one that this plan
+// installs there. Without operator_id Terraform may plan the operator of
+// the configuration after the exposure, so a missing one is a warning:
+// the apply waits for an operator on the cluster and fails, before it
+// creates anything, if none comes (noOperatorDetail).
+func (r *exposedServiceResource) checkOperatorRuns(ctx context.Context, c *planCheck, diags *diag.Diagnostics) cluster.Presence {
+	poll := r.Clients.PollInterval()
+	p := c.ops.Check(ctx, cluster.OperatorRef{ID: c.plan.OperatorID, World: r.Clients.Planned(), Poll: poll, Grace: cluster.Grace(poll)}, diags)
+	if p == cluster.OperatorDeferred {
+		diags.AddAttributeWarning(c.w.attr(), "No Tailscale Operator on the Cluster Yet",
+			fmt.Sprintf("qtail found no Helm service of the %s chart on cluster %s, where %s runs, and no qtail_operator planned "+
+				"there so far. Terraform may plan the operator of this configuration after this exposure, as nothing orders them: "+
+				"set operator_id = qtail_operator.NAME.id so that Terraform plans, creates and destroys them in order, and this "+
+				"check runs here. The apply waits for an operator on the cluster and fails, before it changes anything, if none "+
+				"comes.", cluster.OperatorChart, c.ops.Env.ClusterID, c.w))
 	}
-	diags.AddAttributeError(c.w.attr(), "No Tailscale Operator on the Cluster",
-		fmt.Sprintf("qtail found no Helm service of the %s chart on cluster %s, where %s runs, and no qtail_operator of this "+
-			"configuration is planned there. Without an operator nothing creates the proxy: the apply would attach the "+
-			"annotations group, redeploy the %s and wait for a device that cannot come. Install the operator with a "+
-			"qtail_operator in an environment of that cluster, and list it in this resource's depends_on so that Terraform "+
-			"plans it first.", cluster.OperatorChart, env.ClusterID, c.w, c.w.kind))
-	return false
+	return p
+}
+
+// checkOperatorID checks a changed operator_id of an exposure being
+// updated.
+func (r *exposedServiceResource) checkOperatorID(ctx context.Context, c *planCheck, diags *diag.Diagnostics) {
+	if c.plan.OperatorID.IsNull() || c.plan.OperatorID.IsUnknown() || c.plan.OperatorID.Equal(c.state.OperatorID) {
+		return
+	}
+	env, err := r.Clients.QoveryOrNil().GetEnvironment(ctx, c.app.Environment.ID)
+	if err != nil {
+		diags.AddAttributeWarning(path.Root("operator_id"), "Operator Not Checked",
+			"qtail could not read the environment of "+c.w.String()+": "+err.Error()+". The apply reports any problem.")
+		return
+	}
+	cluster.NewLookup(r.Clients.QoveryOrNil(), env).Check(ctx, cluster.OperatorRef{ID: c.plan.OperatorID, World: r.Clients.Planned()}, diags)
+}
+
+// noOperatorDetail says why an exposure cannot be created on the cluster
+// of env, where no operator came.
+func noOperatorDetail(w workload, clusterID string) string {
+	return fmt.Sprintf("qtail found no Helm service of the %s chart on cluster %s, where %s runs, and no qtail_operator of this "+
+		"configuration is planned there. Without an operator nothing creates the proxy: the apply would attach the "+
+		"annotations group, redeploy the %s and wait for a device that cannot come. Install the operator with a "+
+		"qtail_operator in an environment of that cluster, and set operator_id = qtail_operator.NAME.id in this resource so "+
+		"that Terraform creates it first.", cluster.OperatorChart, clusterID, w, w.kind)
 }
 
 // checkAttachedGroups refuses an application that another annotations

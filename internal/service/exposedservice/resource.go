@@ -2,6 +2,7 @@ package exposedservice
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -92,6 +93,9 @@ func (r *exposedServiceResource) Create(ctx context.Context, req resource.Create
 		resp.Diagnostics.AddAttributeError(w.attr(), noPortSummary(w), noPortDetail(w, app))
 		return
 	}
+	if plan.OperatorID.IsNull() && !r.awaitOperator(ctx, q, env, w, &resp.Diagnostics) {
+		return
+	}
 	orgID := env.Organization.ID
 	plan.EnvironmentID = types.StringValue(app.Environment.ID)
 	group, err := q.CreateAnnotationsGroup(ctx, orgID, groupReq)
@@ -155,6 +159,24 @@ func (r *exposedServiceResource) Create(ctx context.Context, req resource.Create
 		plan.TailnetFQDN = r.guessFQDN(ctx, t, plan.Hostname.ValueString())
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+// awaitOperator waits, for an exposure that names no operator, for an
+// operator to run on the cluster of env: Terraform may create the operator
+// of the configuration in parallel. It returns false after an error.
+func (r *exposedServiceResource) awaitOperator(ctx context.Context, q *qovery.Client, env *qovery.Environment, w workload, diags *diag.Diagnostics) bool {
+	poll := r.Clients.PollInterval()
+	_, err := cluster.AwaitOperator(ctx, q, env, r.Clients.Planned(), poll, cluster.Grace(poll))
+	switch {
+	case errors.Is(err, cluster.ErrNoOperator):
+		diags.AddAttributeError(w.attr(), "No Tailscale Operator on the Cluster", noOperatorDetail(w, env.ClusterID))
+		return false
+	case err != nil:
+		diags.AddError("No Tailscale Operator on the Cluster", fmt.Sprintf("qtail waited for the operator of cluster %s before it "+
+			"exposes %s: %v. Fix the operator, then apply again.", env.ClusterID, w, err))
+		return false
+	}
+	return true
 }
 
 // settleDevice waits for the proxy device when one is expected. Otherwise
@@ -436,6 +458,8 @@ func (r *exposedServiceResource) Delete(ctx context.Context, req resource.Delete
 	}
 	w, groupID, orgID := state.workload(), state.AnnotationsGroupID.ValueString(), state.OrganizationID.ValueString()
 	redeploy := state.Redeploy.IsNull() || state.Redeploy.ValueBool()
+	// The operator of the cluster waits for this Delete.
+	defer r.Clients.Planned().StartDelete(groupID)()
 
 	app, err := w.get(ctx, q, state.EnvironmentID.ValueString())
 	switch {

@@ -173,7 +173,7 @@ func TestExposedService_lifecycle(t *testing.T) {
 						if app.Status.State != "DEPLOYED" || app.Status.DeploymentStatus != "UP_TO_DATE" {
 							return fmt.Errorf("application not redeployed: %+v", app.Status)
 						}
-						redeploys = env.Calls(acctest.RouteRedeployApplication)
+						redeploys = env.Calls(routeRedeployApplication)
 						if redeploys != 1 {
 							return fmt.Errorf("want one redeployment, got %d", redeploys)
 						}
@@ -203,7 +203,7 @@ func TestExposedService_lifecycle(t *testing.T) {
 						if g.Name != "ts-billing" || exposureAnnotationsOf(g)["tailscale.com/proxy-class"] != "small-proxies" {
 							return fmt.Errorf("group not updated: %+v", g)
 						}
-						if n := env.Calls(acctest.RouteRedeployApplication); n != redeploys+1 {
+						if n := env.Calls(routeRedeployApplication); n != redeploys+1 {
 							return fmt.Errorf("want one more redeployment after the update, got %d then %d", redeploys, n)
 						}
 						return nil
@@ -233,7 +233,7 @@ func TestExposedService_timeoutsChangeRedeploysNothing(t *testing.T) {
 			{
 				Config: acctest.ExposedServiceConfig(appID, hostname, `tags = ["tag:k8s-billing"]`),
 				Check: func(*terraform.State) error {
-					redeploys = env.Calls(acctest.RouteRedeployApplication)
+					redeploys = env.Calls(routeRedeployApplication)
 					return nil
 				},
 			},
@@ -248,7 +248,7 @@ func TestExposedService_timeoutsChangeRedeploysNothing(t *testing.T) {
 				Check: resource.ComposeTestCheckFunc(
 					exposureCheckDevice(env, hostname, "tag:k8s-billing"),
 					func(*terraform.State) error {
-						if n := env.Calls(acctest.RouteRedeployApplication); n != redeploys {
+						if n := env.Calls(routeRedeployApplication); n != redeploys {
 							return fmt.Errorf("new timeouts redeployed the application: %d redeployments, %d before", n, redeploys)
 						}
 						return nil
@@ -318,7 +318,7 @@ func TestExposedService_drift(t *testing.T) {
 	hostname := "billing-api-us-east-1"
 	redeployed := func(env *acctest.Env, before *int) resource.TestCheckFunc {
 		return func(*terraform.State) error {
-			if n := env.Calls(acctest.RouteRedeployApplication); n != *before+1 {
+			if n := env.Calls(routeRedeployApplication); n != *before+1 {
 				return fmt.Errorf("want the repair to redeploy once, redeployments went from %d to %d", *before, n)
 			}
 			return nil
@@ -474,7 +474,7 @@ func TestExposedService_drift(t *testing.T) {
 			switch {
 			case tc.noRedeploy:
 				checks = append(checks, func(*terraform.State) error {
-					if n := env.Calls(acctest.RouteRedeployApplication); n != redeploys {
+					if n := env.Calls(routeRedeployApplication); n != redeploys {
 						return fmt.Errorf("the repair redeployed the application: redeployments went from %d to %d", redeploys, n)
 					}
 					return nil
@@ -492,7 +492,7 @@ func TestExposedService_drift(t *testing.T) {
 					{
 						PreConfig: func() {
 							tc.drift(t, env, appID, groupID)
-							redeploys = env.Calls(acctest.RouteRedeployApplication)
+							redeploys = env.Calls(routeRedeployApplication)
 						},
 						Config: config,
 						ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: append([]plancheck.PlanCheck{
@@ -594,10 +594,10 @@ resource "qtail_exposed_service" "web" {
 	if n := len(env.Qovery.AnnotationsGroups()); n != groupsBefore {
 		t.Errorf("refused plans created annotations groups: %d, was %d", n, groupsBefore)
 	}
-	if n := env.Calls(acctest.RouteEditApplication); n != 0 {
+	if n := env.Calls(routeEditApplication); n != 0 {
 		t.Errorf("refused plans edited applications %d times", n)
 	}
-	if n := env.Calls(acctest.RouteRedeployApplication); n != 0 {
+	if n := env.Calls(routeRedeployApplication); n != 0 {
 		t.Errorf("refused plans redeployed applications %d times", n)
 	}
 }
@@ -617,7 +617,7 @@ func TestExposedService_withoutRedeploy(t *testing.T) {
 			if app, _ := env.Qovery.Application(appID); len(app.AnnotationsGroupIDs) != 0 {
 				return fmt.Errorf("group still attached: %v", app.AnnotationsGroupIDs)
 			}
-			if n := env.Calls(acctest.RouteRedeployApplication); n != 0 {
+			if n := env.Calls(routeRedeployApplication); n != 0 {
 				return fmt.Errorf("redeploy = false, yet the application was redeployed %d times", n)
 			}
 			// Not redeployed: the proxy stays until the next deployment.
@@ -695,7 +695,7 @@ func TestExposedService_failedCreateIsTainted(t *testing.T) {
 				PreConfig: func() {
 					// A 500 on each of the four attempts of acctest's
 					// retry policy (a single 500 is retried).
-					env.Faults.Add(faults.Rule{Route: acctest.RouteEditApplication, Status: 500, Count: 4,
+					env.Faults.Add(faults.Rule{Route: routeEditApplication, Status: 500, Count: 4,
 						Body: []byte(`{"status":500,"error":"Internal Server Error","detail":"database unavailable"}`)})
 				},
 				Config:      config,
@@ -788,7 +788,7 @@ func TestExposedService_noOperatorRefusedAtPlan(t *testing.T) {
 	if n := len(env.Qovery.AnnotationsGroups()); n != 0 {
 		t.Errorf("%d annotations groups created", n)
 	}
-	if n := env.Calls(acctest.RouteRedeployApplication); n != 0 {
+	if n := env.Calls(routeRedeployApplication); n != 0 {
 		t.Errorf("%d redeployments", n)
 	}
 }
@@ -865,7 +865,7 @@ func TestExposedService_proxyGroup(t *testing.T) {
 				statecheck.ExpectKnownValue(acctest.ExposedServiceAddr, tfjsonpath.New("annotations").AtMapKey("tailscale.com/proxy-group"), knownvalue.StringExact("ingress")),
 			},
 			Check: func(*terraform.State) error {
-				if n := env.Calls(acctest.RouteRedeployApplication); n != 1 {
+				if n := env.Calls(routeRedeployApplication); n != 1 {
 					return fmt.Errorf("want the application redeployed once, got %d", n)
 				}
 				if len(env.DevicesNamed(hostname)) != 0 {
@@ -976,9 +976,9 @@ func TestExposedService_failedRedeploymentSaysWhereTheLogsAre(t *testing.T) {
 func TestExposedService_container(t *testing.T) {
 	t.Parallel()
 	env, _ := acctest.NewExposureEnv(t)
-	ctrID := env.ContainerID(t, acctest.Region, "metrics")
+	ctrID := containerID(t, env, acctest.Region, "metrics")
 	hostname := "metrics-us-east-1"
-	config := acctest.ContainerExposureConfig(ctrID, hostname, `tags = ["tag:k8s-billing"]`)
+	config := containerExposureConfig(ctrID, hostname, `tags = ["tag:k8s-billing"]`)
 	var groupID string
 	attached := func(*terraform.State) error {
 		c, _ := env.Qovery.Container(ctrID)
@@ -1056,7 +1056,7 @@ func TestExposedService_container(t *testing.T) {
 func TestExposedService_applicationOrContainer(t *testing.T) {
 	t.Parallel()
 	env, appID := acctest.NewExposureEnv(t)
-	ctrID := env.ContainerID(t, acctest.Region, "metrics")
+	ctrID := containerID(t, env, acctest.Region, "metrics")
 	resource.UnitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: env.Factories(),
 		Steps: []resource.TestStep{

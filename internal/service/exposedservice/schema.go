@@ -106,6 +106,15 @@ func (r *exposedServiceResource) Schema(ctx context.Context, _ resource.SchemaRe
 				MarkdownDescription: "Name of a `ProxyClass` that configures the proxy pod (`tailscale.com/proxy-class`).",
 				Validators:          []validator.String{kubernetesNameValidator("ProxyClass")},
 			},
+			"operator_id": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "ID of the `qtail_operator` whose Tailscale operator serves the " + "exposure" + ", such as `qtail_operator.NAME.id` (the ID of " +
+					"the operator's Qovery Helm service). The reference makes Terraform plan and create the operator first, and destroy " +
+					"it last: only a running operator removes the devices of what it serves. The plan checks that it is the operator " +
+					"of the cluster (or the one this plan installs there). Without it, the checks that need the operator wait for the " +
+					"apply when the plan does not show it yet. Changing it changes nothing on the cluster. Left unset by an import.",
+				Validators: []validator.String{tfx.QoveryID()},
+			},
 			"annotations_group_name": schema.StringAttribute{
 				Optional:            true,
 				Computed:            true,

@@ -32,6 +32,7 @@ func (r *exposedServiceResource) redeploy(ctx context.Context, q *qovery.Client,
 	if err != nil {
 		return fmt.Errorf("reading the deployment status of %s: %w", w, err)
 	}
+	var trigger *qovery.Status
 	for attempt := 0; ; attempt++ {
 		if !qovery.IsFinalState(before.State) {
 			// Its outcome is not this exposure's business.
@@ -44,7 +45,7 @@ func (r *exposedServiceResource) redeploy(ctx context.Context, q *qovery.Client,
 				before = prev
 			}
 		}
-		err = w.redeploy(ctx, q)
+		trigger, err = w.redeploy(ctx, q)
 		if err == nil {
 			break
 		}
@@ -56,7 +57,8 @@ func (r *exposedServiceResource) redeploy(ctx context.Context, q *qovery.Client,
 			return fmt.Errorf("reading the deployment status of %s: %w", w, err)
 		}
 	}
-	opts.Since = before
+	// The answer names the request: its outcome is the one waited for.
+	opts.Since, opts.Trigger = before, trigger
 	wait := tfx.StartWait(ctx, "the redeployment of "+w.String())
 	opts.Progress = func(state string) { wait.Progress(ctx, "deployment state "+state) }
 	if _, err := qovery.WaitForDeployment(ctx, get, opts); err != nil {

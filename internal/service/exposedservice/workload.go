@@ -71,15 +71,13 @@ func (w workload) setGroups(ctx context.Context, q *qovery.Client, ids []string)
 	return err
 }
 
-// redeploy asks for a redeployment with the current configuration.
-func (w workload) redeploy(ctx context.Context, q *qovery.Client) error {
-	var err error
+// redeploy asks for a redeployment with the current configuration and
+// returns the API's answer: the status of the request, queued or started.
+func (w workload) redeploy(ctx context.Context, q *qovery.Client) (*qovery.Status, error) {
 	if w.kind == kindContainer {
-		_, err = q.RedeployContainer(ctx, w.id)
-	} else {
-		_, err = q.RedeployApplication(ctx, w.id)
+		return q.RedeployContainer(ctx, w.id)
 	}
-	return err
+	return q.RedeployApplication(ctx, w.id)
 }
 
 // status reads the deployment status.

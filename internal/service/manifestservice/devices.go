@@ -151,7 +151,9 @@ func approveRoutes(ctx context.Context, tn *tailnet.Client, devices []tailnet.De
 		if err := tn.SetDeviceRoutes(ctx, cluster.DeviceID(d), enabled); err != nil {
 			return nil, fmt.Errorf("approving the routes of device %s (%s): %w", d.Hostname, cluster.DeviceID(d), err)
 		}
-		d.EnabledRoutes = enabled
+		// The API reports enabled routes sorted by address, whatever the
+		// order sent: keep them so, as the next read has them.
+		d.EnabledRoutes = tailnet.SortRoutes(enabled)
 	}
 	return out, nil
 }

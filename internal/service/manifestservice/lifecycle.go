@@ -2,6 +2,7 @@ package manifestservice
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -152,6 +153,11 @@ func (r *manifestResource[T, P]) Create(ctx context.Context, req resource.Create
 	if !ok {
 		return
 	}
+	// A namespaced egress Service deploys without the operator, which
+	// serves it once it runs.
+	if base.OperatorID.IsNull() && r.kind.clusterScoped && !r.awaitOperator(ctx, w.q, base.EnvironmentID.ValueString(), &resp.Diagnostics) {
+		return
+	}
 	svc, err := writeManifestService(ctx, w.q, r.kind, base.EnvironmentID.ValueString(), "", w.name, w.chart, w.values)
 	if err != nil {
 		tfx.APIError(&resp.Diagnostics, "create "+r.kind.possessive()+" Helm service", err)
@@ -271,6 +277,8 @@ func (r *manifestResource[T, P]) Delete(ctx context.Context, req resource.Delete
 	}
 	helmID := base.ID.ValueString()
 	envID := base.EnvironmentID.ValueString()
+	// The operator of the cluster waits for this Delete.
+	defer r.world().StartDelete(helmID)()
 	if err := cluster.DeleteHelm(ctx, q, helmID, envID, r.Clients.PollInterval()); err != nil {
 		r.deployment(q, helmID, envID, "delete", timeout).Failed(&resp.Diagnostics, "waiting for "+r.kind.possessive()+" deletion", err)
 		return
@@ -284,6 +292,30 @@ func (r *manifestResource[T, P]) Delete(ctx context.Context, req resource.Delete
 			tfx.APIError(&resp.Diagnostics, "remove "+r.kind.possessive()+" devices from the tailnet", err)
 		}
 	}
+}
+
+// awaitOperator waits, for a manifest service that names no operator, for
+// an operator to run on the cluster of the environment envID: Terraform may
+// create the operator of the configuration in parallel. It returns false
+// after an error.
+func (r *manifestResource[T, P]) awaitOperator(ctx context.Context, q *qovery.Client, envID string, diags *diag.Diagnostics) bool {
+	env, err := q.GetEnvironment(ctx, envID)
+	if err != nil {
+		tfx.APIError(diags, "read the environment "+envID, err)
+		return false
+	}
+	poll := r.Clients.PollInterval()
+	_, err = cluster.AwaitOperator(ctx, q, env, r.world(), poll, cluster.Grace(poll))
+	switch {
+	case errors.Is(err, cluster.ErrNoOperator):
+		diags.AddAttributeError(path.Root("environment_id"), "No Tailscale Operator on the Cluster", noOperatorDetail(r.kind, env.ClusterID))
+		return false
+	case err != nil:
+		diags.AddError("No Tailscale Operator on the Cluster", fmt.Sprintf("qtail waited for the operator of cluster %s before it "+
+			"creates %s: %v. Fix the operator, then apply again.", env.ClusterID, r.kind.article()+" "+r.kind.noun, err))
+		return false
+	}
+	return true
 }
 
 // ImportState imports a manifest service by the ID of its Helm service.

@@ -29,6 +29,7 @@ import (
 type manifestServiceModel struct {
 	ID                          types.String   `tfsdk:"id"`
 	EnvironmentID               types.String   `tfsdk:"environment_id"`
+	OperatorID                  types.String   `tfsdk:"operator_id"`
 	Chart                       types.Object   `tfsdk:"chart"`
 	HelmServiceName             types.String   `tfsdk:"helm_service_name"`
 	Values                      types.String   `tfsdk:"values"`

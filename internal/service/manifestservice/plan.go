@@ -61,12 +61,16 @@ func (b *serviceBase) planChecks(ctx context.Context, k manifestKind, m *manifes
 	}
 	ops := cluster.NewLookup(q, env).UsePlan(b.world())
 	if !m.ID.IsUnknown() {
-		// An update: the name and the cluster cannot change in place.
+		// An update: the name and the cluster cannot change in place; a
+		// new operator_id is checked.
+		if !m.OperatorID.IsNull() {
+			ops.Check(ctx, cluster.OperatorRef{ID: m.OperatorID, World: b.world()}, diags)
+		}
 		return ops
 	}
 	// One listing of the cluster's Helm services serves every check of a
 	// new service.
-	b.checkOperatorRuns(ctx, k, ops, diags)
+	b.checkOperatorRuns(ctx, k, m, ops, diags)
 	if !name.IsUnknown() {
 		b.checkServiceNameFree(ctx, k, name.ValueString(), m, ops, diags)
 		if k.clusterScoped {
@@ -130,27 +134,37 @@ func (b *serviceBase) checkObjectNameFree(ctx context.Context, k manifestKind, n
 	}
 }
 
-// checkOperatorRuns refuses a new cluster-scoped object on a cluster where
-// no Tailscale operator runs and none is planned: its CRD comes with the
-// operator, so the deployment would fail. A namespaced egress Service only
-// gets a warning: it deploys, but does nothing until an operator runs.
-func (b *serviceBase) checkOperatorRuns(ctx context.Context, k manifestKind, ops *cluster.Lookup, diags *diag.Diagnostics) {
-	env := ops.Env
-	op, err := ops.Operator(ctx)
-	if err != nil || op.HelmID != "" || b.world().OperatorPlannedOn(env.ClusterID) {
+// checkOperatorRuns checks that an operator runs the new manifest
+// service m: the one operator_id names, one found on the cluster, or one
+// that this plan installs there. Without operator_id Terraform may plan
+// the operator of the configuration after it, so a missing one is a
+// warning: the apply waits for an operator on the cluster and fails,
+// before it creates anything, if none comes (noOperatorDetail).
+func (b *serviceBase) checkOperatorRuns(ctx context.Context, k manifestKind, m *manifestServiceModel, ops *cluster.Lookup, diags *diag.Diagnostics) {
+	poll := b.Clients.PollInterval()
+	p := ops.Check(ctx, cluster.OperatorRef{ID: m.OperatorID, World: b.world(), Poll: poll, Grace: cluster.Grace(poll)}, diags)
+	if p != cluster.OperatorDeferred {
 		return
 	}
-	detail := fmt.Sprintf("qtail found no Helm service of the %s chart on cluster %s, and no qtail_operator of this "+
-		"configuration is planned there. ", cluster.OperatorChart, env.ClusterID)
-	fix := "Install the operator with a qtail_operator, and set environment_id = qtail_operator.NAME.environment_id (or " +
-		"depends_on = [qtail_operator.NAME]) so that Terraform plans it first."
+	then := "The apply waits for an operator on the cluster and fails, before it changes anything, if none comes."
 	if !k.clusterScoped {
-		diags.AddAttributeWarning(path.Root("environment_id"), "No Tailscale Operator on the Cluster",
-			detail+"The "+k.noun+" deploys, but nothing turns it into an egress proxy until an operator runs. "+fix)
-		return
+		then = "The " + k.noun + " deploys, but nothing turns it into an egress proxy until an operator runs."
 	}
-	diags.AddAttributeError(path.Root("environment_id"), "No Tailscale Operator on the Cluster",
-		detail+"The "+k.object+" CRD comes with the operator, so the deployment would fail (no matches for kind "+k.object+"). "+fix)
+	diags.AddAttributeWarning(path.Root("environment_id"), "No Tailscale Operator on the Cluster Yet",
+		fmt.Sprintf("qtail found no Helm service of the %s chart on cluster %s, and no qtail_operator planned there so far. "+
+			"Terraform may plan the operator of this configuration after this %s, as nothing orders them: set operator_id = "+
+			"qtail_operator.NAME.id so that Terraform plans, creates and destroys them in order, and this check runs here. %s",
+			cluster.OperatorChart, ops.Env.ClusterID, k.noun, then))
+}
+
+// noOperatorDetail says why a manifest service cannot be created on a
+// cluster where no operator came.
+func noOperatorDetail(k manifestKind, clusterID string) string {
+	detail := fmt.Sprintf("qtail found no Helm service of the %s chart on cluster %s, and no qtail_operator of this "+
+		"configuration is planned there. ", cluster.OperatorChart, clusterID)
+	why := "The " + k.object + " CRD comes with the operator, so the deployment would fail (no matches for kind " + k.object + "). "
+	return detail + why + "Install the operator with a qtail_operator, and set operator_id = qtail_operator.NAME.id so that " +
+		"Terraform creates it first."
 }
 
 // release records that the plan replaces the manifest service m and its
@@ -356,8 +370,8 @@ func (m *manifestServiceModel) planShared(k manifestKind, name types.String, val
 
 // withRoutesApproved returns the `devices` attribute as approveRoutes
 // leaves it: on each device, every route of routes that it advertises is
-// approved, after the routes approved already. ok is false when l cannot be
-// read.
+// approved, with the routes approved already, sorted by address as the
+// API reports them. ok is false when l cannot be read.
 func withRoutesApproved(ctx context.Context, l types.List, routes []string) (types.List, bool) {
 	if l.IsNull() || l.IsUnknown() {
 		return l, false
@@ -377,7 +391,7 @@ func withRoutesApproved(ctx context.Context, l types.List, routes []string) (typ
 				approved = append(approved, r)
 			}
 		}
-		devs[i].ApprovedRoutes = tfx.StringList(approved)
+		devs[i].ApprovedRoutes = tfx.StringList(tailnet.SortRoutes(approved))
 	}
 	out, d := types.ListValueFrom(ctx, manifestDeviceType, devs)
 	return out, !d.HasError()

@@ -110,6 +110,15 @@ func manifestAttributes(ctx context.Context, k manifestKind, waits string) map[s
 				},
 			},
 		},
+		"operator_id": schema.StringAttribute{
+			Optional: true,
+			MarkdownDescription: "ID of the `qtail_operator` whose Tailscale operator serves the " + k.noun + ", such as `qtail_operator.NAME.id` (the ID of " +
+				"the operator's Qovery Helm service). The reference makes Terraform plan and create the operator first, and destroy " +
+				"it last: only a running operator removes the devices of what it serves. The plan checks that it is the operator " +
+				"of the cluster (or the one this plan installs there). Without it, the checks that need the operator wait for the " +
+				"apply when the plan does not show it yet. Changing it changes nothing on the cluster. Left unset by an import.",
+			Validators: []validator.String{tfx.QoveryID()},
+		},
 		"helm_service_name": schema.StringAttribute{
 			Computed: true,
 			MarkdownDescription: "Name of the Helm service in the Qovery environment: `" + k.servicePrefix + "` followed by `name`. " +

@@ -127,3 +127,61 @@ func TestCheckWorkloadIdentityChart(t *testing.T) {
 		}
 	}
 }
+
+func TestHasCapabilityGrant(t *testing.T) {
+	t.Parallel()
+	policy := []byte(`{
+  // The platform team reads the cluster.
+  "Grants": [
+    {"src": ["group:ops"], "dst": ["tag:web"], "ip": ["*"]},
+    {"src": ["group:ops"], "dst": ["tag:k8s-operator"], "app": {"tailscale.com/cap/kubernetes": [{"impersonate": {"groups": ["view"]}}]}},
+  ],
+}`)
+	for _, tc := range []struct {
+		tags []string
+		want bool
+	}{
+		{[]string{"tag:k8s-operator"}, true},
+		{[]string{"tag:other", "tag:K8S-operator"}, true},
+		{[]string{"tag:web"}, false},
+	} {
+		got, err := hasCapabilityGrant(policy, kubernetesCapability, tc.tags)
+		if err != nil || got != tc.want {
+			t.Errorf("tags %v: %v, %v; want %v", tc.tags, got, err, tc.want)
+		}
+	}
+	if got, err := hasCapabilityGrant([]byte(`{"grants": [{"src": ["*"], "dst": ["*"], "app": {"tailscale.com/cap/kubernetes": []}}]}`),
+		kubernetesCapability, []string{"tag:x"}); err != nil || !got {
+		t.Errorf("a grant to every destination: %v, %v", got, err)
+	}
+	if got, _ := hasCapabilityGrant([]byte(`{}`), kubernetesCapability, []string{"tag:x"}); got {
+		t.Error("a policy without grants has one")
+	}
+}
+
+func TestSubjectFitsOperator(t *testing.T) {
+	t.Parallel()
+	for subject, want := range map[string]bool{
+		"":                                 true,
+		"*":                                true,
+		"system:serviceaccount:*:operator": true,
+		"system:serviceaccount:tailscale:operator": true,
+		"system:serviceaccount:z-env:*":            true,
+		"system:serviceaccount:tailscale:proxies":  false,
+		"repo:octo/infra:ref:refs/heads/main":      false,
+	} {
+		if got := subjectFitsOperator(subject); got != want {
+			t.Errorf("subject %q: %v, want %v", subject, got, want)
+		}
+	}
+}
+
+func TestMissingOperatorScopes(t *testing.T) {
+	t.Parallel()
+	if got := missingOperatorScopes([]string{"devices:core", "auth_keys"}); !slices.Equal(got, []string{"services"}) {
+		t.Errorf("missing %v, want [services]", got)
+	}
+	if got := missingOperatorScopes([]string{"all"}); len(got) != 0 {
+		t.Errorf("all: missing %v", got)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -39,6 +40,8 @@ type operatorWrite struct {
 	// newClient is set when this operation created the OAuth client: it
 	// is revoked again when Qovery does not hold its secret.
 	newClient bool
+	// rolloutStart is when the deployment was asked for.
+	rolloutStart time.Time
 }
 
 // newWrite returns the write of plan for op, or nil after adding why it
@@ -99,6 +102,7 @@ func (w *operatorWrite) deployment(helmID string) cluster.Deployment {
 // false after a failure, which it adds to diags.
 func (w *operatorWrite) rollout(ctx context.Context, helmID string, diags *diag.Diagnostics) (dev *tailnet.Device, ok bool) {
 	d := w.deployment(helmID)
+	w.rolloutStart = time.Now()
 	if !d.Deploy(ctx, "waiting for the operator deployment", diags) {
 		return nil, false
 	}
@@ -115,6 +119,9 @@ func (w *operatorWrite) rollout(ctx context.Context, helmID string, diags *diag.
 			fmt.Sprintf("The operator runs, but its device keeps the tags of its first login, and qtail could not give it the tags "+
 				"%s: %v.\n\nThe provider's Tailscale credential sets them: an API key, or an OAuth client with the devices:core scope "+
 				"whose tags own %s. Fix the credential, or the tagOwners, and apply again.", tfx.HCLList(tags), retag, tfx.HCLList(tags)))
+		return nil, false
+	case errors.Is(err, cluster.ErrTimedOut):
+		d.Failed(diags, "waiting for the operator device", fmt.Errorf("%w.\n\n%s", err, w.deviceHint(ctx, helmID, w.plan.Hostname.ValueString(), tags)))
 		return nil, false
 	case err != nil:
 		d.Failed(diags, "waiting for the operator device", err)
@@ -206,6 +213,12 @@ func (w *operatorWrite) createService(ctx context.Context, secret string, diags 
 		diags.AddAttributeError(path.Root("oauth_client_secret_wo"), "Missing OAuth Client Secret",
 			"oauth_client_secret_wo is empty: the operator cannot authenticate without its OAuth client's secret. "+
 				"Set oauth_client_secret_wo to the secret of the OAuth client oauth_client_id.")
+		return nil, false
+	}
+	// Proven before anything is created: the operator would crash-loop
+	// with credentials the API refuses, in a deployment Qovery reports
+	// DEPLOYED.
+	if !w.newClient && !w.creds.workloadIdentity && !proveOperatorClient(ctx, w.tn, w.creds.clientID, w.creds.secret, diags) {
 		return nil, false
 	}
 	hreq := qovery.HelmRequest{}
@@ -311,6 +324,7 @@ func (w *operatorWrite) settleCredentials(ctx context.Context, cp credentialPlan
 					"Set oauth_client_secret_wo to the secret of the OAuth client oauth_client_id.")
 			return false
 		}
+		return proveOperatorClient(ctx, w.tn, w.creds.clientID, w.creds.secret, diags)
 	case plan.CreateOAuthClient.ValueBool():
 		w.creds.clientID = state.OAuthClientID.ValueString()
 	}
@@ -384,6 +398,9 @@ func (r *operatorResource) Delete(ctx context.Context, req resource.DeleteReques
 	}
 
 	helmID := state.ID.ValueString()
+	if !r.dependentsGone(ctx, q, &state, &resp.Diagnostics) {
+		return
+	}
 	var request *cluster.DeleteRequestError
 	switch err := cluster.DeleteHelm(ctx, q, helmID, state.EnvironmentID.ValueString(), r.Clients.PollInterval()); {
 	case errors.As(err, &request):
@@ -405,4 +422,42 @@ func (r *operatorResource) Delete(ctx context.Context, req resource.DeleteReques
 			tfx.APIError(&resp.Diagnostics, "remove the operator device "+state.DeviceID.ValueString()+" from the tailnet", err)
 		}
 	}
+}
+
+// dependentsGone waits for the objects that need the operator on its
+// cluster to go (those that Terraform destroys in parallel), and refuses
+// the deletion while others remain: only a running operator removes their
+// devices and its finalizer, and its CRDs go with its release. It returns
+// false after an error.
+func (r *operatorResource) dependentsGone(ctx context.Context, q *qovery.Client, state *operatorModel, diags *diag.Diagnostics) bool {
+	env, err := q.GetEnvironment(ctx, state.EnvironmentID.ValueString())
+	if qovery.IsNotFound(err) {
+		return true
+	}
+	if err != nil {
+		tfx.APIError(diags, "read the operator's environment "+state.EnvironmentID.ValueString(), err)
+		return false
+	}
+	poll := r.Clients.PollInterval()
+	grace := min(max(cluster.DependentsGrace, 10*poll), time.Minute)
+	deps, err := cluster.AwaitDependents(ctx, q, env, r.Clients.Planned(), poll, grace)
+	if err != nil {
+		tfx.APIError(diags, "list what needs the operator on cluster "+env.ClusterID, err)
+		return false
+	}
+	if len(deps) == 0 {
+		return true
+	}
+	list := make([]string, 0, len(deps))
+	for _, d := range deps {
+		list = append(list, "  - "+d.What)
+	}
+	diags.AddError("Objects Still Need the Operator",
+		fmt.Sprintf("The operator on cluster %s still serves:\n%s\n\nOnly a running operator removes their devices from the tailnet and "+
+			"its finalizer from them; uninstalled first, it would leave them Terminating with their devices, and its CRDs, which go "+
+			"with its release, wedged, so that a new install fails. Destroy them first: set operator_id = qtail_operator.NAME.id on "+
+			"the qtail_exposed_service, qtail_connector, qtail_proxy_group and qtail_egress_service resources of this configuration, "+
+			"so that Terraform destroys them before the operator, and remove the others (or their annotations groups) elsewhere. "+
+			"Then run the destroy again.", env.ClusterID, strings.Join(list, "\n")))
+	return false
 }

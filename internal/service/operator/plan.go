@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -129,7 +130,10 @@ func (r *operatorResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 			own = append(own, rep.HelmID, rep.DeviceID)
 		}
 	}
-	r.checkPlan(ctx, &operatorCheck{plan: &plan, state: &state, creating: creating, own: own}, &resp.Diagnostics)
+	// The write-only secret is in the configuration only.
+	var secret types.String
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("oauth_client_secret_wo"), &secret)...)
+	r.checkPlan(ctx, &operatorCheck{plan: &plan, state: &state, creating: creating, own: own, secret: secret.ValueString()}, &resp.Diagnostics)
 }
 
 // planComputed plans the computed attributes of m at their desired values (the
@@ -247,6 +251,9 @@ type operatorCheck struct {
 	// own are the Helm service and device of this operator, or of the one
 	// it replaces.
 	own ownedIDs
+	// secret is oauth_client_secret_wo from the configuration, "" when
+	// unset or unknown.
+	secret string
 }
 
 // changed reports whether a planned attribute differs from the state.
@@ -374,6 +381,12 @@ func (r *operatorResource) checkTailnet(ctx context.Context, tn *tailnet.Client,
 			}
 		}
 	}
+	if c.secret != "" && !plan.CreateOAuthClient.IsUnknown() && !plan.CreateOAuthClient.ValueBool() && !plan.OAuthClientID.IsUnknown() &&
+		!plan.OAuthAudience.IsUnknown() && !plan.workloadIdentity() && !diags.HasError() &&
+		(c.creating || !plan.OAuthClientID.Equal(state.OAuthClientID) || !plan.OAuthClientSecretWOVersion.Equal(state.OAuthClientSecretWOVersion)) {
+		proveOperatorClient(ctx, tn, plan.OAuthClientID.ValueString(), c.secret, diags)
+	}
+	r.checkAPIServerProxy(ctx, tn, c, body, tags, diags)
 	proxyChanged := c.creating || !plan.ProxyDefaultTags.Equal(state.ProxyDefaultTags) || !plan.DefaultTags.Equal(state.DefaultTags) ||
 		!plan.OAuthClientID.Equal(state.OAuthClientID)
 	if diags.HasError() || !clientKnown || !proxyChanged {
@@ -501,6 +514,16 @@ func checkOAuthClient(ctx context.Context, tn *tailnet.Client, doc *policyfile.D
 		return nil
 	case err != nil:
 		tflog.Debug(ctx, "could not read the OAuth client; not checked", map[string]any{"oauth_client_id": id, "error": err.Error()})
+		what := "OAuth client"
+		if audience != "" {
+			what = "federated identity"
+		}
+		diags.AddAttributeWarning(attr, "Operator's OAuth Client Not Checked",
+			fmt.Sprintf("qtail could not read the %s %s with the provider's Tailscale credential (%v), so the plan has not checked its "+
+				"scopes (the operator needs %s), its tags (they must be or own %s)%s. A client that lacks them lets the operator's "+
+				"deployment succeed while its pod crash-loops, and no device comes. Give the provider's credential the oauth_keys:read "+
+				"scope (federated_keys:read for a federated identity) to have it checked at plan time.",
+				what, id, err, tfx.HCLList(cluster.OperatorOAuthScopes), tfx.HCLList(tags), map[bool]string{true: " or its audience", false: ""}[audience != ""]))
 		return nil
 	}
 	noun := "OAuth client"
@@ -538,17 +561,16 @@ func checkOAuthClient(ctx context.Context, tn *tailnet.Client, doc *policyfile.D
 		diags.AddAttributeError(attr, "OAuth Client Revoked", fmt.Sprintf("The %s %s is revoked: the operator could not authenticate with it. %s", noun, id, fix))
 		return nil
 	}
-	var missing []string
-	for _, s := range []string{"devices:core", "auth_keys"} {
-		if !cluster.ScopeGranted(k.Scopes, s) {
-			missing = append(missing, s)
-		}
+	if missing := missingOperatorScopes(k.Scopes); len(missing) > 0 {
+		diags.AddAttributeError(attr, "OAuth Client Lacks Scopes", lacksScopesMessage(noun, id, k.Scopes, missing))
+		return nil
 	}
-	if len(missing) > 0 {
-		diags.AddAttributeError(attr, "OAuth Client Lacks Scopes",
-			fmt.Sprintf("The %s %s has the scopes %s; the operator needs %s with write access (and services for ProxyGroup ingress). "+
-				"Use an %s that has them.",
-				noun, id, tfx.HCLList(k.Scopes), tfx.HCLList(missing), noun))
+	if noun != "OAuth client" && !subjectFitsOperator(k.Subject) {
+		diags.AddAttributeError(attr, "Federated Identity Does Not Trust the Operator's Service Account",
+			fmt.Sprintf("The federated identity %s trusts the subject %q, but the operator's token is issued for its service account, "+
+				"with the subject system:serviceaccount:<namespace>:%s. Set the identity's subject to "+
+				"system:serviceaccount:<namespace of the Helm service>:%s (or system:serviceaccount:*:%s).", id, k.Subject,
+				operatorServiceAccount, operatorServiceAccount, operatorServiceAccount))
 		return nil
 	}
 	for _, t := range tags {
@@ -561,6 +583,73 @@ func checkOAuthClient(ctx context.Context, tn *tailnet.Client, doc *policyfile.D
 		}
 	}
 	return k
+}
+
+// operatorServiceAccount is the service account the operator chart runs
+// the operator under: the subject of its tokens with workload identity.
+const operatorServiceAccount = "operator"
+
+// missingOperatorScopes returns the scopes of cluster.OperatorOAuthScopes
+// that granted does not cover.
+func missingOperatorScopes(granted []string) []string {
+	var missing []string
+	for _, s := range cluster.OperatorOAuthScopes {
+		if !cluster.ScopeGranted(granted, s) {
+			missing = append(missing, s)
+		}
+	}
+	return missing
+}
+
+// lacksScopesMessage explains that the OAuth client (noun) id, with the
+// scopes granted, lacks missing.
+func lacksScopesMessage(noun, id string, granted, missing []string) string {
+	var login, services []string
+	for _, m := range missing {
+		if m == "services" {
+			services = append(services, m)
+		} else {
+			login = append(login, m)
+		}
+	}
+	var needs []string
+	if len(login) > 0 {
+		needs = append(needs, tfx.HCLList(login)+" with write access to log in and mint the auth keys of its proxies")
+	}
+	if len(services) > 0 {
+		w := " with write access"
+		if len(login) > 0 {
+			w = ""
+		}
+		needs = append(needs, tfx.HCLList(services)+w+" to create the Tailscale Services of exposures through an ingress ProxyGroup")
+	}
+	return fmt.Sprintf("The %s %s has the scopes %s; the operator needs %s. Without them the operator's deployment succeeds in "+
+		"Qovery, but its pod exits at start (or its proxies never get a device), and nothing tells why. Add the scopes to the %s, "+
+		"or use one that has them (or set create_oauth_client = true).", noun, id, tfx.HCLList(granted), strings.Join(needs, ", and "), noun)
+}
+
+// subjectFitsOperator reports whether a federated identity's subject can
+// match the tokens of the operator's service account,
+// system:serviceaccount:<namespace>:operator, in some namespace (the
+// subject may hold * wildcards). An empty subject is not checked.
+func subjectFitsOperator(subject string) bool {
+	if subject == "" {
+		return true
+	}
+	// The namespace is not known at plan: any one will do.
+	re := "^" + strings.ReplaceAll(regexp.QuoteMeta(subject), `\*`, ".*") + "$"
+	m, err := regexp.Compile(re)
+	if err != nil {
+		return true
+	}
+	for _, ns := range []string{"x", "*", "ns-" + strings.Repeat("x", 8)} {
+		if m.MatchString("system:serviceaccount:" + ns + ":" + operatorServiceAccount) {
+			return true
+		}
+	}
+	// A subject naming its namespace: system:serviceaccount:NS:operator.
+	parts := strings.Split(subject, ":")
+	return len(parts) == 4 && parts[0] == "system" && parts[1] == "serviceaccount" && (parts[3] == operatorServiceAccount || parts[3] == "*")
 }
 
 // Key types of the Tailscale keys API: an OAuth client, a federated

@@ -47,6 +47,14 @@ func (r *operatorResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 			"planned in the same run, when this resource depends on them) and lets the OAuth client own the proxy tags (a warning: " +
 			"the operator starts without it), and that no other device uses the hostname (an offline tagged device of that name is " +
 			"taken for the node of an earlier install, which the operator brings back).\n\n" +
+			"The operator's credentials are proven before the deploy, as the operator will use them: the chart declares no readiness " +
+			"probe, so an operator that cannot log in is reported `DEPLOYED` by Qovery while its pod crash-loops and no device comes. " +
+			"A client given by ID is read through the keys API (its scopes, tags, and for a federated identity its audience and " +
+			"subject; a warning says so when the provider's credential may not read it), and its secret is exchanged for an access " +
+			"token at plan time (or, when the secret is not known yet, before the Helm service is written), whose scopes are checked " +
+			"too. A wait for the operator's device that times out says what the APIs show: Qovery's status, whether the client still " +
+			"logs in, whether an auth key was minted since the deployment started, the devices of that name, and the console pages " +
+			"to open.\n\n" +
 			"qtail owns the whole values override of the Helm service: pass other chart values through `extra_values`.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
@@ -119,7 +127,11 @@ func (r *operatorResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 				Default:  stringdefault.StaticString(cluster.DefaultAPIServerProxy),
 				MarkdownDescription: "Whether the operator proxies the Kubernetes API on the tailnet (`apiServerProxyConfig.mode`): " +
 					"`\"false\"`, `\"true\"` (callers authenticated by their tailnet identity, which still needs RBAC in the cluster) " +
-					"or `\"noauth\"`. Default `\"false\"`.",
+					"or `\"noauth\"`. The proxy serves TLS with the tailnet's certificates: the plan refuses `\"true\"` and `\"noauth\"` " +
+					"while the tailnet settings say HTTPS certificates are off (it warns when the provider's credential lacks the " +
+					"`feature_settings:read` scope to read them). In auth mode it impersonates the groups that a grant of the " +
+					"`tailscale.com/cap/kubernetes` capability to the operator's tag names: the plan warns, with the grant to add, " +
+					"when the policy has none. Default `\"false\"`.",
 				Validators: []validator.String{stringvalidator.OneOf("false", "true", "noauth")},
 			},
 			"extra_values": schema.StringAttribute{
@@ -133,9 +145,10 @@ func (r *operatorResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 				Computed: true,
 				MarkdownDescription: "ID of the operator's OAuth client, stored in the Helm service's plain variable `" +
 					manifest.OAuthClientIDVariable + "` (a client ID is not a secret). Set it with `oauth_client_secret_wo` and " +
-					"`oauth_client_secret_wo_version` to use a client you created (scopes `devices:core` and `auth_keys`, " +
-					"plus `services` for ProxyGroup ingress, with write access; tagged with `default_tags` or tags that own them), " +
-					"or with `oauth_audience` to name a federated identity (same scopes and tags). " +
+					"`oauth_client_secret_wo_version` to use a client you created (scopes `devices:core`, `auth_keys` and " +
+					"`services`, with write access; tagged with `default_tags` or tags that own them), " +
+					"or with `oauth_audience` to name a federated identity (same scopes and tags). A client without them, or with " +
+					"a secret the Tailscale API refuses, is refused at plan. " +
 					"With `create_oauth_client = true` it is computed.",
 				Validators: []validator.String{tfx.NonBlank()},
 			},

@@ -293,8 +293,8 @@ func TestOperator_workloadIdentityRefusedAtPlan(t *testing.T) {
 			})
 		})
 	}
-	if n := e.Faults.Count(acctest.RouteCreateHelm); n != 0 {
-		t.Errorf("refused configurations sent %d POST %s", n, acctest.RouteCreateHelm)
+	if n := e.Faults.Count(routeCreateHelm); n != 0 {
+		t.Errorf("refused configurations sent %d POST %s", n, routeCreateHelm)
 	}
 	if hs := e.Qovery.Helms(); len(hs) != 0 {
 		t.Errorf("refused configurations left Helm services: %+v", hs)

@@ -3,6 +3,7 @@ package status_test
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/qtail/terraform-provider-qtail/internal/acctest"
 	"github.com/qtail/terraform-provider-qtail/internal/fake/tailnetapi"
 	"github.com/qtail/terraform-provider-qtail/internal/manifest"
+	"github.com/qtail/terraform-provider-qtail/internal/tailnet"
 )
 
 // Routes of the fakes that a route status read calls.
@@ -139,7 +141,8 @@ func TestRouteStatusHomeLabConnector(t *testing.T) {
 						"hostname":          knownvalue.StringExact("homelab"),
 						"id":                knownvalue.StringExact(dev.NodeID),
 						"advertised_routes": rsStrings(acctest.AllHomeLabRoutes),
-						"approved_routes":   rsStrings(acctest.AllHomeLabRoutes),
+						// Enabled routes read back sorted by address.
+						"approved_routes": rsStrings(tailnet.SortRoutes(slices.Clone(acctest.AllHomeLabRoutes))),
 					}),
 				})),
 			},
