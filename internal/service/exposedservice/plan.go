@@ -269,6 +269,13 @@ func (r *exposedServiceResource) checkPlan(ctx context.Context, plan, state *exp
 		}, diags)
 	}
 	cluster.CheckExposure(ctx, r.Clients, c.ops, plan.ProxyGroup.ValueString(), plan.ProxyClass.ValueString(), diags)
+	if pg := plan.ProxyGroup; known && !pg.IsUnknown() && pg.ValueString() != "" && !diags.HasError() {
+		// The ProxyGroup's devices carry the Tailscale Service's traffic
+		// only once the tailnet approves them.
+		cluster.CheckServiceApproved(ctx, r.Clients, c.ops, cluster.ServiceApprovalCheck{
+			Hostname: hostname, ProxyGroup: pg.ValueString(), ServiceTags: tags, At: path.Root("proxy_group"),
+		}, diags)
+	}
 }
 
 // checkOperatorRuns checks that an operator serves the new exposure: the

@@ -195,8 +195,10 @@ func (r *exposedServiceResource) settleDevice(ctx context.Context, t *tailnet.Cl
 	}
 	if m.ProxyGroup.ValueString() != "" {
 		if m.Redeploy.ValueBool() {
-			_, err := cluster.AwaitExposureService(ctx, r.Clients, t, m.ApplicationID.ValueString(), m.ProxyGroup.ValueString(), hostname)
-			return nil, err
+			if _, err := cluster.AwaitExposureService(ctx, r.Clients, t, m.ApplicationID.ValueString(), m.ProxyGroup.ValueString(), hostname); err != nil {
+				return nil, err
+			}
+			return nil, r.waitForServiceApproval(ctx, t, hostname, m.ProxyGroup.ValueString(), timeout, op)
 		}
 		return nil, nil
 	}
