@@ -151,7 +151,11 @@ func (r *exposedServiceResource) Create(ctx context.Context, req resource.Create
 	}
 	dev, err := r.settleDevice(ctx, t, &plan, plan.expectDevice(), timeout, "create", &resp.Diagnostics)
 	if err != nil {
-		fail("see the proxy device join the tailnet", err)
+		step := "see the proxy device join the tailnet"
+		if plan.ProxyGroup.ValueString() != "" {
+			step = "see the Tailscale Service of the ProxyGroup " + plan.ProxyGroup.ValueString() + " carry traffic"
+		}
+		fail(step, err)
 		return
 	}
 	resp.Diagnostics.Append(plan.fillDevice(ctx, dev)...)

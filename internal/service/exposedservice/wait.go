@@ -202,9 +202,10 @@ func (r *exposedServiceResource) notApproved(t *tailnet.Client, name, hostname, 
 		tags = []string{cluster.DefaultProxyTag}
 	}
 	return fmt.Errorf("the Tailscale Service %s is advertised, not approved: its hosts %s (the devices of the ProxyGroup %s, tagged %s) "+
-		"advertise it, but none was approved within the %s timeout (timeouts.%s), so the Service carries no traffic. No entry of "+
-		"autoApprovers.services in the tailnet policy approves them, for %s or for one of the Service's tags. Add the approver, "+
-		"then apply again:\n\n%s\n\nor approve the devices as hosts of %s in the Services page of the admin console",
+		"advertise it, but none was approved within the %s timeout (timeouts.%s), so the Service carries no traffic: neither an "+
+		"entry of autoApprovers.services in the tailnet policy (for %s, or for one of the Service's tags) nor an admin approved "+
+		"them. Add the approver, then apply again:\n\n%s\n\nor approve the devices as hosts of %s in the Services page of the "+
+		"admin console",
 		name, hostList(hosts), proxyGroup, strings.Join(tags, ", "), timeout, op, name, cluster.ServiceApproverHCL(hostname, tags), name)
 }
 
