@@ -325,3 +325,34 @@ func TestExposedService_renamedThroughAnIngressGroupNeedsAnApprover(t *testing.T
 		},
 	})
 }
+
+// A ProxyGroup created in the same apply with tags of its own: Terraform
+// plans the exposure again once the ProxyGroup exists, and that plan
+// checks the approver against the ProxyGroup's tags, before the exposure
+// is created.
+func TestExposedService_proxyGroupTagsAreCheckedAtApply(t *testing.T) {
+	t.Parallel()
+	env, appID := acctest.NewExposureEnv(t)
+	env.DeclareTagOwners(t, map[string][]string{"tag:k8s-ingress": {"tag:k8s-operator"}})
+	envID := env.Seed().Regions[acctest.Region].EnvironmentID
+	config := ingressGroupConfig(envID, `tags = ["tag:k8s-ingress"]`) + acctest.ServiceApproverConfig(approvedHostname, "tag:k8s") +
+		acctest.ExposedServiceConfig(appID, approvedHostname, `proxy_group     = qtail_proxy_group.ingress.name
+  wait_for_device = false
+  `+acctest.DependsOnServiceApprover)
+	resource.UnitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: env.Factories(),
+		Steps: []resource.TestStep{{
+			Config:      config,
+			ExpectError: acctest.ErrorRE(`its devices, tagged tag:k8s-ingress, advertise the Service`),
+		}, {
+			// The ProxyGroup is there, the exposure is not.
+			PreConfig: func() {
+				if n := len(env.Qovery.AnnotationsGroups()); n != 0 {
+					t.Errorf("%d annotations groups created", n)
+				}
+			},
+			Config:      config,
+			ExpectError: acctest.ErrorOn("proxy_group", "Tailscale Service Not Approved"),
+		}},
+	})
+}
