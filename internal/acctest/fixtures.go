@@ -177,3 +177,23 @@ func (e *Env) DeployManifestService(t testing.TB, name, values string) string {
 	}
 	return id
 }
+
+// ServiceApproverConfig is a qtail_auto_approver "svc" that approves the
+// devices tagged approvers as hosts of the Tailscale Service of hostname
+// (svc:HOSTNAME), which an exposure through an ingress ProxyGroup needs.
+func ServiceApproverConfig(hostname string, approvers ...string) string {
+	quoted := make([]string, len(approvers))
+	for i, a := range approvers {
+		quoted[i] = fmt.Sprintf("%q", a)
+	}
+	return fmt.Sprintf(`
+resource "qtail_auto_approver" "svc" {
+  service   = "svc:%s"
+  approvers = [%s]
+}
+`, hostname, strings.Join(quoted, ", "))
+}
+
+// DependsOnServiceApprover is the depends_on of an exposure on the
+// qtail_auto_approver of ServiceApproverConfig.
+const DependsOnServiceApprover = "depends_on = [qtail_auto_approver.svc]"

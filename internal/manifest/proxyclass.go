@@ -89,3 +89,22 @@ func renderedObjects(kind string, valuesFiles []string) []map[string]any {
 	}
 	return out
 }
+
+// RenderedProxyGroupTags returns the tags (spec.tags) of each ProxyGroup
+// that the manifests of the values files render, by name; a ProxyGroup
+// without tags has none in the map.
+func RenderedProxyGroupTags(valuesFiles ...string) map[string][]string {
+	out := map[string][]string{}
+	for _, obj := range renderedObjects(KindProxyGroup, valuesFiles) {
+		meta, _ := obj["metadata"].(map[string]any)
+		name, _ := meta["name"].(string)
+		spec, _ := obj["spec"].(map[string]any)
+		list, _ := spec["tags"].([]any)
+		for _, t := range list {
+			if s, ok := t.(string); ok {
+				out[name] = append(out[name], s)
+			}
+		}
+	}
+	return out
+}

@@ -378,5 +378,6 @@ func (p *qtailProvider) DataSources(_ context.Context) []func() datasource.DataS
 		status.NewDeviceDataSource,
 		status.NewRouteStatusDataSource,
 		status.NewEgressStatusDataSource,
+		status.NewServiceStatusDataSource,
 	}
 }

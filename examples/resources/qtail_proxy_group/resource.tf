@@ -54,6 +54,18 @@ resource "qtail_exposed_service" "billing_us_east_1" {
   hostname        = "billing-api-us-east-1"
   proxy_group     = qtail_proxy_group.ingress.name
   wait_for_device = false
+
+  # The replicas carry the Service's traffic once the tailnet approves them
+  # as its hosts: the plan checks that autoApprovers.services does, and
+  # sees the approver when it is planned first.
+  depends_on = [qtail_auto_approver.svc_billing_api_us_east_1]
+}
+
+# The replicas (tagged tag:k8s, the operator's default proxy tag) are
+# approved as hosts of the Service without an admin.
+resource "qtail_auto_approver" "svc_billing_api_us_east_1" {
+  service   = "svc:billing-api-us-east-1"
+  approvers = ["tag:k8s"]
 }
 
 resource "qtail_proxy_group" "egress" {

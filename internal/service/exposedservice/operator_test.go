@@ -16,8 +16,8 @@ import (
 // Tailscale Service that the operator creates with the services scope.
 
 // ingressExposureConfig is an ingress ProxyGroup of the environment envID
-// and an exposure of appID through it; extra adds attributes to the
-// exposure.
+// and an exposure of appID through it, with the auto approver of its
+// Tailscale Service; extra adds attributes to the exposure.
 func ingressExposureConfig(envID, appID, extra string) string {
 	return fmt.Sprintf(`
 resource "qtail_proxy_group" "ingress" {
@@ -32,8 +32,9 @@ resource "qtail_proxy_group" "ingress" {
     }
   }
 }
-`, envID) + acctest.ExposedServiceConfig(appID, "billing-api-us-east-1", `proxy_group     = qtail_proxy_group.ingress.name
+`, envID) + acctest.ServiceApproverConfig("billing-api-us-east-1", "tag:k8s") + acctest.ExposedServiceConfig(appID, "billing-api-us-east-1", `proxy_group     = qtail_proxy_group.ingress.name
   wait_for_device = false
+  `+acctest.DependsOnServiceApprover+`
   `+extra)
 }
 

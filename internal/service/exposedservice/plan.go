@@ -269,17 +269,39 @@ func (r *exposedServiceResource) checkPlan(ctx context.Context, plan, state *exp
 		}
 	}
 	r.checkHostname(ctx, c, diags)
-	if diags.HasError() || !creating {
+	if diags.HasError() {
 		return
 	}
 	tags, known, d := plan.planTags(ctx)
 	diags.Append(d...)
+	if !creating {
+		// A new hostname is a new Tailscale Service.
+		r.checkServiceApproved(ctx, c, tags, known, diags)
+		return
+	}
 	if known {
 		cluster.CheckOperatorOwnsTags(ctx, r.Clients, c.ops, cluster.TagsCheck{
 			Tags: tags, At: path.Root("tags"), Device: "proxy", Resource: "exposure",
 		}, diags)
 	}
 	cluster.CheckExposure(ctx, r.Clients, c.ops, plan.ProxyGroup.ValueString(), plan.ProxyClass.ValueString(), diags)
+	if !diags.HasError() {
+		r.checkServiceApproved(ctx, c, tags, known, diags)
+	}
+}
+
+// checkServiceApproved checks, for an exposure through an ingress
+// ProxyGroup, that autoApprovers.services approve the ProxyGroup's devices
+// as hosts of its Tailscale Service: they carry its traffic only then.
+// tags are the exposure's tags, known whether they are.
+func (r *exposedServiceResource) checkServiceApproved(ctx context.Context, c *planCheck, tags []string, known bool, diags *diag.Diagnostics) {
+	pg := c.plan.ProxyGroup
+	if !known || pg.IsUnknown() || pg.ValueString() == "" {
+		return
+	}
+	cluster.CheckServiceApproved(ctx, r.Clients, c.ops, cluster.ServiceApprovalCheck{
+		Hostname: c.plan.Hostname.ValueString(), ProxyGroup: pg.ValueString(), ServiceTags: tags, At: path.Root("proxy_group"),
+	}, diags)
 }
 
 // checkOperatorRuns checks that an operator serves the new exposure: the

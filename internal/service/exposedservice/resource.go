@@ -164,7 +164,11 @@ func (r *exposedServiceResource) Create(ctx context.Context, req resource.Create
 	}
 	dev, err := r.settleDevice(ctx, t, &plan, plan.expectDevice(), timeout, "create", &resp.Diagnostics)
 	if err != nil {
-		fail("see the proxy device join the tailnet", err)
+		step := "see the proxy device join the tailnet"
+		if plan.ProxyGroup.ValueString() != "" {
+			step = "see the Tailscale Service of the ProxyGroup " + plan.ProxyGroup.ValueString() + " carry traffic"
+		}
+		fail(step, err)
 		return
 	}
 	resp.Diagnostics.Append(plan.fillDevice(ctx, dev)...)
@@ -208,8 +212,10 @@ func (r *exposedServiceResource) settleDevice(ctx context.Context, t *tailnet.Cl
 	}
 	if m.ProxyGroup.ValueString() != "" {
 		if m.Redeploy.ValueBool() {
-			_, err := cluster.AwaitExposureService(ctx, r.Clients, t, m.ApplicationID.ValueString(), m.ProxyGroup.ValueString(), hostname)
-			return nil, err
+			if _, err := cluster.AwaitExposureService(ctx, r.Clients, t, m.ApplicationID.ValueString(), m.ProxyGroup.ValueString(), hostname); err != nil {
+				return nil, err
+			}
+			return nil, r.waitForServiceApproval(ctx, t, hostname, m.ProxyGroup.ValueString(), timeout, op)
 		}
 		return nil, nil
 	}

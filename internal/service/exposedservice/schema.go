@@ -51,7 +51,8 @@ func (r *exposedServiceResource) Schema(ctx context.Context, _ resource.SchemaRe
 			"cluster does. Who may reach the proxy is decided by the tailnet policy: give the exposure its own tag (`tags`), declare that " +
 			"tag in `tagOwners` with `qtail_tag_owner`, and grant a group access to it on the declared ports with `qtail_grant`.\n\n" +
 			"The plan refuses, before anything is created, an application without a port, a hostname already used on the tailnet or by " +
-			"another exposure, and a tag that the operator's tag does not own.",
+			"another exposure, a tag that the operator's tag does not own, and, through an ingress ProxyGroup, a Tailscale Service " +
+			"whose hosts no `autoApprovers.services` entry approves.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
 				Computed:            true,
@@ -98,7 +99,10 @@ func (r *exposedServiceResource) Schema(ctx context.Context, _ resource.SchemaRe
 				Optional: true,
 				MarkdownDescription: "Name of an existing ingress `ProxyGroup` to serve the application through " +
 					"(`tailscale.com/proxy-group`), instead of one proxy pod for this service. The service is then a Tailscale Service " +
-					"served by the ProxyGroup's devices and has no device of its own, so `wait_for_device` must be `false`.",
+					"served by the ProxyGroup's devices and has no device of its own, so `wait_for_device` must be `false`. The devices " +
+					"carry the Service's traffic once the tailnet approves them as its hosts: the plan checks that " +
+					"`autoApprovers.services` does (a `qtail_auto_approver` with `service = \"svc:HOSTNAME\"`), and the apply waits for " +
+					"an approved host.",
 				Validators: []validator.String{kubernetesNameValidator("ProxyGroup")},
 			},
 			"proxy_class": schema.StringAttribute{

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -150,4 +151,76 @@ func (r *exposedServiceResource) waitForDeviceGone(ctx context.Context, t *tailn
 				"check the operator's logs, or remove the device from the tailnet by hand", hostname, id, timeout)
 		}
 	}
+}
+
+// waitForServiceApproval waits until a host of the Tailscale Service of
+// an exposure through the ingress ProxyGroup proxyGroup is approved: until
+// then the Service carries no traffic. Hosts that advertise the Service
+// without being approved end the wait at the timeout with what approves
+// them.
+func (r *exposedServiceResource) waitForServiceApproval(ctx context.Context, t *tailnet.Client, hostname, proxyGroup string, timeout time.Duration, op string) error {
+	name := tailnet.ServiceName(hostname)
+	wait := tfx.StartWait(ctx, "the hosts of the Tailscale Service "+name+" to be approved")
+	var last []tailnet.ServiceHost
+	for {
+		hosts, err := t.ServiceHosts(ctx, name)
+		if err != nil && ctx.Err() == nil {
+			return fmt.Errorf("reading the hosts of the Tailscale Service %s: %w", name, err)
+		}
+		if slices.ContainsFunc(hosts, tailnet.ServiceHost.Approved) {
+			return nil
+		}
+		if len(hosts) > 0 {
+			last = hosts
+		}
+		seen := "no device advertises it yet"
+		if len(last) > 0 {
+			seen = "advertised, not approved: " + hostList(last)
+		}
+		if err := wait.Sleep(ctx, r.Clients.PollInterval(), seen); err != nil {
+			if len(last) == 0 {
+				return fmt.Errorf("no device of the ProxyGroup %s advertised the Tailscale Service %s within the %s timeout (timeouts.%s). "+
+					"Check that the ProxyGroup has a replica online, and the operator's logs in the cluster", proxyGroup, name, timeout, op)
+			}
+			return r.notApproved(t, name, hostname, proxyGroup, last, timeout, op)
+		}
+	}
+}
+
+// notApproved says that the hosts of the Tailscale Service name advertise
+// it, but are not approved, and what approves them.
+func (r *exposedServiceResource) notApproved(t *tailnet.Client, name, hostname, proxyGroup string, hosts []tailnet.ServiceHost,
+	timeout time.Duration, op string) error {
+	// The wait's context is over: the devices' tags are read on a
+	// short context of their own.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var tags []string
+	for _, h := range hosts {
+		if d, err := t.GetDevice(ctx, h.NodeID); err == nil {
+			for _, tag := range d.Tags {
+				if !slices.Contains(tags, tag) {
+					tags = append(tags, tag)
+				}
+			}
+		}
+	}
+	if len(tags) == 0 {
+		tags = []string{cluster.DefaultProxyTag}
+	}
+	return fmt.Errorf("the Tailscale Service %s is advertised, not approved: its hosts %s (the devices of the ProxyGroup %s, tagged %s) "+
+		"advertise it, but none was approved within the %s timeout (timeouts.%s), so the Service carries no traffic: neither an "+
+		"entry of autoApprovers.services in the tailnet policy (for %s, or for one of the Service's tags) nor an admin approved "+
+		"them. Add the approver, then apply again:\n\n%s\n\nor approve the devices as hosts of %s in the Services page of the "+
+		"admin console",
+		name, hostList(hosts), proxyGroup, strings.Join(tags, ", "), timeout, op, name, cluster.ServiceApproverHCL(hostname, tags), name)
+}
+
+// hostList names hosts of a Tailscale Service, with their approval.
+func hostList(hosts []tailnet.ServiceHost) string {
+	parts := make([]string, 0, len(hosts))
+	for _, h := range hosts {
+		parts = append(parts, fmt.Sprintf("%s (%s, %s)", h.Hostname, h.NodeID, h.Approval))
+	}
+	return strings.Join(parts, ", ")
 }

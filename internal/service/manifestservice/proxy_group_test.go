@@ -423,10 +423,13 @@ func TestProxyGroup_drift(t *testing.T) {
 }
 
 // proxyGroupExposureConfig is a ProxyGroup of type typ and an exposure of
-// the application appID served through it.
+// the application appID served through it, with the auto approver of its
+// Tailscale Service.
 func proxyGroupExposureConfig(envID, typ, appID string) string {
-	return proxyGroupConfig(envID, fmt.Sprintf(`type = %q`, typ)) + acctest.ExposedServiceConfig(appID, "billing-api-us-east-1", `proxy_group     = qtail_proxy_group.ingress.name
-  wait_for_device = false`)
+	return proxyGroupConfig(envID, fmt.Sprintf(`type = %q`, typ)) + acctest.ServiceApproverConfig("billing-api-us-east-1", "tag:k8s") +
+		acctest.ExposedServiceConfig(appID, "billing-api-us-east-1", `proxy_group     = qtail_proxy_group.ingress.name
+  wait_for_device = false
+  `+acctest.DependsOnServiceApprover)
 }
 
 func TestProxyGroup_exposureThroughAnEgressGroupIsRefused(t *testing.T) {
