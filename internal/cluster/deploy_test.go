@@ -45,8 +45,10 @@ func TestDeployHelm(t *testing.T) {
 		if err := DeployHelm(w.ctx, w.q, id, poll); err != nil {
 			t.Fatalf("DeployHelm: %v", err)
 		}
-		if took := time.Since(start); took < deployTime || took > deployTime+poll {
-			t.Errorf("DeployHelm returned after %s, want the deployment's %s and at most one poll more", took, deployTime)
+		// The trigger waits for the quiet period of the deployments
+		// gathered per environment first.
+		if took := time.Since(start); took < deployTime || took > deployTime+poll+qovery.DefaultDeployQuiet {
+			t.Errorf("DeployHelm returned after %s, want the deployment's %s and at most the gathering's quiet period and one poll more", took, deployTime)
 		}
 		if st := w.status(id); st.State != qovery.StateDeployed || st.ServiceDeploymentStatus != qovery.UpToDate || w.deploys(id) != 1 {
 			t.Errorf("after DeployHelm: %s, %s, %d deployments; want one, DEPLOYED and UP_TO_DATE", st.State, st.ServiceDeploymentStatus, w.deploys(id))
