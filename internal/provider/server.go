@@ -61,8 +61,24 @@ func (s fastPathServer) ReadResource(ctx context.Context, req *tfprotov6.ReadRes
 	return s.attributeNamingServer.ReadResource(ctx, req)
 }
 
+func (s fastPathServer) ValidateResourceConfig(ctx context.Context, req *tfprotov6.ValidateResourceConfigRequest) (*tfprotov6.ValidateResourceConfigResponse, error) {
+	if resp, ok := s.fast.ValidateResourceConfig(ctx, s.clients(), req); ok {
+		return resp, nil
+	}
+	return s.attributeNamingServer.ValidateResourceConfig(ctx, req)
+}
+
+func (s fastPathServer) ApplyResourceChange(ctx context.Context, req *tfprotov6.ApplyResourceChangeRequest) (*tfprotov6.ApplyResourceChangeResponse, error) {
+	if resp, ok := s.fast.ApplyResourceChange(ctx, s.clients(), req); ok {
+		nameAttributes(resp.Diagnostics)
+		return resp, nil
+	}
+	return s.attributeNamingServer.ApplyResourceChange(ctx, req)
+}
+
 func (s fastPathServer) PlanResourceChange(ctx context.Context, req *tfprotov6.PlanResourceChangeRequest) (*tfprotov6.PlanResourceChangeResponse, error) {
 	if resp, ok := s.fast.PlanResourceChange(ctx, s.clients(), req); ok {
+		nameAttributes(resp.Diagnostics)
 		return resp, nil
 	}
 	return s.attributeNamingServer.PlanResourceChange(ctx, req)

@@ -36,7 +36,7 @@
 //
 // -cpu-hogs runs that many busy processes beside the benchmark, to measure
 // on a loaded machine. -pprof builds the provider with CPU profiling and
-// writes one profile per provider process into DIR.
+// writes one profile per provider process into DIR/CONFIG-N-STEP-COMMAND.
 package main
 
 import (
@@ -135,6 +135,9 @@ type result struct {
 	batches                []batch
 	// lines is the number of lines of the command's output.
 	lines int
+	// peak is the largest peak resident memory of a provider process
+	// the command started, in bytes (0: not measured).
+	peak int64
 }
 
 // batch is one batch of qtail's policy Store, from its debug log.
@@ -384,12 +387,6 @@ func (b *bench) sequence(ctx context.Context, n int, name string, configOf func(
 	case logBatches:
 		// The Store's debug records, and none of the SDK's.
 		env = append(env, "TF_LOG_PROVIDER=DEBUG", "TF_LOG_SDK=OFF", "TF_LOG_SDK_FRAMEWORK=OFF", "TF_LOG_SDK_PROTO=OFF")
-	case qtail && b.o.pprof != "":
-		abs, err := filepath.Abs(b.o.pprof)
-		if err != nil {
-			return out, err
-		}
-		env = append(env, "QTAIL_CPUPROFILE_DIR="+abs)
 	}
 	p := fmt.Sprintf("-parallelism=%d", b.o.parallelism)
 	commands := [steps][]string{
@@ -409,12 +406,23 @@ func (b *bench) sequence(ctx context.Context, n int, name string, configOf func(
 		if logBatches {
 			cmdEnv = append(slicesClone(env), "TF_LOG_PATH="+logFile)
 		}
+		if qtail && !logBatches && b.o.pprof != "" {
+			// One directory of profiles per configuration and command.
+			prof, err := filepath.Abs(filepath.Join(b.o.pprof, fmt.Sprintf("%s-%d-%d-%s", name, n, i, args[0])))
+			if err != nil {
+				return out, err
+			}
+			if err := os.MkdirAll(prof, 0o755); err != nil {
+				return out, err
+			}
+			cmdEnv = append(slicesClone(env), "QTAIL_CPUPROFILE_DIR="+prof)
+		}
 		before, err := calls(ctx, base)
 		if err != nil {
 			return out, err
 		}
 		start := time.Now()
-		code, output, err := terraform(ctx, b.o.terraform, dir, cmdEnv, args)
+		code, output, peak, err := terraformPeak(ctx, b.o.terraform, dir, cmdEnv, args)
 		wall := time.Since(start)
 		if err != nil {
 			return out, err
@@ -433,7 +441,7 @@ func (b *bench) sequence(ctx context.Context, n int, name string, configOf func(
 		out[i] = result{
 			gets: after[routeGet] - before[routeGet], posts: after[routeSet] - before[routeSet],
 			validates: after[routeValidate] - before[routeValidate], wall: wall,
-			lines: bytes.Count(output, []byte("\n")),
+			lines: bytes.Count(output, []byte("\n")), peak: peak,
 		}
 		if logBatches {
 			if out[i].batches, err = readBatches(logFile); err != nil {
@@ -450,20 +458,41 @@ func (b *bench) sequence(ctx context.Context, n int, name string, configOf func(
 	return out, nil
 }
 
+// mib formats a memory size, or "-" when it was not measured.
+func mib(b int64) string {
+	if b <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20))
+}
+
 func slicesClone(s []string) []string { return append([]string(nil), s...) }
 
 // terraform runs one command and returns its exit code and output.
 func terraform(ctx context.Context, tf, dir string, env, args []string) (int, []byte, error) {
+	code, out, _, err := terraformPeak(ctx, tf, dir, env, args)
+	return code, out, err
+}
+
+// terraformPeak runs one command and returns its exit code, its output and
+// the peak resident memory, in bytes, of the largest provider process it
+// started (0 where it cannot be read).
+func terraformPeak(ctx context.Context, tf, dir string, env, args []string) (int, []byte, int64, error) {
 	cmd := exec.CommandContext(ctx, tf, append([]string{"-chdir=" + dir}, args...)...)
 	cmd.Env = env
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
+	if err := cmd.Start(); err != nil {
+		return 0, nil, 0, err
+	}
+	w := watchPeak(cmd.Process.Pid)
+	err := cmd.Wait()
+	peak := w.peak()
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
-		return exit.ExitCode(), out.Bytes(), nil
+		return exit.ExitCode(), out.Bytes(), peak, nil
 	}
-	return 0, out.Bytes(), err
+	return 0, out.Bytes(), peak, err
 }
 
 func tail(b []byte, lines int) string {
@@ -519,9 +548,9 @@ func (r *report) print(w io.Writer) bool {
 	}
 	fmt.Fprintf(w, "\nN = %d grants, %s per API call, -parallelism=%d, %s\n", n, lat, p, load)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "command\tresource\tpolicy reads\twrites\tvalidations\twall\toutput lines\t")
+	fmt.Fprintln(tw, "command\tresource\tpolicy reads\twrites\tvalidations\twall\toutput lines\tprovider peak memory\t")
 	row := func(cmd, who string, res result) {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%.2fs\t%d\t\n", cmd, who, res.gets, res.posts, res.validates, res.wall.Seconds(), res.lines)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%.2fs\t%d\t%s\t\n", cmd, who, res.gets, res.posts, res.validates, res.wall.Seconds(), res.lines, mib(res.peak))
 	}
 	q := [steps]result{r.planAdd, r.apply, r.planNop, r.onePort}
 	for i, cmd := range commands {
@@ -531,9 +560,9 @@ func (r *report) print(w io.Writer) bool {
 		if r.whole != nil {
 			row("", "tailscale_acl (whole file)", r.whole[i])
 		}
-		fmt.Fprintf(tw, "\tnoop_grant (framework provider, no API)\t-\t-\t-\t%.2fs\t%d\t\n", r.plugin[i].wall.Seconds(), r.plugin[i].lines)
-		fmt.Fprintf(tw, "\t1 noop_grants (framework provider, no API)\t-\t-\t-\t%.2fs\t%d\t\n", r.pluginSet[i].wall.Seconds(), r.pluginSet[i].lines)
-		fmt.Fprintf(tw, "\tterraform_data (no API)\t-\t-\t-\t%.2fs\t%d\t\n", r.alone[i].wall.Seconds(), r.alone[i].lines)
+		fmt.Fprintf(tw, "\tnoop_grant (framework provider, no API)\t-\t-\t-\t%.2fs\t%d\t%s\t\n", r.plugin[i].wall.Seconds(), r.plugin[i].lines, mib(r.plugin[i].peak))
+		fmt.Fprintf(tw, "\t1 noop_grants (framework provider, no API)\t-\t-\t-\t%.2fs\t%d\t%s\t\n", r.pluginSet[i].wall.Seconds(), r.pluginSet[i].lines, mib(r.pluginSet[i].peak))
+		fmt.Fprintf(tw, "\tterraform_data (no API)\t-\t-\t-\t%.2fs\t%d\t-\t\n", r.alone[i].wall.Seconds(), r.alone[i].lines)
 	}
 	_ = tw.Flush()
 
@@ -584,6 +613,10 @@ func (r *report) print(w io.Writer) bool {
 		if n <= 200 {
 			check(fmt.Sprintf("qtail_grants, apply within 2.5x of the whole file (%.2fx)", ratio(r.set, 1)), ratio(r.set, 1) <= 2.5)
 			check(fmt.Sprintf("qtail_grants, plan with no change within 1.5x of the whole file (%.2fx)", ratio(r.set, 2)), ratio(r.set, 2) <= 1.5)
+		} else {
+			for i, cmd := range commands {
+				check(fmt.Sprintf("qtail_grants, %s within 1.5x of the whole file (%.2fx)", strings.Replace(cmd, "N", strconv.Itoa(n), 1), ratio(r.set, i)), ratio(r.set, i) <= 1.5)
+			}
 		}
 	}
 	if n >= 1000 {

@@ -392,46 +392,57 @@ func (r *grantsResource) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 	if resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...); resp.Diagnostics.HasError() {
 		return
 	}
+	r.checkPlan(ctx, &resp.Diagnostics, old, planned, unmarked, owners)
+}
+
+// checkPlan checks the plan of the grants planned (nil values are
+// unknown), from old (the state, with its unmarked names and its owners):
+// the claims, the owners, and Tailscale's validation of the policy file
+// as the change leaves it. ModifyPlan and the fast path
+// (GrantsFastPath.PlanResourceChange) share it.
+func (r *grantsResource) checkPlan(ctx context.Context, diags *diag.Diagnostics, old, planned map[string]json.RawMessage, unmarked []string, owners map[string]string) {
+	names := slices.Collect(maps.Keys(planned))
+	planner := plannerOf(r.Clients)
 	change := changes(old, planned, unmarked, owners)
 	unknown := anyUnknown(planned)
 	changing := len(change.muts) > 0 || unknown
 	if planner == nil {
 		if changing && !r.Clients.TailnetUnknown() {
-			_, diags := r.Clients.Policy()
-			resp.Diagnostics.Append(diags...)
+			_, d := r.Clients.Policy()
+			diags.Append(d...)
 		}
 		return
 	}
 	claim := grantsClaim(names)
-	defer func() { planner.Forget(claim, changing && !resp.Diagnostics.HasError()) }()
+	defer func() { planner.Forget(claim, changing && !diags.HasError()) }()
 	for _, name := range slices.Sorted(maps.Keys(planned)) {
 		if earlier, taken := planner.Claim(grantKey(name), policy.Claim{Who: grantsClaimant(name)}); taken {
-			resp.Diagnostics.AddAttributeError(grantAt(name), "Two Resources Claim One Policy Entry", duplicateClaimMessage(grantKey(name), earlier))
+			diags.AddAttributeError(grantAt(name), "Two Resources Claim One Policy Entry", duplicateClaimMessage(grantKey(name), earlier))
 		}
 	}
-	if resp.Diagnostics.HasError() || !changing {
+	if diags.HasError() || !changing {
 		return
 	}
 	if planner.WarnAllowAll(ctx) {
-		resp.Diagnostics.AddWarning("Default Allow-All Rule Still in the Policy File", allowAllWarning)
+		diags.AddWarning("Default Allow-All Rule Still in the Policy File", allowAllWarning)
 	}
 	for _, name := range change.names {
 		if _, had := old[name]; had || planned[name] == nil {
 			continue
 		}
 		if c := planner.OwnedElsewhere(ctx, ownedGrantKey(name, owners)); c != nil {
-			resp.Diagnostics.AddAttributeError(grantAt(name), "Policy Entry Already Owned", ownedElsewhereMessageFor(c, "qtail_grants"))
+			diags.AddAttributeError(grantAt(name), "Policy Entry Already Owned", ownedElsewhereMessageFor(c, "qtail_grants"))
 		}
 	}
-	if resp.Diagnostics.HasError() || len(change.muts) == 0 {
+	if diags.HasError() || len(change.muts) == 0 {
 		return
 	}
 	err := planner.CheckAll(ctx, claim, change.muts)
 	if err != nil && policy.IsRejected(err) && len(change.muts) > 1 {
-		r.reportBlame(ctx, &resp.Diagnostics, planner, change, planned, err)
+		r.reportBlame(ctx, diags, planner, change, planned, err)
 		return
 	}
-	r.reportCheck(ctx, &resp.Diagnostics, change, planned, err, explainRefusal(ctx, planner, change.muts, err))
+	r.reportCheck(ctx, diags, change, planned, err, explainRefusal(ctx, planner, change.muts, err))
 }
 
 // reportCheck adds what the plan-time check of change found (see
@@ -606,11 +617,25 @@ func (r *grantsResource) apply(ctx context.Context, state *grantsModel, planValu
 			"Please report this issue to the qtail developers.")
 		return
 	}
-	names := slices.Collect(maps.Keys(planned))
 	owners := map[string]string{}
 	if state != nil {
 		owners = grantOwners(state.Owners)
 	}
+	if !r.writePlanned(ctx, diags, old, unmarked, owners, planned) {
+		return
+	}
+	names := slices.Collect(maps.Keys(planned))
+	plan.ID, plan.Unmarked = types.StringValue(grantsID(names)), tfx.StringList([]string{})
+	plan.Owners = ownersMap(names, owners, types.StringNull())
+	diags.Append(out.Set(ctx, &plan)...)
+}
+
+// writePlanned writes the grants planned (all known) over old, with its
+// unmarked names, and reports whether the write went through. A grant
+// without an owner in owners gets one, added to owners. apply and the fast
+// path (GrantsFastPath.ApplyResourceChange) share it.
+func (r *grantsResource) writePlanned(ctx context.Context, diags *diag.Diagnostics, old map[string]json.RawMessage, unmarked []string, owners map[string]string, planned map[string]json.RawMessage) bool {
+	names := slices.Collect(maps.Keys(planned))
 	// A grant without an owner gets one: a new grant, or one of a state
 	// from before markers named their owner, whose marker gets it too.
 	var drawn []string
@@ -626,12 +651,7 @@ func (r *grantsResource) apply(ctx context.Context, state *grantsModel, planValu
 			change.add(name, policyfile.Mutation{Key: ownedGrantKey(name, owners), Value: planned[name]})
 		}
 	}
-	if !r.write(ctx, diags, change, planned, names) {
-		return
-	}
-	plan.ID, plan.Unmarked = types.StringValue(grantsID(names)), tfx.StringList([]string{})
-	plan.Owners = ownersMap(names, owners, types.StringNull())
-	diags.Append(out.Set(ctx, &plan)...)
+	return r.write(ctx, diags, change, planned, names)
 }
 
 func (r *grantsResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {

@@ -30,6 +30,8 @@ import (
 // handled.
 type GrantsFastPath struct {
 	typ tftypes.Type
+	// plain: see plainContent.
+	plain bool
 }
 
 // grantsTypeName is the type of the resource the fast path serves.
@@ -39,7 +41,7 @@ const grantsTypeName = "qtail_grants"
 func NewGrantsFastPath(ctx context.Context) *GrantsFastPath {
 	var resp resource.SchemaResponse
 	(&grantsResource{}).Schema(ctx, resource.SchemaRequest{}, &resp)
-	return &GrantsFastPath{typ: resp.Schema.Type().TerraformType(ctx)}
+	return &GrantsFastPath{typ: resp.Schema.Type().TerraformType(ctx), plain: plainContent()}
 }
 
 // rawGrants is the state of a qtail_grants read from a protocol value.
@@ -108,17 +110,9 @@ func (f *GrantsFastPath) decode(dv *tfprotov6.DynamicValue) (rawGrants, bool) {
 // the values of the attributes of fragment.Grant's content, encoded by
 // the description.
 func grantEntry(g tftypes.Value) (json.RawMessage, bool) {
-	var attrs map[string]tftypes.Value
-	if g.IsNull() || g.As(&attrs) != nil {
+	v, ok := grantPlainValues(g)
+	if !ok {
 		return nil, false
-	}
-	v := make(fragment.Values, len(attrs))
-	for _, a := range fragment.Grant.Content() {
-		val, ok := protocolValue(a.Type, attrs[a.Name])
-		if !ok {
-			return nil, false
-		}
-		v[a.Name] = val
 	}
 	return fragment.Grant.Entry(v)
 }
@@ -225,9 +219,11 @@ func (f *GrantsFastPath) ReadResource(ctx context.Context, clients *conn.Clients
 // ModifyPlan claims them.
 func (f *GrantsFastPath) PlanResourceChange(ctx context.Context, clients *conn.Clients, req *tfprotov6.PlanResourceChangeRequest) (*tfprotov6.PlanResourceChangeResponse, bool) {
 	planner := plannerOf(clients)
-	if req.TypeName != grantsTypeName || planner == nil ||
-		req.PriorState == nil || req.ProposedNewState == nil || !bytes.Equal(req.PriorState.MsgPack, req.ProposedNewState.MsgPack) {
+	if req.TypeName != grantsTypeName || planner == nil {
 		return nil, false
+	}
+	if req.PriorState == nil || req.ProposedNewState == nil || !bytes.Equal(req.PriorState.MsgPack, req.ProposedNewState.MsgPack) {
+		return f.planChange(ctx, clients, req)
 	}
 	state, ok := f.decode(req.PriorState)
 	if !ok || !state.settled() {
