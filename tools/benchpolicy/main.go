@@ -26,6 +26,7 @@
 //
 //	go run ./tools/benchpolicy [-n 120,1000] [-latency 50ms] [-parallelism 10]
 //	    [-whole-file-provider PATH] [-cpu-hogs 2] [-pprof DIR]
+//	go run ./tools/benchpolicy -sets-only -n 1000,10000 [-whole-file-provider PATH]
 //	go run ./tools/benchpolicy -concurrent 16 [-per-config 25] [-latency 50ms]
 //
 // -concurrent R measures R configurations, each with a state of its own,
@@ -84,6 +85,7 @@ type options struct {
 	wholeFile   string
 	hogs        int
 	pprof       string
+	setsOnly    bool
 	keep        bool
 	// concurrent and perConfig: with concurrent > 0, the benchmark is
 	// that many configurations of perConfig grants at once on one policy.
@@ -105,6 +107,7 @@ func main() {
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory")
 	flag.IntVar(&o.concurrent, "concurrent", 0, "instead: this many configurations applying, then destroying, at once on one policy")
 	flag.IntVar(&o.perConfig, "per-config", 25, "with -concurrent: the grants of each configuration")
+	flag.BoolVar(&o.setsOnly, "sets-only", false, "measure only the resources that hold every grant (qtail_grants, noop_grants, the whole file), for large N")
 	flag.Parse()
 	log.SetFlags(0)
 	for _, s := range strings.Split(*sizes, ",") {
@@ -194,7 +197,11 @@ func run(o options) error {
 		if err != nil {
 			return fmt.Errorf("with %d grants: %w", n, err)
 		}
-		if !r.print(os.Stdout) {
+		print := r.print
+		if o.setsOnly {
+			print = r.printSets
+		}
+		if !print(os.Stdout) {
 			failed = true
 		}
 	}
@@ -300,6 +307,9 @@ var commands = [steps]string{"plan adding N", "apply", "plan, no change", "plan,
 // one measures N grants.
 func (b *bench) one(ctx context.Context, n int) (*report, error) {
 	r := &report{o: b.o, n: n}
+	if b.o.setsOnly {
+		return b.sets(ctx, r)
+	}
 	fmt.Printf("N=%d: terraform alone ...\n", n)
 	alone, err := b.sequence(ctx, n, "alone", aloneConfig, false, false)
 	if err != nil {
@@ -529,6 +539,60 @@ func readBatches(path string) ([]batch, error) {
 		out = append(out, batch{kind: f["batch"], size: size, wait: time.Duration(wait) * time.Millisecond, reason: f["reason"]})
 	}
 	return out, nil
+}
+
+// sets measures, for -sets-only, one resource of N grants: qtail_grants,
+// the framework provider that calls no API, and the whole file.
+func (b *bench) sets(ctx context.Context, r *report) (*report, error) {
+	n := r.n
+	var err error
+	fmt.Printf("N=%d: one resource of a provider that calls no API ...\n", n)
+	if r.pluginSet, err = b.sequence(ctx, n, "plugin-set", pluginSetConfig, false, false); err != nil {
+		return nil, err
+	}
+	fmt.Printf("N=%d: qtail_grants ...\n", n)
+	if r.set, err = b.sequence(ctx, n, "qtail-set", grantSetConfig, true, false); err != nil {
+		return nil, err
+	}
+	if b.o.wholeFile != "" {
+		fmt.Printf("N=%d: whole file ...\n", n)
+		w, err := b.sequence(ctx, n, "whole", wholeFileConfig, false, false)
+		if err != nil {
+			return nil, err
+		}
+		r.whole = &w
+	}
+	return r, nil
+}
+
+// printSets writes the report of -sets-only and reports whether every
+// target was met.
+func (r *report) printSets(w io.Writer) bool {
+	fmt.Fprintf(w, "\nN = %d grants in one resource, %s per API call\n", r.n, r.o.latency)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "command\tresource\tpolicy reads\twrites\tvalidations\twall\twall per 1,000 grants\tprovider peak memory\t")
+	row := func(cmd, who string, res result) {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%.2fs\t%.3fs\t%s\t\n", cmd, who, res.gets, res.posts, res.validates, res.wall.Seconds(),
+			res.wall.Seconds()*1000/float64(r.n), mib(res.peak))
+	}
+	for i, cmd := range commands {
+		cmd = strings.Replace(cmd, "N", strconv.Itoa(r.n), 1)
+		row(cmd, fmt.Sprintf("1 qtail_grants of %d", r.n), r.set[i])
+		if r.whole != nil {
+			row("", "tailscale_acl (whole file)", r.whole[i])
+		}
+		fmt.Fprintf(tw, "\t1 noop_grants (framework provider, no API)\t-\t-\t-\t%.2fs\t%.3fs\t%s\t\n", r.pluginSet[i].wall.Seconds(),
+			r.pluginSet[i].wall.Seconds()*1000/float64(r.n), mib(r.pluginSet[i].peak))
+	}
+	_ = tw.Flush()
+	ok := r.set[0].validates <= 1 && r.set[1].posts <= 1
+	fmt.Fprintf(w, "  qtail_grants: %d validation(s) at plan, %d write(s) at apply\n", r.set[0].validates, r.set[1].posts)
+	if r.whole != nil {
+		for i, cmd := range commands {
+			fmt.Fprintf(w, "  ratio to the whole file, %s: %.2fx\n", strings.Replace(cmd, "N", strconv.Itoa(r.n), 1), r.set[i].wall.Seconds()/r.whole[i].wall.Seconds())
+		}
+	}
+	return ok
 }
 
 // print writes the report and reports whether every target was met.
