@@ -36,6 +36,10 @@ const (
 	// AnnotationProxyGroup names the ProxyGroup that serves a Service:
 	// an egress one, or an ingress one for an exposed Service.
 	AnnotationProxyGroup = "tailscale.com/proxy-group"
+	// AnnotationFunnel on a Service (or an Ingress) makes the operator
+	// publish it on the public internet through Tailscale Funnel: qtail
+	// never writes it, and refuses it wherever a user could add it.
+	AnnotationFunnel = "tailscale.com/funnel"
 	// AnnotationExpose = "true" asks the operator to expose a Service on
 	// the tailnet through a proxy.
 	AnnotationExpose = "tailscale.com/expose"
