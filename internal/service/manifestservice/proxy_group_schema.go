@@ -100,7 +100,7 @@ func (r *proxyGroupResource) Schema(ctx context.Context, _ resource.SchemaReques
 	addReplicaAttributes(attrs, proxyGroupKind, "Routes the device advertises: usually none for a ProxyGroup.")
 	proxyGroupReplacing.AddTo(attrs)
 	resp.Schema = schema.Schema{
-		MarkdownDescription: "A Tailscale `ProxyGroup`: several replicas of an ingress or an egress proxy, one device each, " +
+		MarkdownDescription: "A Tailscale `ProxyGroup`: several replicas of an ingress, an egress or a Kubernetes API server proxy, one device each, " +
 			"shared by many Services, deployed as a Qovery Helm service on the cluster of a `qtail_operator`. Tailscale " +
 			"recommends it over one proxy pod per Service for production traffic.\n\n" +
 			"- **Ingress**: expose applications with `qtail_exposed_service` and `proxy_group = qtail_proxy_group.NAME.name` " +
