@@ -9,7 +9,8 @@
 # quickstart (make demo): one application exposed, its grant and policy
 # tests; the hand edit detaches its annotations group in Qovery.
 # homelab (make demo-homelab): an operator and a connector that is a subnet
-# router for six routes and an exit node, with the status of each route; the
+# router for six routes and an exit node, with the status of each route, and
+# the highly available API server proxy (a kube-apiserver ProxyGroup); the
 # hand edit revokes a route in the Tailscale admin console.
 # review (make demo-review): after the quickstart's apply, a plan that opens
 # port 9443 of billing-api to group:platform-ops, reviewed by
@@ -335,4 +336,5 @@ elif [ "$example" = quickstart ]; then
 else
   tf output routes_ok
   say "Done: $(tf output -raw connector_device) routes six networks and the internet for group:platform-ops"
+  say "The highly available API server proxy: kubectl --server=$(tf output -raw kube_apiserver_url) (two replicas of the kube-apiserver ProxyGroup kubeapi)"
 fi

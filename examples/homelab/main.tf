@@ -9,7 +9,10 @@
 # routes for the connector's tag; qtail also approves them through the API
 # (approve_routes), so that a route revoked by hand shows in the plan. A grant
 # lets the platform team use every route and the exit node, and
-# qtail_route_status checks the four conditions of each route.
+# qtail_route_status checks the four conditions of each route. The
+# operator's proxy is one pod: its highly available variant, a kube-apiserver
+# ProxyGroup of two replicas behind one Tailscale Service, comes last
+# (kubectl --server=https://kubeapi.TAILNET.ts.net).
 #
 # Run it against the built-in sandbox with `make demo-homelab`, or against
 # real Qovery and Tailscale accounts with the credentials in the environment
@@ -149,6 +152,49 @@ resource "qtail_grant" "ops_to_homelab" {
 data "qtail_route_status" "homelab" {
   connector_id = qtail_connector.homelab.id
   depends_on   = [qtail_grant.ops_to_homelab]
+}
+
+# The highly available API server proxy: two replicas, each a device tagged
+# tag:k8s, that serve the Tailscale Service svc:kubeapi. It needs the same as
+# the operator's proxy (HTTPS certificates; in auth mode a grant of
+# tailscale.com/cap/kubernetes, here to the replicas' tag), and an operator
+# chart from 1.86. Once it serves, the operator's own proxy can go
+# (api_server_proxy = "false").
+resource "qtail_grant" "ops_kubernetes_read_ha" {
+  name = "ops-kubernetes-read-ha"
+  src  = ["group:platform-ops"]
+  dst  = [qtail_tag_owner.k8s.tag]
+  app = jsonencode({
+    "tailscale.com/cap/kubernetes" = [{
+      impersonate = { groups = ["tailnet-readers"] }
+    }]
+  })
+}
+
+resource "qtail_proxy_group" "kubeapi" {
+  environment_id = qtail_operator.homelab.environment_id
+  operator_id    = qtail_operator.homelab.id
+  name           = "kubeapi"
+  type           = "kube-apiserver"
+  kube_apiserver = {
+    mode = "auth"
+  }
+
+  chart = {
+    helm_repository = {
+      repository_id = qtail_helm_repository.qtail.id
+      chart_version = "0.1.0"
+    }
+  }
+
+  # The grant is planned first, so that the plan sees it.
+  depends_on = [qtail_grant.ops_kubernetes_read_ha]
+}
+
+output "kube_apiserver_url" {
+  # The Tailscale Service's MagicDNS name: the ProxyGroup's name in the
+  # tailnet's domain.
+  value = "https://${replace(qtail_proxy_group.kubeapi.devices[0].tailnet_fqdn, "/^[^.]+/", qtail_proxy_group.kubeapi.name)}"
 }
 
 output "connector_device" {

@@ -233,6 +233,10 @@ resource "qtail_auto_approver" "b" {
 			config: operator(`chart_version = "1.102.4"
   hostname = "ts-operator"
   oauth_audience = " "`)},
+		{block: "qtail_operator", what: "extra_values set the Funnel annotation", attr: "extra_values", want: "Tailscale Funnel",
+			config: operator(`chart_version = "1.102.4"
+  hostname = "ts-operator"
+  extra_values = "operatorConfig:\n  podAnnotations:\n    tailscale.com/funnel: \"true\"\n"`)},
 		{block: "qtail_operator", what: "extra_values is not YAML", attr: "extra_values", want: "YAML",
 			config: operator(`chart_version = "1.102.4"
   hostname = "ts-operator"
@@ -330,6 +334,21 @@ resource "qtail_auto_approver" "b" {
   environment_id = "{{.Env}}"
   name = "ingress"
   type = "both"
+  ` + gitChart + `
+}`},
+		{block: "qtail_proxy_group", what: "kube-apiserver without kube_apiserver", attr: "type", want: "Missing kube_apiserver",
+			config: `resource "qtail_proxy_group" "p" {
+  environment_id = "{{.Env}}"
+  name = "kubeapi"
+  type = "kube-apiserver"
+  ` + gitChart + `
+}`},
+		{block: "qtail_proxy_group", what: "kube_apiserver mode not auth or noauth", attr: "kube_apiserver.mode", want: "the mode must be",
+			config: `resource "qtail_proxy_group" "p" {
+  environment_id = "{{.Env}}"
+  name = "kubeapi"
+  type = "kube-apiserver"
+  kube_apiserver = { mode = "true" }
   ` + gitChart + `
 }`},
 		{block: "qtail_egress_service", what: "port without protocol", attr: "ports", want: "",

@@ -64,6 +64,9 @@ type Operator struct {
 	// Lookup.OAuthClient).
 	ClientID      string
 	CreatesClient bool
+	// ChartVersion is the operator chart's version, as the plan or Qovery
+	// has it; empty when unknown (or the chart comes from Git).
+	ChartVersion string
 }
 
 // Describe names the operator in a sentence, on the cluster of env.
@@ -114,6 +117,9 @@ func (l *Lookup) Operator(ctx context.Context) (Operator, error) {
 	if l.plan != nil {
 		if p, ok := l.plan.PlannedOperator(l.Env.ClusterID); ok {
 			op.Planned, op.ClientID, op.CreatesClient = true, p.ClientID, p.CreatesClient
+			if p.ChartVersion != "" {
+				op.ChartVersion = p.ChartVersion
+			}
 			if p.Values != "" {
 				readOperatorValues(&op, p.Values)
 			}
@@ -166,6 +172,9 @@ func operatorAmong(helms []qovery.Helm) Operator {
 			continue
 		}
 		op.HelmID, op.Name = h.ID, h.Name
+		if r := h.Source.Repository; r != nil {
+			op.ChartVersion = r.ChartVersion
+		}
 		if f := h.ValuesOverride.File; f != nil && f.Raw != nil {
 			for _, v := range f.Raw.Values {
 				if readOperatorValues(&op, v.Content) {

@@ -30,7 +30,8 @@ type OperatorChartSeries struct {
 	// spec.hostnamePrefix.
 	ConnectorReplicas bool
 	// KubeAPIServerProxyGroup: ProxyGroup spec.type accepts
-	// kube-apiserver.
+	// kube-apiserver, with spec.kubeAPIServer.mode (auth or noauth) and
+	// spec.kubeAPIServer.hostname.
 	KubeAPIServerProxyGroup bool
 	// Kinds are the tailscale.com/v1alpha1 kinds the chart's CRDs define.
 	Kinds []string

@@ -36,6 +36,10 @@ const (
 	// AnnotationProxyGroup names the ProxyGroup that serves a Service:
 	// an egress one, or an ingress one for an exposed Service.
 	AnnotationProxyGroup = "tailscale.com/proxy-group"
+	// AnnotationFunnel on a Service (or an Ingress) makes the operator
+	// publish it on the public internet through Tailscale Funnel: qtail
+	// never writes it, and refuses it wherever a user could add it.
+	AnnotationFunnel = "tailscale.com/funnel"
 	// AnnotationExpose = "true" asks the operator to expose a Service on
 	// the tailnet through a proxy.
 	AnnotationExpose = "tailscale.com/expose"
@@ -57,6 +61,9 @@ const (
 
 	ProxyGroupIngress = "ingress"
 	ProxyGroupEgress  = "egress"
+	// ProxyGroupKubeAPIServer replicas proxy the Kubernetes API on the
+	// tailnet, behind the Tailscale Service svc:NAME (from chart 1.86).
+	ProxyGroupKubeAPIServer = "kube-apiserver"
 )
 
 // ExitNodeRoutes are the routes an exit node advertises.
@@ -155,7 +162,25 @@ type ProxyGroup struct {
 	// proxyConfig.defaultProxyClass) must be Ready on the cluster, or the
 	// operator brings up no device.
 	ProxyClass string
+	// KubeAPIServerMode is spec.kubeAPIServer.mode of a kube-apiserver
+	// ProxyGroup ("auth" or "noauth"; empty leaves out spec.kubeAPIServer,
+	// which the operator runs in auth mode).
+	KubeAPIServerMode string
 }
+
+// Modes of a kube-apiserver ProxyGroup (spec.kubeAPIServer.mode): auth
+// impersonates each caller by their tailnet identity and the groups that
+// grants of tailscale.com/cap/kubernetes give; noauth passes requests on
+// with the proxy's own service account.
+const (
+	KubeAPIServerAuth   = "auth"
+	KubeAPIServerNoAuth = "noauth"
+)
+
+// ServiceName is the Tailscale Service that the replicas of a
+// kube-apiserver ProxyGroup serve: svc:NAME (qtail sets no
+// spec.kubeAPIServer.hostname).
+func (p ProxyGroup) ServiceName() string { return "svc:" + p.Name }
 
 // DeviceTags are the tags of the ProxyGroup's devices, given the proxy
 // tags of the cluster's operator (nil when unknown: the chart's default).
@@ -278,6 +303,12 @@ func RenderProxyGroup(p ProxyGroup) (string, error) {
 	}
 	if p.ProxyClass != "" {
 		spec["proxyClass"] = p.ProxyClass
+	}
+	if p.KubeAPIServerMode != "" {
+		if p.Type != ProxyGroupKubeAPIServer {
+			return "", fmt.Errorf("spec.kubeAPIServer is only for ProxyGroups of type %s", ProxyGroupKubeAPIServer)
+		}
+		spec["kubeAPIServer"] = map[string]any{"mode": p.KubeAPIServerMode}
 	}
 	return renderObject(TailscaleAPIVersion, KindProxyGroup, map[string]any{"name": p.Name}, spec)
 }
@@ -425,6 +456,10 @@ func ReadProxyGroup(doc string) (ProxyGroup, error) {
 		HostnamePrefix: specString(o.Spec, "hostnamePrefix"),
 		Tags:           toStrings(o.Spec["tags"]),
 		ProxyClass:     specString(o.Spec, "proxyClass"),
+		KubeAPIServerMode: func() string {
+			k, _ := o.Spec["kubeAPIServer"].(map[string]any)
+			return specString(k, "mode")
+		}(),
 	}, nil
 }
 

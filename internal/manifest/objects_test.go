@@ -422,3 +422,27 @@ func TestEgressProxyAnnotationsRoundTrip(t *testing.T) {
 		t.Errorf("default ProxyHostname = %q", h)
 	}
 }
+
+func TestKubeAPIServerProxyGroupSeries(t *testing.T) {
+	t.Parallel()
+	if got := KubeAPIServerProxyGroupSince(); got != "1.86" {
+		t.Errorf("since %s", got)
+	}
+	for v, want := range map[string]bool{"1.84.3": false, "1.86.0": true, "1.102.4": true} {
+		if got, known := SupportsKubeAPIServerProxyGroup(v); !known || got != want {
+			t.Errorf("%s: %v, %v", v, got, known)
+		}
+	}
+	p := ProxyGroup{Name: "kubeapi", Type: ProxyGroupKubeAPIServer, KubeAPIServerMode: KubeAPIServerNoAuth}
+	values, err := RenderProxyGroup(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadProxyGroup(values)
+	if err != nil || back.KubeAPIServerMode != KubeAPIServerNoAuth || back.ServiceName() != "svc:kubeapi" {
+		t.Fatalf("read back %+v, %v from\n%s", back, err, values)
+	}
+	if _, err := RenderProxyGroup(ProxyGroup{Name: "ingress", Type: ProxyGroupIngress, KubeAPIServerMode: KubeAPIServerAuth}); err == nil {
+		t.Error("an ingress ProxyGroup rendered with spec.kubeAPIServer")
+	}
+}

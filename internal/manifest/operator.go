@@ -107,6 +107,11 @@ func ParseExtraValues(doc string) (map[string]any, error) {
 	if len(owned) > 0 {
 		return nil, fmt.Errorf("these keys are set by qtail from the resource's own attributes and cannot be overridden: %s", strings.Join(owned, "; "))
 	}
+	if at := funnelKeys(out, ""); len(at) > 0 {
+		return nil, fmt.Errorf("these values set the annotation %s, which publishes a Service on the public internet through "+
+			"Tailscale Funnel: %s. qtail puts services on the tailnet only and never turns Funnel on; remove it", AnnotationFunnel,
+			strings.Join(at, ", "))
+	}
 	for parent := range ownedParents {
 		if v, ok := out[parent]; ok {
 			if _, isMap := v.(map[string]any); !isMap {
@@ -343,4 +348,34 @@ func copyValue(v any) any {
 		return out
 	}
 	return v
+}
+
+// funnelKeys returns the paths, under prefix, of the keys of v that are the
+// Funnel annotation, in maps and lists at any depth, in a stable order.
+func funnelKeys(v any, prefix string) []string {
+	var out []string
+	switch t := v.(type) {
+	case map[string]any:
+		keys := make([]string, 0, len(t))
+		for k := range t {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			p := k
+			if prefix != "" {
+				p = prefix + "." + k
+			}
+			if strings.EqualFold(strings.TrimSpace(k), AnnotationFunnel) {
+				out = append(out, p)
+				continue
+			}
+			out = append(out, funnelKeys(t[k], p)...)
+		}
+	case []any:
+		for i, e := range t {
+			out = append(out, funnelKeys(e, fmt.Sprintf("%s[%d]", prefix, i))...)
+		}
+	}
+	return out
 }

@@ -190,3 +190,19 @@ func TestRenderedProxyClasses(t *testing.T) {
 		t.Errorf("one file: %+v", got)
 	}
 }
+
+func TestParseExtraValuesRefusesFunnel(t *testing.T) {
+	t.Parallel()
+	for doc, at := range map[string]string{
+		"operatorConfig:\n  podAnnotations:\n    tailscale.com/funnel: \"true\"\n": "operatorConfig.podAnnotations.tailscale.com/funnel",
+		"extra:\n  - annotations:\n      Tailscale.com/Funnel: \"true\"\n":         "extra[0].annotations.Tailscale.com/Funnel",
+	} {
+		_, err := ParseExtraValues(doc)
+		if err == nil || !strings.Contains(err.Error(), "publishes a Service on the public internet through Tailscale Funnel: "+at+".") {
+			t.Errorf("%q: %v", doc, err)
+		}
+	}
+	if _, err := ParseExtraValues("operatorConfig:\n  podAnnotations:\n    example.com/funnel: \"true\"\n"); err != nil {
+		t.Errorf("another annotation refused: %v", err)
+	}
+}

@@ -35,6 +35,9 @@ const (
 	// change, say) and only its log was reviewed; the message gives its
 	// error, on the resource Terraform names.
 	FindingPlanFailed FindingKind = "plan_failed"
+	// FindingFunnel: nodeAttrs give the funnel attribute to the devices
+	// of operators and their proxies (see policyfile.FunnelToProxies).
+	FindingFunnel FindingKind = "funnel"
 )
 
 // Severity ranks findings.
@@ -71,6 +74,13 @@ func findings(a *accessReview, rs []resource) []Finding {
 		out = append(out, Finding{Kind: FindingAllowAll, Severity: SeverityWarning, New: !policyfile.HasAllowAll(a.curDoc),
 			Message: "The policy file keeps the default allow-all rule (src \"*\", dst \"*\"): every device reaches every service, whatever the grants say. " +
 				"Remove it with a qtail_allow_all_removal that depends on the grants."})
+	}
+	if targets := policyfile.FunnelToProxies(a.nextDoc); len(targets) > 0 {
+		cur := policyfile.FunnelToProxies(a.curDoc)
+		out = append(out, Finding{Kind: FindingFunnel, Severity: SeverityWarning, New: !slices.Equal(cur, targets),
+			Message: fmt.Sprintf("The policy file gives the funnel node attribute to %s, tags of the operators and their proxies: a "+
+				"proxy that a tailscale.com/funnel annotation reaches is published on the public internet, outside the grants. "+
+				"Remove those targets from nodeAttrs unless a service is meant to be public.", strings.Join(targets, ", "))})
 	}
 	curFile, _ := readPolicyFile(a.cur)
 	nextFile, _ := readPolicyFile(a.next)

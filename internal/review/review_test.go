@@ -433,3 +433,28 @@ func TestExplainingFindings(t *testing.T) {
 		}
 	}
 }
+
+// TestFunnelFinding: nodeAttrs that give funnel to the proxies' tag are
+// reported, as already the case (not new).
+func TestFunnelFinding(t *testing.T) {
+	policy := strings.Replace(worldPolicy, `"tagOwners": {"tag:web": [], "tag:db": []},`,
+		`"tagOwners": {"tag:web": [], "tag:db": [], "tag:k8s-operator": [], "tag:k8s": ["tag:k8s-operator"]},
+	"nodeAttrs": [{"target": ["tag:k8s"], "attr": ["funnel"]}],`, 1)
+	w := newWorld(t, policy)
+	p := plan(t, "root.json",
+		change("qtail_grant.ops_k8s", "qtail_grant", []string{"create"}, nil,
+			grantAttrs("ops-k8s", []any{"group:ops"}, []any{"tag:k8s"}, []any{"tcp:443"}), map[string]any{"id": true, "marker": true}))
+	rep, err := Run(t.Context(), w.api, []Plan{p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range rep.Findings {
+		if f.Kind == FindingFunnel {
+			if f.New || !strings.Contains(f.Message, "gives the funnel node attribute to tag:k8s") {
+				t.Errorf("funnel finding %+v", f)
+			}
+			return
+		}
+	}
+	t.Errorf("no funnel finding in %+v", rep.Findings)
+}

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"net"
 	"net/netip"
@@ -157,6 +158,9 @@ type ProxyGroup struct {
 	// Devices are the devices the operator brought up at its last
 	// reconciliation, in replica order.
 	Devices []ReplicaDevice
+	// KubeAPIServer is spec.kubeAPIServer, and the status the operator
+	// gives a ProxyGroup of type kube-apiserver (nil for the other types).
+	KubeAPIServer *KubeAPIServerProxy
 }
 
 // DeviceIDs returns the IDs of the ProxyGroup's devices, in replica order.
@@ -268,6 +272,11 @@ func (g *ProxyGroup) clone() ProxyGroup {
 	out.Tags = slices.Clone(g.Tags)
 	out.Hostnames = slices.Clone(g.Hostnames)
 	out.Devices = slices.Clone(g.Devices)
+	if g.KubeAPIServer != nil {
+		k := *g.KubeAPIServer
+		k.Conditions = maps.Clone(k.Conditions)
+		out.KubeAPIServer = &k
+	}
 	return out
 }
 
@@ -1038,6 +1047,7 @@ func validateProxyGroup(m *manifest, old *ProxyGroup, errs *fieldErrors) *ProxyG
 	}
 	g.Tags, _ = errs.stringList(spec, "tags", "spec.tags", checkTag(errs))
 	g.ProxyClass, _ = errs.str(spec, "proxyClass", "spec.proxyClass")
+	g.KubeAPIServer = validateKubeAPIServer(spec, typ, errs)
 	return g
 }
 
@@ -1207,6 +1217,7 @@ func (e *Engine) removeObjectLocked(k objectKey) {
 		devs = o.connector.Devices
 	case o.proxyGroup != nil:
 		devs = o.proxyGroup.Devices
+		e.dropKubeAPIServerServiceLocked(o.proxyGroup)
 	case o.egress != nil && o.egress.DeviceID != "":
 		devs = []ReplicaDevice{{DeviceID: o.egress.DeviceID}}
 	}
@@ -1301,6 +1312,9 @@ func (e *Engine) reconcileProxyGroupLocked(op *Operator, g *ProxyGroup) {
 		return
 	}
 	g.Devices = e.reconcileReplicasLocked(what, op, g.Hostnames, g.Tags, nil, g.Devices)
+	if g.KubeAPIServer != nil {
+		e.reconcileKubeAPIServerLocked(op, g)
+	}
 }
 
 // maxSimulatedReplicas bounds the devices the simulation makes for one

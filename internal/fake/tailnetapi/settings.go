@@ -46,3 +46,11 @@ func (s *Server) SetHTTPSEnabled(on bool) {
 	defer s.mu.Unlock()
 	s.settings.HTTPSEnabled = on
 }
+
+// HTTPSEnabled reports whether HTTPS certificates are on: a node can then
+// get a certificate for its MagicDNS name (or a Tailscale Service's).
+func (s *Server) HTTPSEnabled() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.settings.HTTPSEnabled
+}

@@ -353,6 +353,9 @@ func noOperatorDetail(w workload, clusterID string) string {
 // group already exposes; a group that a failed creation of this exposure
 // left is taken as its own (c.leftovers). It returns false after an error.
 func (r *exposedServiceResource) checkAttachedGroups(c *planCheck, diags *diag.Diagnostics) bool {
+	if !checkNoFunnel(c, diags) {
+		return false
+	}
 	for _, g := range c.app.AnnotationsGroups {
 		if g.ID == c.ownGroup || r.Clients.Planned().Released(g.ID) || annotationValue(g.Annotations, manifest.AnnotationExpose) != "true" {
 			continue
@@ -370,6 +373,48 @@ func (r *exposedServiceResource) checkAttachedGroups(c *planCheck, diags *diag.D
 		return false
 	}
 	return true
+}
+
+// checkNoFunnel refuses an exposure of a service to which an annotations
+// group gives the annotation tailscale.com/funnel: the operator reads every
+// annotation of the Kubernetes Service, so the exposure would publish it on
+// the public internet through Tailscale Funnel. The exposure's own group
+// holds only what qtail writes: a Funnel annotation added there by hand is
+// a change that the plan undoes, with a warning. It returns false after an
+// error.
+func checkNoFunnel(c *planCheck, diags *diag.Diagnostics) bool {
+	for _, g := range c.app.AnnotationsGroups {
+		if !hasAnnotation(g.Annotations, manifest.AnnotationFunnel) {
+			continue
+		}
+		if g.ID == c.ownGroup {
+			diags.AddAttributeWarning(path.Root("annotations"), "Funnel Annotation Removed",
+				fmt.Sprintf("The annotations group %q (%s) of this exposure holds the annotation %s, added outside qtail: it would "+
+					"publish %s on the public internet through Tailscale Funnel. qtail never turns Funnel on, and plans to write the "+
+					"group back without it.", g.Name, g.ID, manifest.AnnotationFunnel, c.w))
+			continue
+		}
+		diags.AddAttributeError(c.w.attr(), "Funnel Annotation on the "+tfx.TitleCase(c.w.kind),
+			fmt.Sprintf("The annotations group %q (%s), attached to %s, sets %s = %q. The operator reads every annotation of the "+
+				"Kubernetes Service, so exposing it would also publish it on the public internet through Tailscale Funnel, to "+
+				"anyone, outside the tailnet policy. qtail puts services on the tailnet only: remove %s from that group (or "+
+				"detach the group) in the Qovery console, then plan again.", g.Name, g.ID, c.w, manifest.AnnotationFunnel,
+				annotationValue(g.Annotations, manifest.AnnotationFunnel), manifest.AnnotationFunnel))
+		return false
+	}
+	return true
+}
+
+// hasAnnotation reports whether list has the annotation key (annotation
+// keys are case-sensitive in Kubernetes, but a prefix in capitals is as
+// much a mistake to refuse).
+func hasAnnotation(list []qovery.Annotation, key string) bool {
+	for _, a := range list {
+		if strings.EqualFold(strings.TrimSpace(a.Key), key) {
+			return true
+		}
+	}
+	return false
 }
 
 // isLeftover reports whether a group is what this exposure would

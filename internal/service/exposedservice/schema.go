@@ -63,7 +63,8 @@ func (r *exposedServiceResource) Schema(ctx context.Context, _ resource.SchemaRe
 				Optional: true,
 				MarkdownDescription: "ID of the Qovery application to expose (exactly one of `application_id` and `container_id`). It must " +
 					"declare at least one port: without one Qovery creates no Kubernetes Service and the operator has nothing to expose. " +
-					"Changing it replaces the exposure.",
+					"The plan refuses an application to which an attached annotations group gives `tailscale.com/funnel`: exposed, it " +
+					"would also be public through Tailscale Funnel. Changing it replaces the exposure.",
 				Validators: []validator.String{tfx.QoveryID(),
 					stringvalidator.ExactlyOneOf(path.MatchRoot("application_id"), path.MatchRoot("container_id"))},
 			},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
@@ -14,7 +15,35 @@ import (
 type proxyGroupModel struct {
 	manifestServiceModel
 	proxyReplicas
-	Type types.String `tfsdk:"type"`
+	Type          types.String `tfsdk:"type"`
+	KubeAPIServer types.Object `tfsdk:"kube_apiserver"`
+}
+
+// kubeAPIServerAttrTypes are the attributes of kube_apiserver.
+var kubeAPIServerAttrTypes = map[string]attr.Type{"mode": types.StringType}
+
+// kubeAPIServerMode returns kube_apiserver.mode: "" when kube_apiserver is
+// null; known is false while it is unknown.
+func (m *proxyGroupModel) kubeAPIServerMode() (mode string, known bool) {
+	switch {
+	case m.KubeAPIServer.IsUnknown():
+		return "", false
+	case m.KubeAPIServer.IsNull():
+		return "", true
+	}
+	v, ok := m.KubeAPIServer.Attributes()["mode"].(types.String)
+	if !ok || v.IsUnknown() {
+		return "", false
+	}
+	return v.ValueString(), true
+}
+
+// kubeAPIServerValue is kube_apiserver for mode: null when mode is empty.
+func kubeAPIServerValue(mode string) types.Object {
+	if mode == "" {
+		return types.ObjectNull(kubeAPIServerAttrTypes)
+	}
+	return types.ObjectValueMust(kubeAPIServerAttrTypes, map[string]attr.Value{"mode": types.StringValue(mode)})
 }
 
 // spec returns the ProxyGroup of m; its attributes must be known.
@@ -26,6 +55,7 @@ func (m *proxyGroupModel) spec(ctx context.Context) (manifest.ProxyGroup, diag.D
 		HostnamePrefix: m.HostnamePrefix.ValueString(),
 		ProxyClass:     m.ProxyClass.ValueString(),
 	}
+	p.KubeAPIServerMode, _ = m.kubeAPIServerMode()
 	if !m.Replicas.IsNull() {
 		n := m.Replicas.ValueInt64()
 		p.Replicas = &n
@@ -38,7 +68,8 @@ func (m *proxyGroupModel) spec(ctx context.Context) (manifest.ProxyGroup, diag.D
 
 // specKnown reports whether every input of the ProxyGroup is known.
 func (m *proxyGroupModel) specKnown() bool {
-	return tfx.AllKnown(m.Name, m.Type, m.Replicas, m.HostnamePrefix, m.Tags, m.ProxyClass)
+	_, modeKnown := m.kubeAPIServerMode()
+	return modeKnown && tfx.AllKnown(m.Name, m.Type, m.Replicas, m.HostnamePrefix, m.Tags, m.ProxyClass)
 }
 
 // proxyGroupWant is what the ProxyGroup's devices must look like.
@@ -81,6 +112,7 @@ func (m *proxyGroupModel) fillFromSpec(p manifest.ProxyGroup, helmID string, dia
 	}
 	m.Replicas = types.Int64Value(replicas)
 	m.ProxyClass = tfx.NullIfEmpty(p.ProxyClass)
+	m.KubeAPIServer = kubeAPIServerValue(p.KubeAPIServerMode)
 }
 
 func (m *proxyGroupModel) wantedDevices(ctx context.Context) (deviceWant, diag.Diagnostics) {

@@ -23,6 +23,7 @@ func (r *proxyGroupResource) ValidateConfig(ctx context.Context, req resource.Va
 		prefix, at = m.Name, path.Root("name")
 	}
 	checkReplicaHostnames(prefix, m.Replicas, manifest.ProxyGroupDefaultReplicas, at, &resp.Diagnostics)
+	checkKubeAPIServerConfig(&m, &resp.Diagnostics)
 }
 
 func (r *proxyGroupResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
@@ -80,6 +81,10 @@ func (r *proxyGroupResource) ModifyPlan(ctx context.Context, req resource.Modify
 			state: state.Devices, creating: creating, at: at}, &resp.Diagnostics)
 		if ops != nil && creating && spec.Type == manifest.ProxyGroupIngress {
 			cluster.CheckIngressScope(ctx, r.Clients, ops, path.Root("type"), "the ingress ProxyGroup "+spec.Name, &resp.Diagnostics)
+		}
+		if ops != nil && spec.Type == manifest.ProxyGroupKubeAPIServer {
+			stateMode, _ := state.kubeAPIServerMode()
+			r.checkKubeAPIServer(ctx, ops, spec, creating || stateMode != spec.KubeAPIServerMode, &resp.Diagnostics)
 		}
 	}
 	if !plan.Name.IsUnknown() && !plan.Type.IsUnknown() && !plan.EnvironmentID.IsUnknown() {

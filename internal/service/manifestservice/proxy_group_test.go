@@ -258,8 +258,11 @@ func TestProxyGroup_invalidInputsCreateNothing(t *testing.T) {
 	cases := []struct {
 		name, config, want string
 	}{
-		{"bad type", proxyGroupConfig(envID, `type = "Ingress"`), `the type must be "ingress" or "egress"`},
-		{"kube-apiserver type", proxyGroupConfig(envID, `type = "kube-apiserver"`), "does not offer kube-apiserver ProxyGroups"},
+		{"bad type", proxyGroupConfig(envID, `type = "Ingress"`), `the type must be "ingress", "egress" or "kube-apiserver"`},
+		{"kube-apiserver without its mode", proxyGroupConfig(envID, `type = "kube-apiserver"`), "Missing kube_apiserver"},
+		{"kube_apiserver on an ingress group", proxyGroupConfig(envID, "type = \"ingress\"\n  kube_apiserver = { mode = \"auth\" }"),
+			"kube_apiserver Without the kube-apiserver Type"},
+		{"bad mode", proxyGroupConfig(envID, "type = \"kube-apiserver\"\n  kube_apiserver = { mode = \"true\" }"), `the mode must be "auth" or "noauth"`},
 		{"no type", proxyGroupConfig(envID, ``), `"type" is required`},
 		{"bad name", strings.Replace(proxyGroupConfig(envID, `type = "ingress"`), `name           = "ingress"`, `name = "Ingress.Group"`, 1),
 			"not a valid Kubernetes name"},

@@ -2,15 +2,12 @@ package operator
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
-	"github.com/tailscale/hujson"
 
 	"github.com/qtail/terraform-provider-qtail/internal/cluster"
 	"github.com/qtail/terraform-provider-qtail/internal/qovery"
@@ -29,7 +26,7 @@ import (
 // kubernetesCapability is the application capability that the API server
 // proxy reads, in auth mode, from the grants to the operator's tag: the
 // groups it impersonates.
-const kubernetesCapability = "tailscale.com/cap/kubernetes"
+const kubernetesCapability = cluster.KubernetesCapability
 
 // hintTimeout bounds the reads that explain a wait that timed out.
 const hintTimeout = 15 * time.Second
@@ -106,7 +103,7 @@ func (r *operatorResource) checkAPIServerProxy(ctx context.Context, tn *tailnet.
 	if mode != "true" || len(tags) == 0 {
 		return
 	}
-	found, err := hasKubernetesGrant(policy, tags)
+	found, err := cluster.HasKubernetesGrant(policy, tags)
 	if err != nil || found {
 		return
 	}
@@ -121,38 +118,6 @@ func (r *operatorResource) checkAPIServerProxy(ctx context.Context, tn *tailnet.
 			"kubectl create clusterrolebinding tailnet-readers --clusterrole=view --group=tailnet-readers\n\n"+
 			"Without a binding, every request is refused with 403.",
 			kubernetesCapability, tfx.HCLList(tags), tags[0], kubernetesCapability))
-}
-
-// hasKubernetesGrant reports whether the policy file holds a grant of the
-// application capability tailscale.com/cap/kubernetes whose destinations
-// include one of tags.
-// Section and member names are matched case-insensitively, as the API
-// does.
-func hasKubernetesGrant(policy []byte, tags []string) (bool, error) {
-	std, err := hujson.Standardize(slices.Clone(policy))
-	if err != nil {
-		return false, err
-	}
-	var doc struct {
-		Grants []struct {
-			Dst []string                   `json:"dst"`
-			App map[string]json.RawMessage `json:"app"`
-		} `json:"grants"`
-	}
-	if err := json.Unmarshal(std, &doc); err != nil {
-		return false, err
-	}
-	for _, g := range doc.Grants {
-		if _, ok := g.App[kubernetesCapability]; !ok {
-			continue
-		}
-		for _, d := range g.Dst {
-			if d == "*" || slices.ContainsFunc(tags, func(t string) bool { return strings.EqualFold(t, d) }) {
-				return true, nil
-			}
-		}
-	}
-	return false, nil
 }
 
 // mintedSlack widens the window in which an auth key counts as minted by

@@ -297,6 +297,9 @@ func (r *operatorResource) checkQovery(ctx context.Context, q *qovery.Client, c 
 	if !plan.Values.IsUnknown() {
 		facts.Values = plan.Values.ValueString()
 	}
+	if !plan.ChartVersion.IsUnknown() {
+		facts.ChartVersion = plan.ChartVersion.ValueString()
+	}
 	if !facts.CreatesClient && !plan.CreateOAuthClient.IsUnknown() && !plan.OAuthClientID.IsUnknown() {
 		facts.ClientID = plan.OAuthClientID.ValueString()
 	}

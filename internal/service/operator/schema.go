@@ -137,7 +137,8 @@ func (r *operatorResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 			"extra_values": schema.StringAttribute{
 				Optional: true,
 				MarkdownDescription: "More chart values, as YAML, merged under qtail's values (for example `operatorConfig.logging` " +
-					"or `proxyConfig.firewallMode`). The keys qtail sets are refused: " + operatorBackquoted(manifest.OwnedPaths()) + ".",
+					"or `proxyConfig.firewallMode`). The keys qtail sets are refused: " + operatorBackquoted(manifest.OwnedPaths()) + ". " +
+					"So is the annotation `" + manifest.AnnotationFunnel + "`, at any depth: qtail never turns Tailscale Funnel on.",
 				Validators: []validator.String{extraValuesValidator()},
 			},
 			"oauth_client_id": schema.StringAttribute{

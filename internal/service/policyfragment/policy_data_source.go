@@ -43,6 +43,7 @@ var (
 	}
 	policyFindingsAttrTypes = map[string]attr.Type{
 		"allow_all_present": types.BoolType,
+		"funnel_to_proxies": types.ListType{ElemType: types.StringType},
 	}
 )
 
@@ -95,6 +96,16 @@ func (d *policyDataSource) Schema(_ context.Context, _ datasource.SchemaRequest,
 							"`{\"src\": [\"*\"], \"dst\": [\"*\"], \"ip\": [\"*\"]}` or the ACL with `src` `[\"*\"]` and `dst` `[\"*:*\"]`. " +
 							"While it is there every device reaches every other device, every proxy included, whatever the other grants say.",
 					},
+					"funnel_to_proxies": schema.ListAttribute{
+						ElementType: types.StringType,
+						Computed:    true,
+						MarkdownDescription: "The targets of `nodeAttrs` entries that give the `funnel` attribute to the devices of " +
+							"operators and their proxies, sorted: `*`, `tag:k8s-operator`, `tag:k8s`, and every tag that owns another tag " +
+							"or that a tag owns in `tagOwners` (an operator owns the tags of its proxies). Empty when none does. With " +
+							"`funnel`, a proxy that a `tailscale.com/funnel` annotation reaches is published on the public internet, " +
+							"outside the grants; qtail never writes that annotation and refuses it where a user could add it, but other " +
+							"tools can. Check it with `length(data.qtail_policy.current.findings.funnel_to_proxies) == 0`.",
+					},
 				},
 			},
 		},
@@ -135,6 +146,7 @@ func (d *policyDataSource) Read(ctx context.Context, _ datasource.ReadRequest, r
 	resp.Diagnostics.Append(diags...)
 	findings, diags := types.ObjectValue(policyFindingsAttrTypes, map[string]attr.Value{
 		"allow_all_present": types.BoolValue(policyfile.HasAllowAll(doc)),
+		"funnel_to_proxies": tfx.StringList(policyfile.FunnelToProxies(doc)),
 	})
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {

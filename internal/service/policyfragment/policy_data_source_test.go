@@ -87,3 +87,46 @@ func TestPolicyDataSource(t *testing.T) {
 		},
 	})
 }
+
+// nodeAttrs that give funnel to the proxies' tag are a finding; funnel to
+// people only is not.
+func TestPolicyDataSource_funnelToProxies(t *testing.T) {
+	t.Parallel()
+	env := acctest.New(t)
+	const config = `data "qtail_policy" "current" {}`
+	funnel := func(target string) func() {
+		return func() {
+			env.SetPolicy(t, `{
+  "tagOwners": {"tag:k8s-operator": [], "tag:k8s": ["tag:k8s-operator"]},
+  "grants": [{"src": ["autogroup:member"], "dst": ["tag:k8s"], "ip": ["tcp:443"]}],
+  "nodeAttrs": [{"target": ["`+target+`"], "attr": ["funnel"]}],
+}`)
+		}
+	}
+	at := tfjsonpath.New("findings").AtMapKey("funnel_to_proxies")
+	resource.UnitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: env.Factories(),
+		Steps: []resource.TestStep{
+			{
+				Config: config,
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue("data.qtail_policy.current", at, knownvalue.ListSizeExact(0)),
+				},
+			},
+			{
+				PreConfig: funnel("tag:k8s"),
+				Config:    config,
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue("data.qtail_policy.current", at, knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact("tag:k8s")})),
+				},
+			},
+			{
+				PreConfig: funnel("autogroup:member"),
+				Config:    config,
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue("data.qtail_policy.current", at, knownvalue.ListSizeExact(0)),
+				},
+			},
+		},
+	})
+}
