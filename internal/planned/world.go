@@ -156,6 +156,8 @@ type Operator struct {
 	// CreatesClient is set when qtail creates the OAuth client
 	// (create_oauth_client), with default_tags as its tags.
 	CreatesClient bool
+	// ChartVersion is the operator chart's version; empty while unknown.
+	ChartVersion string
 }
 
 // PlanOperator records what the plan of a qtail_operator says about the
