@@ -149,8 +149,9 @@ func (r *dnsConfigResource) checkSingleDNSConfig(ctx context.Context, m *dnsConf
 			continue
 		}
 		detail := fmt.Sprintf("The Helm service %q (%s) already deploys the DNSConfig %s on cluster %s, and the Tailscale operator "+
-			"supports one per cluster: with two, it reports an error and both share one nameserver. Keep that one (import it with %s) "+
-			"or delete it first.", h.Name, h.ID, names[0], clusterID, tfx.ImportHint(dnsConfigKind.resourceType, h.ID))
+			"supports one per cluster: with two, it reports an error and both share one nameserver. Delete that Helm service first, "+
+			"or manage it with this resource instead: import it with %s", h.Name, h.ID, names[0], clusterID,
+			tfx.ImportHint(dnsConfigKind.resourceType, h.ID))
 		if creating {
 			diags.AddAttributeError(path.Root("environment_id"), "Second DNSConfig on the Cluster", detail)
 		} else {
