@@ -237,7 +237,7 @@ func (e *Engine) reconcileDNSConfigLocked(op *Operator, d *DNSConfig, count int)
 		if err != nil {
 			// The reconciler returns the error, and retries; it sets no
 			// condition.
-			e.logf("DNSConfig %s: error provisioning nameserver resources: error reconciling Service: %v", d.Name, err)
+			e.logf("DNSConfig %s: error provisioning nameserver resources: error reconciling Service: Service \"nameserver\" is invalid: %v", d.Name, err)
 			return
 		}
 		ns = &Nameserver{ClusterID: d.ClusterID, Namespace: op.Namespace, Owner: d.Name, IP: ip}
@@ -262,7 +262,8 @@ func (e *Engine) reconcileDNSConfigLocked(op *Operator, d *DNSConfig, count int)
 }
 
 // allocateLocked allocates the nameserver Service's cluster IP: want, or
-// the next free address of ServiceCIDR, as the API server does.
+// the next free address of ServiceCIDR, as the API server does; an error
+// is the API server's detail of the invalid Service.
 func (e *Engine) allocateLocked(cluster, want string) (string, error) {
 	used := e.allocatedLocked(cluster)
 	prefix := netip.MustParsePrefix(ServiceCIDR)
@@ -270,11 +271,11 @@ func (e *Engine) allocateLocked(cluster, want string) (string, error) {
 		a, err := netip.ParseAddr(want)
 		switch {
 		case err != nil:
-			return "", fmt.Errorf(`Service "nameserver" is invalid: spec.clusterIPs[0]: Invalid value: %q: must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)`, want)
+			return "", fmt.Errorf(`spec.clusterIPs[0]: Invalid value: %q: must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)`, want)
 		case !prefix.Contains(a):
-			return "", fmt.Errorf(`Service "nameserver" is invalid: spec.clusterIPs: Invalid value: []string{%q}: failed to allocate IP %s: provided IP is not in the valid range. The range of valid IPs is %s`, want, want, ServiceCIDR)
+			return "", fmt.Errorf(`spec.clusterIPs: Invalid value: []string{%q}: failed to allocate IP %s: provided IP is not in the valid range. The range of valid IPs is %s`, want, want, ServiceCIDR)
 		case used[want]:
-			return "", fmt.Errorf(`Service "nameserver" is invalid: spec.clusterIPs: Invalid value: []string{%q}: failed to allocate IP %s: provided IP is already allocated`, want, want)
+			return "", fmt.Errorf(`spec.clusterIPs: Invalid value: []string{%q}: failed to allocate IP %s: provided IP is already allocated`, want, want)
 		}
 		used[want] = true
 		return want, nil
