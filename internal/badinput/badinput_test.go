@@ -351,6 +351,23 @@ resource "qtail_auto_approver" "b" {
   kube_apiserver = { mode = "true" }
   ` + gitChart + `
 }`},
+		{block: "qtail_dns_config", what: "headless cluster_ip", attr: "cluster_ip", want: "headless",
+			config: `resource "qtail_dns_config" "d" {
+  environment_id = "{{.Env}}"
+  cluster_ip = "None"
+  ` + gitChart + `
+}`},
+		{block: "qtail_dns_config", what: "image_repo with a tag", attr: "image_repo", want: "carries a tag",
+			config: `resource "qtail_dns_config" "d" {
+  environment_id = "{{.Env}}"
+  image_repo = "tailscale/k8s-nameserver:stable"
+  ` + gitChart + `
+}`},
+		{block: "qtail_dns_config", what: "no operator on the cluster", attr: "environment_id", want: "No Tailscale Operator on the Cluster",
+			config: `resource "qtail_dns_config" "d" {
+  environment_id = "{{.Env}}"
+  ` + gitChart + `
+}`},
 		{block: "qtail_egress_service", what: "port without protocol", attr: "ports", want: "",
 			config: `resource "qtail_egress_service" "e" {
   environment_id = "{{.Env}}"

@@ -131,6 +131,8 @@ type Engine struct {
 	// crashLoops are the operators whose pod exits after start, by
 	// cluster ID: their release is deployed, but they run nothing.
 	crashLoops map[string]CrashLoop
+	// dns are the nameservers of the DNSConfigs (dnsconfig.go).
+	dns dnsState
 }
 
 // CrashLoop is an operator whose Helm release is deployed but whose pod
@@ -198,6 +200,7 @@ func (e *Engine) resetLocked() {
 	e.stuckServices = map[string]stuckService{}
 	e.events = nil
 	e.crashLoops = map[string]CrashLoop{}
+	e.dns = dnsState{}
 }
 
 // CrashLoops lists the operators whose pod crash-loops, by cluster ID.
@@ -553,6 +556,7 @@ func (e *Engine) deployOperator(svc qoveryapi.ServiceSnapshot) error {
 	if !compat.ReconcileOnAppDeploy {
 		e.reconcileClusterLocked(svc.ClusterID, "")
 	}
+	e.reconcileDNSConfigsLocked(svc.ClusterID, "")
 	return nil
 }
 

@@ -308,6 +308,7 @@ type ownedObject struct {
 	proxyGroup *ProxyGroup
 	egress     *EgressService
 	proxyClass *ProxyClass
+	dnsConfig  *DNSConfig
 	// finalizer is set once a running operator has put its finalizer
 	// on the object (finalizers.go).
 	finalizer bool
@@ -875,6 +876,7 @@ type wanted struct {
 	proxyGroup *ProxyGroup
 	egress     *EgressService
 	proxyClass *ProxyClass
+	dnsConfig  *DNSConfig
 }
 
 // validateLocked validates every object as the API server would on create
@@ -899,6 +901,8 @@ func (e *Engine) validateLocked(svc qoveryapi.ServiceSnapshot, objs []*manifest)
 			w.proxyClass = validateProxyClass(m, &errs)
 		case m.group == "" && m.kind == kindService:
 			w.egress = readService(m)
+		case m.group == tailscaleGroup && m.kind == kindDNSConfig:
+			w.dnsConfig = validateDNSConfig(m, e.operatorChartLocked(svc.ClusterID), &errs)
 		}
 		if len(errs) > 0 {
 			msg := fmt.Sprintf("%s %q is invalid: %s", m.qualifiedKind(), m.name, aggregate(errs))
@@ -924,6 +928,8 @@ func setOwner(w *wanted, svc qoveryapi.ServiceSnapshot, m *manifest) {
 		w.egress.HelmID, w.egress.ClusterID, w.egress.Name, w.egress.Namespace = svc.ID, svc.ClusterID, m.name, m.key.namespace
 	case w.proxyClass != nil:
 		w.proxyClass.HelmID, w.proxyClass.ClusterID, w.proxyClass.Name = svc.ID, svc.ClusterID, m.name
+	case w.dnsConfig != nil:
+		w.dnsConfig.HelmID, w.dnsConfig.ClusterID, w.dnsConfig.Name = svc.ID, svc.ClusterID, m.name
 	}
 }
 
@@ -1138,8 +1144,10 @@ func (e *Engine) commitLocked(svc qoveryapi.ServiceSnapshot, objs []*manifest, t
 		if prev := e.objects[m.key]; prev != nil {
 			obj.finalizer = prev.finalizer
 		}
+		keepDNSConfigStatus(obj, w.dnsConfig, e.objects[m.key])
 		e.objects[m.key] = obj
 	}
+	e.reconcileDNSConfigsLocked(svc.ClusterID, svc.ID)
 	if !e.compat.ReconcileOnAppDeploy {
 		e.reconcileClusterLocked(svc.ClusterID, svc.ID)
 		return
@@ -1223,6 +1231,9 @@ func (e *Engine) removeObjectLocked(k objectKey) {
 	}
 	for _, d := range devs {
 		e.tailnet.RemoveDevice(d.DeviceID)
+	}
+	if o.dnsConfig != nil {
+		e.dnsConfigGoneLocked(k)
 	}
 	delete(e.objects, k)
 }

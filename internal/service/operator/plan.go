@@ -303,6 +303,9 @@ func (r *operatorResource) checkQovery(ctx context.Context, q *qovery.Client, c 
 	if !facts.CreatesClient && !plan.CreateOAuthClient.IsUnknown() && !plan.OAuthClientID.IsUnknown() {
 		facts.ClientID = plan.OAuthClientID.ValueString()
 	}
+	if !plan.ChartVersion.IsUnknown() {
+		facts.ChartVersion = plan.ChartVersion.ValueString()
+	}
 	r.Clients.Planned().PlanOperator(env.ClusterID, facts)
 
 	if !plan.Hostname.IsUnknown() && c.changed(plan.Hostname, state.Hostname) {
