@@ -145,9 +145,14 @@ resource "qtail_policy_test" "others_denied_billing" {
   depends_on = [qtail_allow_all_removal.this]
 }
 
+# The proxy passes TCP through, so the scheme is the application's: an
+# HTTP port gets an http:// URL, port 443 (TLS that billing-api terminates
+# with a certificate of its own, not the tailnet's) the bare address.
 output "billing_url" {
-  description = "Where group:platform-ops reaches billing-api on the tailnet."
-  value       = "http://${qtail_exposed_service.billing.tailnet_fqdn}:${qtail_exposed_service.billing.ports[0].internal_port}/"
+  description = "Where group:platform-ops reaches billing-api on the tailnet: its first declared port."
+  value = [for p in qtail_exposed_service.billing.ports :
+    p.protocol == "HTTP" && p.internal_port != 443 ? "http://${qtail_exposed_service.billing.tailnet_fqdn}:${p.internal_port}/" : "${qtail_exposed_service.billing.tailnet_fqdn}:${p.internal_port}"
+  ][0]
 }
 
 output "billing_device" {
