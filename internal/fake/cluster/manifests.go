@@ -299,6 +299,7 @@ type ownedObject struct {
 	proxyGroup *ProxyGroup
 	egress     *EgressService
 	proxyClass *ProxyClass
+	ingress    *Ingress
 	// finalizer is set once a running operator has put its finalizer
 	// on the object (finalizers.go).
 	finalizer bool
@@ -866,6 +867,7 @@ type wanted struct {
 	proxyGroup *ProxyGroup
 	egress     *EgressService
 	proxyClass *ProxyClass
+	ingress    *Ingress
 }
 
 // validateLocked validates every object as the API server would on create
@@ -890,6 +892,8 @@ func (e *Engine) validateLocked(svc qoveryapi.ServiceSnapshot, objs []*manifest)
 			w.proxyClass = validateProxyClass(m, &errs)
 		case m.group == "" && m.kind == kindService:
 			w.egress = readService(m)
+		case m.group == networkingGroup && m.kind == kindIngress:
+			w.ingress = readIngress(m, &errs)
 		}
 		if len(errs) > 0 {
 			msg := fmt.Sprintf("%s %q is invalid: %s", m.qualifiedKind(), m.name, aggregate(errs))
@@ -915,6 +919,8 @@ func setOwner(w *wanted, svc qoveryapi.ServiceSnapshot, m *manifest) {
 		w.egress.HelmID, w.egress.ClusterID, w.egress.Name, w.egress.Namespace = svc.ID, svc.ClusterID, m.name, m.key.namespace
 	case w.proxyClass != nil:
 		w.proxyClass.HelmID, w.proxyClass.ClusterID, w.proxyClass.Name = svc.ID, svc.ClusterID, m.name
+	case w.ingress != nil:
+		w.ingress.HelmID, w.ingress.ClusterID, w.ingress.Name, w.ingress.Namespace = svc.ID, svc.ClusterID, m.name, m.key.namespace
 	}
 }
 
@@ -1120,10 +1126,13 @@ func (e *Engine) commitLocked(svc qoveryapi.ServiceSnapshot, objs []*manifest, t
 			if prev.egress != nil && w.egress == nil && prev.egress.DeviceID != "" {
 				e.tailnet.RemoveDevice(prev.egress.DeviceID)
 			}
+			if w.ingress != nil && prev.ingress != nil {
+				w.ingress.keepStatus(prev.ingress)
+			}
 		}
 		obj := &ownedObject{
 			helmID: svc.ID, release: releaseName(svc), releaseNS: svc.Namespace,
-			connector: w.connector, proxyGroup: w.proxyGroup, egress: w.egress, proxyClass: w.proxyClass,
+			connector: w.connector, proxyGroup: w.proxyGroup, egress: w.egress, proxyClass: w.proxyClass, ingress: w.ingress,
 		}
 		if prev := e.objects[m.key]; prev != nil {
 			obj.finalizer = prev.finalizer
@@ -1149,6 +1158,7 @@ func (e *Engine) commitLocked(svc qoveryapi.ServiceSnapshot, objs []*manifest, t
 		}
 	}
 	e.reconcileEgressLocked(svc.ClusterID, svc.ID)
+	e.reconcileIngressesLocked(svc.ClusterID)
 	e.markFinalizersLocked(svc.ClusterID)
 }
 
@@ -1178,6 +1188,7 @@ func (e *Engine) reconcileClusterLocked(cluster, helmID string) {
 	for _, a := range e.appsOnClusterLocked(cluster) {
 		e.reconcileAppLocked(a)
 	}
+	e.reconcileIngressesLocked(cluster)
 }
 
 // deleteManifestsLocked uninstalls a Helm service's release: its objects
@@ -1209,6 +1220,8 @@ func (e *Engine) removeObjectLocked(k objectKey) {
 		devs = o.proxyGroup.Devices
 	case o.egress != nil && o.egress.DeviceID != "":
 		devs = []ReplicaDevice{{DeviceID: o.egress.DeviceID}}
+	case o.ingress != nil && o.ingress.DeviceID != "":
+		devs = []ReplicaDevice{{DeviceID: o.ingress.DeviceID}}
 	}
 	for _, d := range devs {
 		e.tailnet.RemoveDevice(d.DeviceID)
