@@ -369,6 +369,7 @@ func (p *qtailProvider) Resources(_ context.Context) []func() resource.Resource 
 		manifestservice.NewConnectorResource,
 		manifestservice.NewProxyGroupResource,
 		manifestservice.NewEgressServiceResource,
+		manifestservice.NewIngressResource,
 	}
 }
 

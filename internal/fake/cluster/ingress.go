@@ -255,3 +255,19 @@ func (e *Engine) dropIngressProxyLocked(g *Ingress) {
 	}
 	g.DeviceID, g.Hostname, g.Tags, g.StatusHostname, g.StatusPorts = "", "", nil, "", nil
 }
+
+// DeleteIngress deletes the Ingress name of namespace as a person does
+// with kubectl: the operator removes its proxy, and the Helm release
+// brings the Ingress back at its next deployment. It reports whether there
+// was one.
+func (e *Engine) DeleteIngress(namespace, name string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, k := range e.sortedKeysLocked("") {
+		if g := e.objects[k].ingress; g != nil && g.Namespace == namespace && g.Name == name {
+			e.deleteObjectLocked(k)
+			return true
+		}
+	}
+	return false
+}

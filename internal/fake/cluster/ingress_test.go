@@ -144,3 +144,23 @@ func TestIngress_whatTheOperatorDoesNotServe(t *testing.T) {
 		t.Fatalf("an Ingress without a backend: %v", err)
 	}
 }
+
+// An Ingress deleted by hand takes its proxy with it; the next deployment
+// of its release brings both back.
+func TestIngress_deletedByHand(t *testing.T) {
+	l := newLab(t, labPolicy)
+	l.tailnet.SetHTTPSEnabled(true)
+	l.deploy(webApp())
+	web := release("web-https", ingressYAML("web", "app-zweb", 8080, "web-us"))
+	l.deploy(web)
+	l.device("web-us", "tag:k8s")
+	if !l.engine.DeleteIngress(labNamespace, "web") || l.engine.DeleteIngress(labNamespace, "web") {
+		t.Fatal("DeleteIngress did not delete the Ingress once")
+	}
+	l.noDevice("web-us")
+	l.deploy(web)
+	l.device("web-us", "tag:k8s")
+	if g := l.ingress("web"); g.StatusHostname != "web-us.tail1234.ts.net" {
+		t.Fatalf("status after the redeployment: %+v", g)
+	}
+}

@@ -20,6 +20,7 @@ func TestReplacingAttributes(t *testing.T) {
 		"qtail_connector":      {NewConnectorResource(), connectorReplacing},
 		"qtail_proxy_group":    {NewProxyGroupResource(), proxyGroupReplacing},
 		"qtail_egress_service": {NewEgressServiceResource(), egressServiceReplacing},
+		"qtail_ingress":        {NewIngressResource(), ingressReplacing},
 	} {
 		var resp resource.SchemaResponse
 		c.r.Schema(context.Background(), resource.SchemaRequest{}, &resp)
