@@ -47,8 +47,8 @@ func (r *ingressResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 	}
 	attrs["backend_port"] = schema.Int64Attribute{
 		Required: true,
-		MarkdownDescription: "Port of the application that the proxy sends requests to, one the application declares in " +
-			"Qovery (the plan checks it). The proxy serves port " + "443" + " only, with the tailnet's certificate, and " +
+		MarkdownDescription: "Port of the application that the proxy sends requests to, from 1 to 65535, one the application " +
+			"declares in Qovery (the plan checks it). The proxy serves port 443 only, with the tailnet's certificate, and " +
 			"speaks plain HTTP to the backend, or HTTPS without verifying its certificate when the port is 443.",
 		Validators: []validator.Int64{int64validator.Between(1, 65535)},
 	}
