@@ -9,16 +9,17 @@ import (
 	"github.com/qtail/terraform-provider-qtail/internal/fake/qoveryapi"
 )
 
-// ingressYAML is a values file with one Ingress of class tailscale whose
-// default backend is service:port, served at host.
-func ingressYAML(name, service string, port int, host string, annotations ...string) string {
+// ingressYAML is a values file with one Ingress of class tailscale named
+// web whose default backend is port of the web application's Service
+// (app-zweb), served at host.
+func ingressYAML(port int, host string, annotations ...string) string {
 	ann := ""
 	for i := 0; i+1 < len(annotations); i += 2 {
 		ann += fmt.Sprintf("%q: %q, ", annotations[i], annotations[i+1])
 	}
-	return fmt.Sprintf("manifests:\n  - {apiVersion: networking.k8s.io/v1, kind: Ingress, metadata: {name: %s, annotations: {%s}}, "+
-		"spec: {ingressClassName: tailscale, defaultBackend: {service: {name: %s, port: {number: %d}}}, tls: [{hosts: [%s]}]}}\n",
-		name, ann, service, port, host)
+	return fmt.Sprintf("manifests:\n  - {apiVersion: networking.k8s.io/v1, kind: Ingress, metadata: {name: web, annotations: {%s}}, "+
+		"spec: {ingressClassName: tailscale, defaultBackend: {service: {name: app-zweb, port: {number: %d}}}, tls: [{hosts: [%s]}]}}\n",
+		ann, port, host)
 }
 
 // webApp is an application in the lab's manifests namespace, whose
@@ -30,14 +31,15 @@ func webApp() qoveryapi.ServiceSnapshot {
 	}
 }
 
-func (l *lab) ingress(name string) cluster.Ingress {
+// ingress returns the Ingress web.
+func (l *lab) ingress() cluster.Ingress {
 	l.t.Helper()
 	for _, g := range l.engine.Ingresses() {
-		if g.Name == name {
+		if g.Name == "web" {
 			return g
 		}
 	}
-	l.t.Fatalf("no Ingress %s; Ingresses %+v", name, l.engine.Ingresses())
+	l.t.Fatalf("no Ingress web; Ingresses %+v", l.engine.Ingresses())
 	return cluster.Ingress{}
 }
 
@@ -47,10 +49,10 @@ func TestIngress_servesHTTPSWithTheTailnetsCertificate(t *testing.T) {
 	l := newLab(t, labPolicy)
 	l.tailnet.SetHTTPSEnabled(true)
 	l.deploy(webApp())
-	web := release("web-https", ingressYAML("web", "app-zweb", 8080, "web-us"))
+	web := release("web-https", ingressYAML(8080, "web-us"))
 	l.deploy(web)
 	d := l.device("web-us", "tag:k8s")
-	g := l.ingress("web")
+	g := l.ingress()
 	if g.StatusHostname != "web-us.tail1234.ts.net" || !slices.Equal(g.StatusPorts, []int{443}) || g.DeviceID != d.ID {
 		t.Fatalf("Ingress %+v", g)
 	}
@@ -64,18 +66,18 @@ func TestIngress_servesHTTPSWithTheTailnetsCertificate(t *testing.T) {
 
 	// A new TLS host renames the device, and the proxy gets a
 	// certificate for its new name.
-	l.deploy(release("web-https", ingressYAML("web", "app-zweb", 8080, "web-east", cluster.AnnotationTags, "tag:k8s-prod")))
+	l.deploy(release("web-https", ingressYAML(8080, "web-east", cluster.AnnotationTags, "tag:k8s-prod")))
 	if again := l.device("web-east", "tag:k8s"); again.ID != d.ID {
 		t.Fatalf("a rename replaced the proxy %s with %s", d.ID, again.ID)
 	}
-	if g := l.ingress("web"); g.StatusHostname != "web-east.tail1234.ts.net" {
+	if g := l.ingress(); g.StatusHostname != "web-east.tail1234.ts.net" {
 		t.Fatalf("status hostname %q after the rename", g.StatusHostname)
 	}
 
 	// A port the application does not declare: the operator proxies to
 	// it anyway, and nothing answers there.
-	l.deploy(release("web-https", ingressYAML("web", "app-zweb", 9999, "web-east")))
-	if g := l.ingress("web"); g.TargetServed || g.Target != "http://app-zweb."+labNamespace+".svc:9999/" {
+	l.deploy(release("web-https", ingressYAML(9999, "web-east")))
+	if g := l.ingress(); g.TargetServed || g.Target != "http://app-zweb."+labNamespace+".svc:9999/" {
 		t.Fatalf("Ingress to an undeclared port: %+v", g)
 	}
 
@@ -93,9 +95,9 @@ func TestIngress_servesHTTPSWithTheTailnetsCertificate(t *testing.T) {
 func TestIngress_withoutHTTPSTheStatusStaysEmpty(t *testing.T) {
 	l := newLab(t, labPolicy)
 	l.deploy(webApp())
-	l.deploy(release("web-https", ingressYAML("web", "app-zweb", 8080, "web-us")))
+	l.deploy(release("web-https", ingressYAML(8080, "web-us")))
 	l.device("web-us", "tag:k8s")
-	if g := l.ingress("web"); g.StatusHostname != "" || g.StatusPorts != nil {
+	if g := l.ingress(); g.StatusHostname != "" || g.StatusPorts != nil {
 		t.Fatalf("status without HTTPS: %+v", g)
 	}
 	l.event("Ingress " + labNamespace + "/web: HTTPSNotEnabled: HTTPS is not enabled on the tailnet; ingress may not work")
@@ -108,7 +110,7 @@ func TestIngress_withoutHTTPSTheStatusStaysEmpty(t *testing.T) {
 	// certificate.
 	l.tailnet.SetHTTPSEnabled(true)
 	l.deploy(webApp())
-	if g := l.ingress("web"); g.StatusHostname != "web-us.tail1234.ts.net" {
+	if g := l.ingress(); g.StatusHostname != "web-us.tail1234.ts.net" {
 		t.Fatalf("status hostname %q once HTTPS is on", g.StatusHostname)
 	}
 }
@@ -118,7 +120,7 @@ func TestIngress_withoutHTTPSTheStatusStaysEmpty(t *testing.T) {
 func TestIngress_whatTheOperatorDoesNotServe(t *testing.T) {
 	l := newLab(t, labPolicy)
 	l.tailnet.SetHTTPSEnabled(true)
-	l.deploy(release("web-https", ingressYAML("web", "app-zweb", 8080, "web-us")))
+	l.deploy(release("web-https", ingressYAML(8080, "web-us")))
 	l.noDevice("web-us")
 	l.event(`Ingress ` + labNamespace + `/web: InvalidIngressBackend: failed to get service "app-zweb" for path "/": services "app-zweb" not found`)
 	l.event("Ingress " + labNamespace + "/web: NoValidBackends: no valid backends")
@@ -134,7 +136,7 @@ func TestIngress_whatTheOperatorDoesNotServe(t *testing.T) {
 	l.device("web-us", "tag:k8s")
 
 	// Moved to a ProxyGroup (or to another class), the proxy goes.
-	l.deploy(release("web-https", ingressYAML("web", "app-zweb", 8080, "web-us", cluster.AnnotationProxyGroup, "ingress-us")))
+	l.deploy(release("web-https", ingressYAML(8080, "web-us", cluster.AnnotationProxyGroup, "ingress-us")))
 	l.noDevice("web-us")
 
 	// The API server refuses an Ingress with neither a default backend
@@ -151,7 +153,7 @@ func TestIngress_deletedByHand(t *testing.T) {
 	l := newLab(t, labPolicy)
 	l.tailnet.SetHTTPSEnabled(true)
 	l.deploy(webApp())
-	web := release("web-https", ingressYAML("web", "app-zweb", 8080, "web-us"))
+	web := release("web-https", ingressYAML(8080, "web-us"))
 	l.deploy(web)
 	l.device("web-us", "tag:k8s")
 	if !l.engine.DeleteIngress(labNamespace, "web") || l.engine.DeleteIngress(labNamespace, "web") {
@@ -160,7 +162,7 @@ func TestIngress_deletedByHand(t *testing.T) {
 	l.noDevice("web-us")
 	l.deploy(web)
 	l.device("web-us", "tag:k8s")
-	if g := l.ingress("web"); g.StatusHostname != "web-us.tail1234.ts.net" {
+	if g := l.ingress(); g.StatusHostname != "web-us.tail1234.ts.net" {
 		t.Fatalf("status after the redeployment: %+v", g)
 	}
 }
