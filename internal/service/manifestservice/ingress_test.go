@@ -164,6 +164,24 @@ func TestIngress_servesAnApplicationOverHTTPS(t *testing.T) {
 				}},
 				Check: checkServedOverHTTPS(env, appID, 443),
 			},
+			{
+				// The proxy's device removed in the admin console: qtail
+				// redeploys, and the operator brings the proxy back.
+				PreConfig: func() {
+					if n := env.Tailnet.RemoveDevicesByHostname("billing-https"); n != 1 {
+						t.Fatalf("removed %d devices billing-https", n)
+					}
+				},
+				Config: ingressConfig(appID, envID, "backend_port = 443"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(ingressAddr, plancheck.ResourceActionUpdate),
+					plancheck.ExpectUnknownValue(ingressAddr, tfjsonpath.New("devices")),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(ingressAddr, tfjsonpath.New("url"), knownvalue.StringExact(url)),
+				},
+				Check: checkServedOverHTTPS(env, appID, 443),
+			},
 			{Config: ingressConfig(appID, envID, "backend_port = 443"), PlanOnly: true},
 		},
 		CheckDestroy: func(*terraform.State) error {
