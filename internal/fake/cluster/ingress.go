@@ -170,6 +170,14 @@ func (e *Engine) reconcileIngressesLocked(cluster string) {
 //     (HTTPS off), the proxy logs the error and the status stays empty.
 func (e *Engine) reconcileIngressLocked(op *Operator, g *Ingress) {
 	what := fmt.Sprintf("Ingress %s/%s", g.Namespace, g.Name)
+	if g.ClassName == IngressClassTailscale && g.ProxyGroup != "" {
+		e.dropIngressProxyLocked(g)
+		e.reconcileIngressThroughProxyGroupLocked(op, g)
+		return
+	}
+	if op != nil {
+		e.dropAppServiceLocked(op, g.serviceKey())
+	}
 	if !g.served() {
 		e.dropIngressProxyLocked(g)
 		return
@@ -270,4 +278,117 @@ func (e *Engine) DeleteIngress(namespace, name string) bool {
 		}
 	}
 	return false
+}
+
+// serviceKey names the Ingress among the owners of the Tailscale Services
+// the operator made (Engine.appServices).
+func (g *Ingress) serviceKey() string { return "ingress:" + g.ClusterID + "/" + g.Namespace + "/" + g.Name }
+
+// reconcileIngressThroughProxyGroupLocked is the operator's HA Ingress
+// reconciler (cmd/k8s-operator/ingress-for-pg.go), for an Ingress annotated
+// tailscale.com/proxy-group:
+//
+//   - the ProxyGroup must exist and be available (a replica is up), or
+//     nothing happens yet;
+//   - the Ingress must be valid: a ProxyGroup of type ingress, a hostname
+//     that is a DNS label, valid tags, and no other such Ingress of the
+//     cluster under the same hostname (an InvalidIngressConfiguration
+//     event otherwise);
+//   - the operator reads svc:HOSTNAME through the API (the services scope
+//     of its OAuth client): one someone else made is refused, one another
+//     operator made is shared;
+//   - it creates or updates the Service, on port 443, with the
+//     tailscale.com/tags tags or its proxy tags; the ProxyGroup's
+//     replicas advertise it, and the Ingress status gets HOSTNAME.TAILNET.ts.net
+//     once the hosts have the certificate (never with HTTPS off).
+func (e *Engine) reconcileIngressThroughProxyGroupLocked(op *Operator, g *Ingress) {
+	if op == nil || !deviceExists(e.tailnet, op.DeviceID) {
+		return
+	}
+	what := fmt.Sprintf("Ingress %s/%s", g.Namespace, g.Name)
+	hostname := g.ingressHostname()
+	name := "svc:" + hostname
+	group := e.proxyGroupLocked(g.ClusterID, g.ProxyGroup)
+	if group == nil {
+		e.logf("%s: ProxyGroup %q does not exist, it may have been deleted. Reconciliation for ingress %q will be skipped until the ProxyGroup is found",
+			what, g.ProxyGroup, g.Name)
+		return
+	}
+	if !e.proxyGroupAvailableLocked(group) {
+		e.logf("%s: ProxyGroup %q is not (yet) ready", what, g.ProxyGroup)
+		return
+	}
+	var invalid []string
+	tags := op.ProxyTags
+	if g.hasTags {
+		tags = g.tags
+		for _, t := range tags {
+			if !validTag(t) {
+				invalid = append(invalid, fmt.Sprintf("Ingress contains invalid tags: %s", t))
+			}
+		}
+	}
+	if err := tailnetapi.CheckDNSLabel(hostname); err != nil {
+		invalid = append(invalid, fmt.Sprintf("invalid hostname %q: %v. Ensure that the hostname is a valid DNS label", hostname, err))
+	}
+	if group.Type != ProxyGroupTypeIngress {
+		invalid = append(invalid, fmt.Sprintf("ProxyGroup %q is of type %q but must be of type %q", g.ProxyGroup, group.Type, ProxyGroupTypeIngress))
+	}
+	for _, k := range e.sortedKeysLocked(g.ClusterID) {
+		o := e.objects[k].ingress
+		if o != nil && o != g && o.ClassName == IngressClassTailscale && o.ProxyGroup != "" && o.ingressHostname() == hostname {
+			invalid = append(invalid, fmt.Sprintf("found duplicate Ingress %q for hostname %q - multiple Ingresses for the same hostname in the same cluster are not allowed",
+				o.Namespace+"/"+o.Name, hostname))
+		}
+	}
+	if len(invalid) > 0 {
+		e.logf("%s: InvalidIngressConfiguration: %s", what, strings.Join(invalid, "\n"))
+		return
+	}
+	if !e.tailnet.HTTPSEnabled() {
+		e.logf("%s: HTTPSNotEnabled: HTTPS is not enabled on the tailnet; ingress may not work", what)
+	}
+	key := g.serviceKey()
+	if prev := e.appServices[key]; prev != "" && prev != name {
+		e.dropAppServiceLocked(op, key)
+	}
+	c, err := e.callerLocked(op)
+	if err != nil {
+		e.logf("%s: failed to get tailscale client: %v", what, err)
+		return
+	}
+	var existing *tailnetapi.Service
+	switch v, err := c.GetService(name); {
+	case err == nil:
+		existing = &v
+	case !tailnetapi.IsNotFound(err):
+		e.logf("%s: error getting Tailscale Service %q: %v", what, hostname, err)
+		return
+	}
+	annotations, refused := ownerAnnotations(op.NodeID, existing)
+	if refused != "" {
+		e.logf("%s: InvalidTailscaleService: error ensuring ownership of Tailscale Service %s: %s. To proceed, you can either manually delete the existing "+
+			"Tailscale Service or choose a different MagicDNS name at `.spec.tls.hosts[0] in the Ingress definition", what, hostname, refused)
+		return
+	}
+	want := tailnetapi.Service{Name: name, Tags: tags, Ports: []string{"tcp:443"}, Comment: managedServiceComment, Annotations: annotations}
+	if existing == nil || !slices.Equal(existing.Tags, tags) || !slices.Equal(existing.Ports, want.Ports) ||
+		existing.Annotations[ownerAnnotation] != annotations[ownerAnnotation] {
+		if _, err := c.PutService(want); err != nil {
+			e.logf("%s: error creating Tailscale Service: %v", what, err)
+			return
+		}
+	}
+	e.appServices[key] = name
+	e.tailnet.AdvertiseService(name, group.DeviceIDs())
+	g.Hostname = hostname
+	if g.StatusHostname != "" {
+		return
+	}
+	cert, err := e.tailnet.IssueServiceCertificate(name)
+	if err != nil {
+		e.logf("%s: ProxyGroup %s: failed to get TLS certificate for %s: %v", what, g.ProxyGroup, name, err)
+		return
+	}
+	g.StatusHostname, g.StatusPorts = cert.Domain, []int{443}
 }

@@ -166,3 +166,48 @@ func TestIngress_deletedByHand(t *testing.T) {
 		t.Fatalf("status after the redeployment: %+v", g)
 	}
 }
+
+// On an ingress ProxyGroup the Ingress is the Tailscale Service
+// svc:HOSTNAME on port 443, which the replicas advertise; with HTTPS on its
+// hosts get the certificate and the Ingress its status hostname. The
+// Service goes with the Ingress.
+func TestIngress_throughAnIngressProxyGroup(t *testing.T) {
+	l := newLabWith(t, labPolicy, []string{"devices:core", "auth_keys", "services"}, "")
+	l.deploy(webApp())
+	web := release("web-https", ingressYAML(8080, "web-us", cluster.AnnotationProxyGroup, "ingress-us"))
+	l.deploy(web)
+	l.event(`Ingress ` + labNamespace + `/web: ProxyGroup "ingress-us" does not exist, it may have been deleted.`)
+
+	l.deploy(release("pg", proxyGroupYAML("ingress-us", "{type: egress, replicas: 1}")))
+	l.event(`Ingress ` + labNamespace + `/web: InvalidIngressConfiguration: ProxyGroup "ingress-us" is of type "egress" but must be of type "ingress"`)
+	l.remove(release("pg"))
+
+	l.deploy(release("pg", proxyGroupYAML("ingress-us", "{type: ingress, replicas: 2}")))
+	svcs := l.tailnet.Services()
+	if len(svcs) != 1 || svcs[0].Name != "svc:web-us" || !slices.Equal(svcs[0].Ports, []string{"tcp:443"}) || !slices.Equal(svcs[0].Tags, []string{"tag:k8s"}) {
+		t.Fatalf("Tailscale Services %+v (events %q)", svcs, l.engine.Events())
+	}
+	if hosts := l.tailnet.ServiceHosts("svc:web-us"); len(hosts) != 2 {
+		t.Fatalf("hosts of svc:web-us: %+v", hosts)
+	}
+	l.noDevice("web-us")
+	// HTTPS off (the lab's tailnet is new): no certificate, no status.
+	if g := l.ingress(); g.StatusHostname != "" || g.DeviceID != "" {
+		t.Fatalf("Ingress without HTTPS: %+v", g)
+	}
+	l.event(`Ingress ` + labNamespace + `/web: ProxyGroup ingress-us: failed to get TLS certificate for svc:web-us: your Tailscale account does not support getting TLS certs`)
+
+	l.tailnet.SetHTTPSEnabled(true)
+	l.deploy(web)
+	if g := l.ingress(); g.StatusHostname != "web-us.tail1234.ts.net" {
+		t.Fatalf("status hostname %q with HTTPS on", g.StatusHostname)
+	}
+	if certs := l.tailnet.Certificates(); len(certs) != 1 || certs[0].Service != "svc:web-us" {
+		t.Fatalf("certificates %+v", certs)
+	}
+
+	l.remove(web)
+	if svcs := l.tailnet.Services(); len(svcs) != 0 {
+		t.Fatalf("Tailscale Services after the uninstall: %+v", svcs)
+	}
+}

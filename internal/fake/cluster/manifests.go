@@ -1223,6 +1223,11 @@ func (e *Engine) removeObjectLocked(k objectKey) {
 	case o.ingress != nil && o.ingress.DeviceID != "":
 		devs = []ReplicaDevice{{DeviceID: o.ingress.DeviceID}}
 	}
+	if o.ingress != nil {
+		if op := e.operators[k.cluster]; op != nil {
+			e.dropAppServiceLocked(op, o.ingress.serviceKey())
+		}
+	}
 	for _, d := range devs {
 		e.tailnet.RemoveDevice(d.DeviceID)
 	}

@@ -12,8 +12,11 @@ var ErrNoHTTPS = errors.New("your Tailscale account does not support getting TLS
 // Certificate is a TLS certificate that a device obtained for its MagicDNS
 // name (tailscale cert, or a proxy serving HTTPS).
 type Certificate struct {
+	// DeviceID is the device's, or Service the Tailscale Service's whose
+	// hosts share the certificate.
 	DeviceID string
-	// Domain is the device's MagicDNS name, HOST.TAILNET.ts.net.
+	Service  string
+	// Domain is the MagicDNS name, HOST.TAILNET.ts.net.
 	Domain string
 }
 
@@ -48,4 +51,18 @@ func (s *Server) HTTPSEnabled() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.settings.HTTPSEnabled
+}
+
+// IssueServiceCertificate gives the hosts of the Tailscale Service name
+// (svc:HOST) a certificate for its MagicDNS name HOST.TAILNET.ts.net, with
+// HTTPS certificates on; otherwise it fails with ErrNoHTTPS.
+func (s *Server) IssueServiceCertificate(name string) (Certificate, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.settings.HTTPSEnabled {
+		return Certificate{}, ErrNoHTTPS
+	}
+	c := Certificate{Service: name, Domain: strings.TrimPrefix(name, "svc:") + "." + s.opts.MagicDNSSuffix}
+	s.certs = append(s.certs, c)
+	return c, nil
 }
