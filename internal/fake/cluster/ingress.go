@@ -282,7 +282,9 @@ func (e *Engine) DeleteIngress(namespace, name string) bool {
 
 // serviceKey names the Ingress among the owners of the Tailscale Services
 // the operator made (Engine.appServices).
-func (g *Ingress) serviceKey() string { return "ingress:" + g.ClusterID + "/" + g.Namespace + "/" + g.Name }
+func (g *Ingress) serviceKey() string {
+	return "ingress:" + g.ClusterID + "/" + g.Namespace + "/" + g.Name
+}
 
 // reconcileIngressThroughProxyGroupLocked is the operator's HA Ingress
 // reconciler (cmd/k8s-operator/ingress-for-pg.go), for an Ingress annotated
