@@ -3,6 +3,8 @@ package manifestservice
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -54,6 +56,20 @@ func (r *ingressResource) deployed(ctx context.Context, m *ingressModel, tn *tai
 	if !m.waitsForDevices() {
 		tn = nil
 	}
+	if m.throughProxyGroup() {
+		m.Devices, _ = types.ListValue(manifestDeviceType, nil)
+		m.setAddress(nil)
+		if tn == nil {
+			return
+		}
+		fqdn, err := r.awaitService(ctx, m, tn)
+		if err != nil {
+			d.Failed(diags, "waiting for the Tailscale Service of the Ingress", err)
+			return
+		}
+		m.TailnetFQDN, m.URL = types.StringValue(fqdn), types.StringValue(ingressURL(fqdn))
+		return
+	}
 	devices, _, ok := r.awaitDevices(ctx, ingressKind, m, m.EnvironmentID.ValueString(), tn, d, diags)
 	if ok && len(devices) == 1 {
 		m.setAddress(&devices[0])
@@ -64,6 +80,9 @@ func (r *ingressResource) deployed(ctx context.Context, m *ingressModel, tn *tai
 
 // redeploy reports whether the proxy device is gone from the tailnet.
 func (r *ingressResource) redeploy(ctx context.Context, plan, state *ingressModel) bool {
+	if plan.throughProxyGroup() {
+		return plan.waitsForDevices() && state.TailnetFQDN.IsNull()
+	}
 	return plan.waitsForDevices() && !devicesComplete(ctx, state.Devices, []string{plan.Hostname.ValueString()})
 }
 
@@ -88,6 +107,11 @@ func (r *ingressResource) observe(ctx context.Context, m *ingressModel, diags *d
 	}
 	tn := r.Clients.TailnetOrNil()
 	if tn == nil {
+		return
+	}
+	if m.throughProxyGroup() {
+		m.Devices, _ = types.ListValue(manifestDeviceType, nil)
+		r.observeService(ctx, m, tn, diags)
 		return
 	}
 	devices, _, _, ok := observeDevices(ctx, ingressKind, m, tn, m.Deployed.ValueBool(), diags)
@@ -119,4 +143,74 @@ func (r *ingressResource) findApplication(ctx context.Context, m *ingressModel, 
 		fmt.Sprintf("The Ingress of the Helm service %s proxies to the Service %q, which no application of the environment %s has. "+
 			"Import the Helm service of an Ingress that qtail_ingress made, whose backend is an application of its environment.",
 			m.ID.ValueString(), m.backendService, m.EnvironmentID.ValueString()))
+}
+
+// awaitService waits, after the deployment of an Ingress through an
+// ingress ProxyGroup, for its Tailscale Service and for an approved host,
+// and returns the Service's MagicDNS name.
+func (r *ingressResource) awaitService(ctx context.Context, m *ingressModel, tn *tailnet.Client) (string, error) {
+	hostname, pg := m.Hostname.ValueString(), m.ProxyGroup.ValueString()
+	if _, err := cluster.AwaitExposureService(ctx, r.Clients, tn, m.ApplicationID.ValueString(), pg, hostname); err != nil {
+		return "", err
+	}
+	name := tailnet.ServiceName(hostname)
+	wait := tfx.StartWait(ctx, "an approved host of the Tailscale Service "+name)
+	for {
+		hosts, err := tn.ServiceHosts(ctx, name)
+		if err != nil && ctx.Err() == nil {
+			return "", fmt.Errorf("reading the hosts of the Tailscale Service %s: %w", name, err)
+		}
+		if i := slices.IndexFunc(hosts, tailnet.ServiceHost.Approved); i >= 0 {
+			return serviceFQDN(ctx, tn, hostname, hosts[i])
+		}
+		if wait.Sleep(ctx, r.Clients.PollInterval(), fmt.Sprintf("%d hosts, none approved", len(hosts))) != nil {
+			return "", fmt.Errorf("%w: no host of the Tailscale Service %s (the replicas of the ProxyGroup %s) was approved. Approve them with "+
+				"an autoApprovers.services entry (a qtail_auto_approver with service = %q), or in the Services page of the admin console",
+				cluster.ErrTimedOut, name, pg, name)
+		}
+	}
+}
+
+// serviceFQDN is the MagicDNS name of the Tailscale Service of hostname:
+// HOSTNAME and the MagicDNS suffix of its host h.
+func serviceFQDN(ctx context.Context, tn *tailnet.Client, hostname string, h tailnet.ServiceHost) (string, error) {
+	d, err := tn.GetDevice(ctx, h.NodeID)
+	if err != nil {
+		return "", fmt.Errorf("reading the host %s of the Tailscale Service %s: %w", h.NodeID, tailnet.ServiceName(hostname), err)
+	}
+	_, suffix, _ := strings.Cut(cluster.DeviceFQDN(d), ".")
+	return hostname + "." + suffix, nil
+}
+
+// observeService reads the Tailscale Service of an Ingress through a
+// ProxyGroup: gone, tailnet_fqdn is null and the plan redeploys; there,
+// its name is read from an approved host.
+func (r *ingressResource) observeService(ctx context.Context, m *ingressModel, tn *tailnet.Client, diags *diag.Diagnostics) {
+	name := tailnet.ServiceName(m.Hostname.ValueString())
+	svc, err := tn.FindService(ctx, name)
+	if err != nil {
+		tfx.APIError(diags, "look up the Tailscale Service "+name, err)
+		return
+	}
+	if svc == nil {
+		if m.waitsForDevices() && m.Deployed.ValueBool() {
+			diags.AddWarning("Tailscale Service Missing",
+				fmt.Sprintf("The tailnet has no Tailscale Service %s for the Ingress %s. qtail plans to redeploy it so that the operator "+
+					"makes it again.", name, m.Hostname.ValueString()))
+		}
+		m.setAddress(nil)
+		return
+	}
+	if !m.TailnetFQDN.IsNull() {
+		return
+	}
+	hosts, err := tn.ServiceHosts(ctx, name)
+	if err != nil {
+		return
+	}
+	if i := slices.IndexFunc(hosts, tailnet.ServiceHost.Approved); i >= 0 {
+		if fqdn, err := serviceFQDN(ctx, tn, m.Hostname.ValueString(), hosts[i]); err == nil {
+			m.TailnetFQDN, m.URL = types.StringValue(fqdn), types.StringValue(ingressURL(fqdn))
+		}
+	}
 }

@@ -19,6 +19,7 @@ type ingressModel struct {
 	Hostname      types.String `tfsdk:"hostname"`
 	BackendPort   types.Int64  `tfsdk:"backend_port"`
 	Tags          types.List   `tfsdk:"tags"`
+	ProxyGroup    types.String `tfsdk:"proxy_group"`
 	WaitForDevice types.Bool   `tfsdk:"wait_for_device"`
 	TailnetFQDN   types.String `tfsdk:"tailnet_fqdn"`
 	URL           types.String `tfsdk:"url"`
@@ -31,7 +32,7 @@ type ingressModel struct {
 
 // specKnown reports whether every input of the Ingress is known.
 func (m *ingressModel) specKnown() bool {
-	return tfx.AllKnown(m.ApplicationID, m.Hostname, m.BackendPort, m.Tags)
+	return tfx.AllKnown(m.ApplicationID, m.Hostname, m.BackendPort, m.Tags, m.ProxyGroup)
 }
 
 // spec returns the Ingress of m; its attributes must be known.
@@ -42,6 +43,7 @@ func (m *ingressModel) spec(ctx context.Context) (manifest.Ingress, diag.Diagnos
 		Hostname:       m.Hostname.ValueString(),
 		BackendService: manifest.ApplicationServiceName(m.ApplicationID.ValueString()),
 		BackendPort:    m.BackendPort.ValueInt64(),
+		ProxyGroup:     m.ProxyGroup.ValueString(),
 	}
 	if !m.Tags.IsNull() {
 		diags.Append(m.Tags.ElementsAs(ctx, &g.Tags, false)...)
@@ -78,6 +80,7 @@ func (m *ingressModel) readValues(file, helmID string, diags *diag.Diagnostics) 
 		read = keepReplacing(diags, helmID, "tags", tags, read)
 	}
 	m.Tags = read
+	m.ProxyGroup = keepReplacing(diags, helmID, "proxy_group", m.ProxyGroup, tfx.NullIfEmpty(g.ProxyGroup))
 	m.BackendPort = types.Int64Value(g.BackendPort)
 	m.backendService = g.BackendService
 	return nil
@@ -104,13 +107,19 @@ func (m *ingressModel) devicesAttr() *types.List { return &m.Devices }
 func (m *ingressModel) wantedDevices(ctx context.Context) (deviceWant, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	w := deviceWant{}
-	if !m.Hostname.IsUnknown() && !m.Hostname.IsNull() {
+	if !m.Hostname.IsUnknown() && !m.Hostname.IsNull() && m.ProxyGroup.IsNull() {
 		w.hostnames = []string{m.Hostname.ValueString()}
 	}
 	if !m.Tags.IsUnknown() && !m.Tags.IsNull() {
 		diags.Append(m.Tags.ElementsAs(ctx, &w.tags, false)...)
 	}
 	return w, diags
+}
+
+// throughProxyGroup reports whether an ingress ProxyGroup serves the
+// Ingress.
+func (m *ingressModel) throughProxyGroup() bool {
+	return !m.ProxyGroup.IsNull() && !m.ProxyGroup.IsUnknown()
 }
 
 // setAddress sets tailnet_fqdn and url from the proxy device, or to null

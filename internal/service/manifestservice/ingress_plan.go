@@ -11,6 +11,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/qtail/terraform-provider-qtail/internal/cluster"
+	"github.com/qtail/terraform-provider-qtail/internal/manifest"
 	"github.com/qtail/terraform-provider-qtail/internal/qovery"
 	"github.com/qtail/terraform-provider-qtail/internal/tailnet"
 )
@@ -50,7 +52,16 @@ func (r *ingressResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 		hostnames = []string{plan.Hostname.ValueString()}
 	}
 	plan.Devices = planDevices(ctx, changed, plan.WaitForDevice.ValueBool(), state.Devices, hostnames)
-	if creating || plan.Devices.IsUnknown() {
+	if plan.ProxyGroup.IsUnknown() {
+		plan.Devices = types.ListUnknown(manifestDeviceType)
+	}
+	if plan.throughProxyGroup() {
+		// The replicas of the ProxyGroup host the Tailscale Service: no
+		// device of its own.
+		plan.Devices, _ = types.ListValue(manifestDeviceType, nil)
+		changed = changed || state.TailnetFQDN.IsNull()
+	}
+	if creating || plan.Devices.IsUnknown() || (plan.throughProxyGroup() && changed) {
 		plan.TailnetFQDN, plan.URL = types.StringUnknown(), types.StringUnknown()
 	} else {
 		plan.TailnetFQDN, plan.URL = state.TailnetFQDN, state.URL
@@ -67,8 +78,20 @@ func (r *ingressResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	ops := r.planChecks(ctx, ingressKind, &plan.manifestServiceModel, plan.Hostname, &resp.Diagnostics)
 	r.checkBackend(ctx, &plan, &resp.Diagnostics)
 	want, _ := plan.wantedDevices(ctx)
+	// Through a ProxyGroup a device of that name would break the lookup
+	// of the Tailscale Service's name.
+	want.hostnames = hostnames
 	r.checkDevices(ctx, devicesCheck{kind: ingressKind, name: plan.Hostname.ValueString(), ops: ops, want: want,
 		state: state.Devices, creating: creating, at: path.Root("hostname")}, &resp.Diagnostics)
+	if pg := plan.ProxyGroup; !pg.IsNull() && !plan.EnvironmentID.IsUnknown() {
+		cluster.CheckProxyGroupType(ctx, r.Clients, pg.ValueString(), plan.EnvironmentID.ValueString(), manifest.ProxyGroupIngress, &resp.Diagnostics)
+		if ops != nil && !resp.Diagnostics.HasError() {
+			cluster.CheckIngressScope(ctx, r.Clients, ops, path.Root("proxy_group"), "the Ingress "+plan.Hostname.ValueString(), &resp.Diagnostics)
+			cluster.CheckServiceApproved(ctx, r.Clients, ops, cluster.ServiceApprovalCheck{
+				Hostname: plan.Hostname.ValueString(), ProxyGroup: pg.ValueString(), ServiceTags: want.tags, At: path.Root("proxy_group"),
+			}, &resp.Diagnostics)
+		}
+	}
 	if creating {
 		r.checkHTTPS(ctx, &resp.Diagnostics)
 		r.checkServiceFree(ctx, plan.Hostname.ValueString(), &resp.Diagnostics)

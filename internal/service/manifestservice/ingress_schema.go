@@ -20,7 +20,7 @@ import (
 // exposure: the application and its environment (the Ingress lives in the
 // application's namespace), the hostname (the Ingress's name), and the
 // tags (fixed when the proxy's auth key is made).
-var ingressReplacing = tfx.Replacing{"environment_id", "application_id", "hostname", "tags"}
+var ingressReplacing = tfx.Replacing{"environment_id", "application_id", "hostname", "tags", "proxy_group"}
 
 func (r *ingressResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	attrs := manifestAttributes(ctx, ingressKind, "wait for the proxy device")
@@ -64,12 +64,23 @@ func (r *ingressResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 			listvalidator.ValueStringsAre(tfx.StringCheck{Rule: "a tag", Check: manifest.CheckTag}),
 		},
 	}
+	attrs["proxy_group"] = schema.StringAttribute{
+		Optional: true,
+		MarkdownDescription: "Name of an ingress `ProxyGroup` to serve the Ingress through (`tailscale.com/proxy-group`), " +
+			"instead of a proxy device of its own: the Ingress is then the Tailscale Service `svc:HOSTNAME` on port 443, " +
+			"which the ProxyGroup's replicas host once the tailnet approves them. The plan checks that the ProxyGroup is of " +
+			"type ingress, that the operator's OAuth client may create Tailscale Services, and that `autoApprovers.services` " +
+			"approves the replicas (a `qtail_auto_approver` with `service = \"svc:HOSTNAME\"`); the apply waits for an approved " +
+			"host. Changing it replaces the Ingress.",
+		Validators: []validator.String{tfx.StringCheck{Rule: "a Kubernetes name", Check: manifest.CheckKubernetesName}},
+	}
 	attrs["wait_for_device"] = schema.BoolAttribute{
 		Optional: true,
 		Computed: true,
 		Default:  booldefault.StaticBool(true),
-		MarkdownDescription: "Wait, after each deployment, until the proxy device is on the tailnet with its tags. A device " +
-			"gone from the tailnet then shows as a change, and qtail redeploys. Default `true`.",
+		MarkdownDescription: "Wait, after each deployment, until the proxy device is on the tailnet with its tags (through " +
+			"a ProxyGroup: until a host of the Tailscale Service is approved). A device gone from the tailnet then shows as " +
+			"a change, and qtail redeploys. Default `true`.",
 	}
 	attrs["tailnet_fqdn"] = schema.StringAttribute{
 		Computed:            true,
@@ -81,7 +92,7 @@ func (r *ingressResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 	}
 	attrs["devices"] = schema.ListNestedAttribute{
 		Computed:            true,
-		MarkdownDescription: "The proxy device of the Ingress on the tailnet (one).",
+		MarkdownDescription: "The proxy device of the Ingress on the tailnet: one, none through a ProxyGroup.",
 		NestedObject:        schema.NestedAttributeObject{Attributes: deviceAttributes("Routes the device advertises: none for an Ingress proxy.")},
 	}
 	ingressReplacing.AddTo(attrs)

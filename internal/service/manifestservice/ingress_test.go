@@ -269,3 +269,70 @@ func TestIngress_hostnameOfATailscaleService(t *testing.T) {
 		}},
 	})
 }
+
+// ingressProxyGroupConfig is an ingress ProxyGroup of envID and, with
+// approved, the auto approver of svc:billing-https for its replicas.
+func ingressProxyGroupConfig(envID string, approved bool) string {
+	c := fmt.Sprintf(`
+resource "qtail_proxy_group" "ingress" {
+  environment_id  = %q
+  name            = "ingress"
+  type            = "ingress"
+  hostname_prefix = "ingress-us"
+  %s
+}
+`, envID, connectorChartGit)
+	if approved {
+		c += acctest.ServiceApproverConfig("billing-https", "tag:k8s")
+	}
+	return c
+}
+
+// Through an ingress ProxyGroup the Ingress is the Tailscale Service
+// svc:billing-https, refused at plan while nothing approves its hosts,
+// then served by the replicas with the tailnet's certificate.
+func TestIngress_throughAnIngressProxyGroup(t *testing.T) {
+	t.Parallel()
+	env, appID, envID := ingressEnv(t)
+	url := "https://billing-https." + sandbox.MagicDNSSuffix + "/"
+	ingress := ingressConfig(appID, envID, `backend_port = 8080
+  proxy_group  = qtail_proxy_group.ingress.name`)
+	config := ingressProxyGroupConfig(envID, true) + strings.Replace(ingress, "proxy_group", "depends_on = [qtail_auto_approver.svc]\n  proxy_group", 1)
+	resource.UnitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: env.Factories(),
+		Steps: []resource.TestStep{
+			{
+				Config:      ingressProxyGroupConfig(envID, false) + ingress,
+				ExpectError: acctest.ErrorOn("proxy_group", "Tailscale Service Not Approved"),
+			},
+			{
+				Config: config,
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(ingressAddr, tfjsonpath.New("url"), knownvalue.StringExact(url)),
+					statecheck.ExpectKnownValue(ingressAddr, tfjsonpath.New("devices"), knownvalue.ListExact(nil)),
+				},
+				Check: func(*terraform.State) error {
+					g, ok := ingressOnCluster(env)
+					if !ok || g.ProxyGroup != "ingress" || g.DeviceID != "" || g.StatusHostname != "billing-https."+sandbox.MagicDNSSuffix {
+						return fmt.Errorf("the cluster's Ingress %+v (%v); events %q", g, ok, env.Cluster.Events())
+					}
+					hosts := env.Tailnet.ServiceHosts("svc:billing-https")
+					if len(hosts) != 2 || hosts[0].Approval != tailnetapi.ApprovalAuto {
+						return fmt.Errorf("hosts of svc:billing-https: %+v", hosts)
+					}
+					if n := len(env.DevicesNamed("billing-https")); n != 0 {
+						return fmt.Errorf("%d devices billing-https through a ProxyGroup", n)
+					}
+					return nil
+				},
+			},
+			{Config: config, PlanOnly: true},
+			{
+				ResourceName:            ingressAddr,
+				ImportState:             true,
+				ImportStateVerify:       true,
+				ImportStateVerifyIgnore: []string{"timeouts"},
+			},
+		},
+	})
+}
