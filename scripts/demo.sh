@@ -61,6 +61,7 @@ head -n 1 "$work/sandbox.log"
 if [ "$mode" != multi-region ]; then
   export TF_VAR_environment_id=$QTAIL_SANDBOX_ENVIRONMENT_ID_US_EAST_1
   export TF_VAR_application_id=$QTAIL_SANDBOX_APPLICATION_ID_US_EAST_1_BILLING_API
+  export TF_VAR_web_application_id=$QTAIL_SANDBOX_APPLICATION_ID_US_EAST_1_WEB
 fi
 admin="${QOVERY_API_URL%/qovery}/_sandbox"
 
@@ -234,9 +235,19 @@ say "terraform apply"
 tf apply -auto-approve -input=false -compact-warnings
 
 if [ "$example" = quickstart ]; then
-  say "The service's tailnet URL"
+  say "The service's tailnet address, and the web application's HTTPS URL"
   tf output -raw billing_url
   echo
+  tf output -raw web_url
+  echo
+  say "The Ingress and the certificate the sandbox tailnet issued for it"
+  curl -fsS "$admin/ingresses" | python3 -c '
+import json, sys
+got = json.load(sys.stdin)
+for g in got["ingresses"]:
+    print("  Ingress %s/%s -> %s, status hostname %s" % (g["Namespace"], g["Name"], g["Target"], g["StatusHostname"] or "(none)"))
+for c in got["certificates"]:
+    print("  certificate for %s (device %s)" % (c["Domain"], c["DeviceID"]))'
   if [ "$mode" = container ]; then
     say "The container's tailnet URL"
     tf output -raw metrics_url
@@ -332,7 +343,7 @@ empty_plan
 if [ "$mode" = container ]; then
   say "Done: the metrics container is at $(tf output -raw metrics_url), next to billing-api at $(tf output -raw billing_url)"
 elif [ "$example" = quickstart ]; then
-  say "Done: billing-api is at $(tf output -raw billing_url), reachable by group:platform-ops only"
+  say "Done: billing-api is at $(tf output -raw billing_url), reachable by group:platform-ops only; the web application at $(tf output -raw web_url), with the tailnet's certificate"
 else
   tf output routes_ok
   say "Done: $(tf output -raw connector_device) routes six networks and the internet for group:platform-ops"

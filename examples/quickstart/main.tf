@@ -1,5 +1,6 @@
 # qtail quickstart: one Qovery application on the tailnet at a stable
-# hostname, reachable only by group:platform-ops, on its declared ports.
+# hostname, reachable only by group:platform-ops, on its declared ports, and
+# a web application served over HTTPS with the tailnet's certificate.
 #
 # This is the whole manual recipe for one region (us-east-1): the operator's
 # Helm repository, the tag owners it needs, the operator with its own OAuth
@@ -49,6 +50,11 @@ variable "application_id" {
   description = "ID of the Qovery application to expose (billing-api in the sandbox)."
 }
 
+variable "web_application_id" {
+  type        = string
+  description = "ID of the Qovery web application to serve over HTTPS, in the same environment (web in the sandbox)."
+}
+
 variable "denied_user" {
   type        = string
   description = "A member of the tailnet outside group:platform-ops, who must not reach billing-api (a user of the sandbox tailnet by default)."
@@ -70,7 +76,7 @@ resource "qtail_helm_repository" "tailscale" {
 }
 
 # tagOwners: the operator's own tag (only admins may apply it), the tag of
-# every proxy it creates, and the tag of the billing proxy alone.
+# every proxy it creates, and the tags of the billing and web proxies alone.
 resource "qtail_tag_owner" "k8s_operator" {
   tag    = "tag:k8s-operator"
   owners = []
@@ -84,6 +90,19 @@ resource "qtail_tag_owner" "k8s" {
 resource "qtail_tag_owner" "k8s_billing" {
   tag    = "tag:k8s-billing"
   owners = [qtail_tag_owner.k8s_operator.tag]
+}
+
+resource "qtail_tag_owner" "k8s_web" {
+  tag    = "tag:k8s-web"
+  owners = [qtail_tag_owner.k8s_operator.tag]
+}
+
+# qtail's Helm repository: every qtail release publishes there the
+# tailnet-manifests chart that deploys the Ingress below.
+resource "qtail_helm_repository" "qtail" {
+  organization_id = var.organization_id
+  name            = "qtail"
+  url             = "https://qtail.github.io/terraform-provider-qtail"
 }
 
 # ---- Per region (examples/modules/region) ----
@@ -121,11 +140,37 @@ resource "qtail_grant" "platform_ops_to_billing" {
   ip   = [for p in qtail_exposed_service.billing.ports : "${p.protocol == "UDP" ? "udp" : "tcp"}:${p.internal_port}"]
 }
 
+# The web application over HTTPS at https://web-us-east-1.TAILNET.ts.net/:
+# an Ingress whose proxy serves port 443 with the tailnet's certificate (the
+# plan checks that the tailnet has HTTPS certificates on) and passes the
+# requests to the application's port 80. Only 443 is reachable.
+resource "qtail_ingress" "web" {
+  environment_id = var.environment_id
+  application_id = var.web_application_id
+  hostname       = "web-us-east-1"
+  backend_port   = 80
+  tags           = [qtail_tag_owner.k8s_web.tag]
+  chart = {
+    helm_repository = {
+      repository_id = qtail_helm_repository.qtail.id
+      chart_version = "0.1.0"
+    }
+  }
+  operator_id = qtail_operator.us_east_1.id
+}
+
+resource "qtail_grant" "platform_ops_to_web" {
+  name = "us-east-1-platform-ops-to-web"
+  src  = ["group:platform-ops"]
+  dst  = [qtail_tag_owner.k8s_web.tag]
+  ip   = ["tcp:443"]
+}
+
 # Per tailnet: the rule every new tailnet ships with lets every device reach
-# every proxy: remove it once the grant above gives the access that is
+# every proxy: remove it once the grants above give the access that is
 # needed.
 resource "qtail_allow_all_removal" "this" {
-  depends_on = [qtail_grant.platform_ops_to_billing]
+  depends_on = [qtail_grant.platform_ops_to_billing, qtail_grant.platform_ops_to_web]
 }
 
 # Per region: Tailscale refuses every later policy change that breaks these.
@@ -145,9 +190,19 @@ resource "qtail_policy_test" "others_denied_billing" {
   depends_on = [qtail_allow_all_removal.this]
 }
 
+# The proxy passes TCP through, so the scheme is the application's: an
+# HTTP port gets an http:// URL, port 443 (TLS that billing-api terminates
+# with a certificate of its own, not the tailnet's) the bare address.
 output "billing_url" {
-  description = "Where group:platform-ops reaches billing-api on the tailnet."
-  value       = "http://${qtail_exposed_service.billing.tailnet_fqdn}:${qtail_exposed_service.billing.ports[0].internal_port}/"
+  description = "Where group:platform-ops reaches billing-api on the tailnet: its first declared port."
+  value = [for p in qtail_exposed_service.billing.ports :
+    p.protocol == "HTTP" && p.internal_port != 443 ? "http://${qtail_exposed_service.billing.tailnet_fqdn}:${p.internal_port}/" : "${qtail_exposed_service.billing.tailnet_fqdn}:${p.internal_port}"
+  ][0]
+}
+
+output "web_url" {
+  description = "Where group:platform-ops reaches the web application over HTTPS, with the tailnet's certificate."
+  value       = qtail_ingress.web.url
 }
 
 output "billing_device" {

@@ -288,6 +288,31 @@ resource "qtail_auto_approver" "b" {
   ` + gitChart + `
 }`, operator: true},
 
+		{block: "qtail_ingress", what: "a backend port the application does not declare", attr: "backend_port", want: "Backend Port Not Declared",
+			config: `resource "qtail_ingress" "i" {
+  environment_id = "{{.Env}}"
+  application_id = "{{.App}}"
+  hostname = "billing-https"
+  backend_port = 9000
+  ` + gitChart + `
+}`, operator: true},
+		{block: "qtail_ingress", what: "an environment other than the application's", attr: "environment_id", want: "Ingress Outside the Application's Environment",
+			config: `resource "qtail_ingress" "i" {
+  environment_id = "{{.OtherEnv}}"
+  application_id = "{{.App}}"
+  hostname = "billing-https"
+  backend_port = 8080
+  ` + gitChart + `
+}`, operator: true},
+		{block: "qtail_ingress", what: "backend port out of range", attr: "backend_port", want: "",
+			config: `resource "qtail_ingress" "i" {
+  environment_id = "{{.Env}}"
+  application_id = "{{.App}}"
+  hostname = "billing-https"
+  backend_port = 70000
+  ` + gitChart + `
+}`},
+
 		{block: "qtail_connector", what: "Git chart over http://", attr: "chart.git_repository.url", want: "reach Git repositories over HTTPS only",
 			config: connector(`chart = {
     git_repository = {

@@ -91,7 +91,7 @@ func TestMultiRegion_regionsInParallelShareOneTailnet(t *testing.T) {
 		var urls map[string][]string
 		regions[region].output("urls", &urls)
 		want := []string{
-			"http://billing-api-" + region + "." + sandbox.MagicDNSSuffix + ":443/",
+			"billing-api-" + region + "." + sandbox.MagicDNSSuffix + ":443",
 			"http://billing-api-" + region + "." + sandbox.MagicDNSSuffix + ":8080/",
 		}
 		if !slices.Equal(urls["billing-api"], want) {

@@ -40,6 +40,7 @@ func TestExamples_secretsStayOutOfEveryLog(t *testing.T) {
 		"TF_VAR_organization_id=" + seed.OrganizationID,
 		"TF_VAR_environment_id=" + region.EnvironmentID,
 		"TF_VAR_application_id=" + region.Applications["billing-api"],
+		"TF_VAR_web_application_id=" + region.Applications["web"],
 		"TF_LOG=trace",
 		"TF_LOG_PROVIDER=trace",
 		"GODEBUG=http2debug=2",

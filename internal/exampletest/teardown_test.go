@@ -48,7 +48,7 @@ func TestExamples_destroyLeavesNothing(t *testing.T) {
 				"TF_VAR_environment_id=" + region.EnvironmentID,
 			}
 			if dir == "quickstart" {
-				vars = append(vars, "TF_VAR_application_id="+region.Applications["billing-api"])
+				vars = append(vars, "TF_VAR_application_id="+region.Applications["billing-api"], "TF_VAR_web_application_id="+region.Applications["web"])
 			}
 			r := ws.root(dir, vars...)
 			before := deviceIDs(w)

@@ -370,6 +370,7 @@ func (p *qtailProvider) Resources(_ context.Context) []func() resource.Resource 
 		manifestservice.NewProxyGroupResource,
 		manifestservice.NewEgressServiceResource,
 		manifestservice.NewDNSConfigResource,
+		manifestservice.NewIngressResource,
 	}
 }
 

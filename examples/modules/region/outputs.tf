@@ -14,10 +14,15 @@ output "operator" {
   }
 }
 
+# The proxy of an exposure passes TCP through: the scheme is the
+# application's. An HTTP port gets an http:// URL; port 443, and a TCP, UDP
+# or gRPC port, get the bare address: behind 443 the application terminates
+# TLS itself, with a certificate of its own rather than the tailnet's
+# HOST.TAILNET.ts.net, so neither http:// nor https:// would be honest.
 output "urls" {
-  description = "Per service, one URL per port it declares, at its MagicDNS name."
+  description = "Per service, one address per port it declares, at its MagicDNS name: `http://FQDN:PORT/` for an HTTP port other than 443, `FQDN:PORT` for port 443 (the application's own TLS, passed through) and for TCP, UDP and gRPC ports."
   value = { for k, s in qtail_exposed_service.this :
-    k => [for p in s.ports : "http://${s.tailnet_fqdn}:${p.internal_port}/"]
+    k => [for p in s.ports : p.protocol == "HTTP" && p.internal_port != 443 ? "http://${s.tailnet_fqdn}:${p.internal_port}/" : "${s.tailnet_fqdn}:${p.internal_port}"]
   }
 }
 

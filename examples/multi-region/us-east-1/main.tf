@@ -98,7 +98,7 @@ module "region" {
 }
 
 output "urls" {
-  description = "Where billing-api answers on the tailnet, one URL per port."
+  description = "Where billing-api answers on the tailnet, one address per port (a URL for an HTTP port)."
   value       = module.region.urls
 }
 

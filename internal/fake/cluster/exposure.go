@@ -21,6 +21,8 @@ func (e *Engine) deployApplication(svc qoveryapi.ServiceSnapshot) error {
 	}
 	e.apps[svc.ID] = svc
 	e.reconcileAppLocked(svc)
+	// The Ingresses whose backend is this Service see it change.
+	e.reconcileIngressesLocked(svc.ClusterID)
 	return nil
 }
 

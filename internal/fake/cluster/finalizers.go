@@ -50,7 +50,7 @@ func (e *Engine) markFinalizersLocked(cluster string) {
 		return
 	}
 	for k, o := range e.objects {
-		if k.cluster == cluster && (o.connector != nil || o.proxyGroup != nil || o.egress != nil && o.egress.Valid) {
+		if k.cluster == cluster && (o.connector != nil || o.proxyGroup != nil || o.egress != nil && o.egress.Valid || o.ingress != nil && o.ingress.ClassName == IngressClassTailscale) {
 			o.finalizer = true
 		}
 	}

@@ -309,6 +309,7 @@ type ownedObject struct {
 	egress     *EgressService
 	proxyClass *ProxyClass
 	dnsConfig  *DNSConfig
+	ingress    *Ingress
 	// finalizer is set once a running operator has put its finalizer
 	// on the object (finalizers.go).
 	finalizer bool
@@ -877,6 +878,7 @@ type wanted struct {
 	egress     *EgressService
 	proxyClass *ProxyClass
 	dnsConfig  *DNSConfig
+	ingress    *Ingress
 }
 
 // validateLocked validates every object as the API server would on create
@@ -903,6 +905,8 @@ func (e *Engine) validateLocked(svc qoveryapi.ServiceSnapshot, objs []*manifest)
 			w.egress = readService(m)
 		case m.group == tailscaleGroup && m.kind == kindDNSConfig:
 			w.dnsConfig = validateDNSConfig(m, e.operatorChartLocked(svc.ClusterID), &errs)
+		case m.group == networkingGroup && m.kind == kindIngress:
+			w.ingress = readIngress(m, &errs)
 		}
 		if len(errs) > 0 {
 			msg := fmt.Sprintf("%s %q is invalid: %s", m.qualifiedKind(), m.name, aggregate(errs))
@@ -930,6 +934,8 @@ func setOwner(w *wanted, svc qoveryapi.ServiceSnapshot, m *manifest) {
 		w.proxyClass.HelmID, w.proxyClass.ClusterID, w.proxyClass.Name = svc.ID, svc.ClusterID, m.name
 	case w.dnsConfig != nil:
 		w.dnsConfig.HelmID, w.dnsConfig.ClusterID, w.dnsConfig.Name = svc.ID, svc.ClusterID, m.name
+	case w.ingress != nil:
+		w.ingress.HelmID, w.ingress.ClusterID, w.ingress.Name, w.ingress.Namespace = svc.ID, svc.ClusterID, m.name, m.key.namespace
 	}
 }
 
@@ -1136,10 +1142,13 @@ func (e *Engine) commitLocked(svc qoveryapi.ServiceSnapshot, objs []*manifest, t
 			if prev.egress != nil && w.egress == nil && prev.egress.DeviceID != "" {
 				e.tailnet.RemoveDevice(prev.egress.DeviceID)
 			}
+			if w.ingress != nil && prev.ingress != nil {
+				w.ingress.keepStatus(prev.ingress)
+			}
 		}
 		obj := &ownedObject{
 			helmID: svc.ID, release: releaseName(svc), releaseNS: svc.Namespace,
-			connector: w.connector, proxyGroup: w.proxyGroup, egress: w.egress, proxyClass: w.proxyClass,
+			connector: w.connector, proxyGroup: w.proxyGroup, egress: w.egress, proxyClass: w.proxyClass, ingress: w.ingress,
 		}
 		if prev := e.objects[m.key]; prev != nil {
 			obj.finalizer = prev.finalizer
@@ -1167,6 +1176,7 @@ func (e *Engine) commitLocked(svc qoveryapi.ServiceSnapshot, objs []*manifest, t
 		}
 	}
 	e.reconcileEgressLocked(svc.ClusterID, svc.ID)
+	e.reconcileIngressesLocked(svc.ClusterID)
 	e.markFinalizersLocked(svc.ClusterID)
 }
 
@@ -1196,6 +1206,7 @@ func (e *Engine) reconcileClusterLocked(cluster, helmID string) {
 	for _, a := range e.appsOnClusterLocked(cluster) {
 		e.reconcileAppLocked(a)
 	}
+	e.reconcileIngressesLocked(cluster)
 }
 
 // deleteManifestsLocked uninstalls a Helm service's release: its objects
@@ -1228,6 +1239,13 @@ func (e *Engine) removeObjectLocked(k objectKey) {
 		e.dropKubeAPIServerServiceLocked(o.proxyGroup)
 	case o.egress != nil && o.egress.DeviceID != "":
 		devs = []ReplicaDevice{{DeviceID: o.egress.DeviceID}}
+	case o.ingress != nil && o.ingress.DeviceID != "":
+		devs = []ReplicaDevice{{DeviceID: o.ingress.DeviceID}}
+	}
+	if o.ingress != nil {
+		if op := e.operators[k.cluster]; op != nil {
+			e.dropAppServiceLocked(op, o.ingress.serviceKey())
+		}
 	}
 	for _, d := range devs {
 		e.tailnet.RemoveDevice(d.DeviceID)

@@ -531,3 +531,11 @@ func (s *Server) SetApplicationPorts(appID string, ports ...Port) error {
 	a.Status.changed()
 	return nil
 }
+
+// Snapshot renders the service id as the deployer sees it at a
+// deployment: what a seeded service, running from the start, runs.
+func (s *Server) Snapshot(id string) (ServiceSnapshot, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.snapshot(id, false)
+}

@@ -127,6 +127,9 @@ func (w *World) adminRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /_sandbox/tailnet", func(rw http.ResponseWriter, _ *http.Request) {
 		writeJSON(rw, http.StatusOK, map[string]any{"devices": w.Tailnet.Devices(), "events": w.Cluster.Events()})
 	})
+	mux.HandleFunc("GET /_sandbox/ingresses", func(rw http.ResponseWriter, _ *http.Request) {
+		writeJSON(rw, http.StatusOK, map[string]any{"ingresses": w.Cluster.Ingresses(), "certificates": w.Tailnet.Certificates()})
+	})
 	mux.HandleFunc("POST /_sandbox/reset", func(rw http.ResponseWriter, _ *http.Request) {
 		if err := w.Reset(); err != nil {
 			writeError(rw, http.StatusInternalServerError, err)

@@ -8,6 +8,7 @@
 package sandbox
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"sort"
@@ -267,6 +268,11 @@ func (w *World) seedQovery() error {
 	if err := w.seedWorkloads(&seed); err != nil {
 		return err
 	}
+	// The seeded applications run: their Kubernetes Services exist on
+	// the cluster (the backends of Ingresses).
+	if err := w.runSeeded(seed); err != nil {
+		return err
+	}
 	w.mu.Lock()
 	w.seed = seed
 	w.mu.Unlock()
@@ -294,6 +300,23 @@ func (w *World) seedWorkloads(seed *Seed) error {
 		seed.Regions[region] = r
 		for _, name := range []string{"billing-api", "web"} {
 			if err := q.SetWorkloadSettings(r.Applications[name], labels); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// runSeeded hands the cluster the seeded applications with ports, as
+// deployed.
+func (w *World) runSeeded(seed Seed) error {
+	for _, region := range Regions {
+		for _, name := range []string{"billing-api", "web"} {
+			snap, err := w.Qovery.Snapshot(seed.Regions[region].Applications[name])
+			if err != nil {
+				return err
+			}
+			if err := w.Cluster.Deploy(context.Background(), snap); err != nil {
 				return err
 			}
 		}

@@ -111,6 +111,8 @@ type Server struct {
 	federated map[string]*FederatedIdentity
 	// settings are the tailnet settings (see settings.go).
 	settings tailnetSettings
+	// certs are the TLS certificates issued (see certs.go).
+	certs []Certificate
 }
 
 // New returns a server with the given options.
@@ -184,6 +186,7 @@ func (s *Server) Reset() {
 	}
 	s.setTopologyLocked(s.opts.Topology)
 	s.settings = tailnetSettings{HTTPSEnabled: s.opts.HTTPSEnabled}
+	s.certs = nil
 }
 
 // route is one registered pattern.

@@ -21,6 +21,7 @@ func TestReplacingAttributes(t *testing.T) {
 		"qtail_proxy_group":    {NewProxyGroupResource(), proxyGroupReplacing},
 		"qtail_egress_service": {NewEgressServiceResource(), egressServiceReplacing},
 		"qtail_dns_config":     {NewDNSConfigResource(), dnsConfigReplacing},
+		"qtail_ingress":        {NewIngressResource(), ingressReplacing},
 	} {
 		var resp resource.SchemaResponse
 		c.r.Schema(context.Background(), resource.SchemaRequest{}, &resp)

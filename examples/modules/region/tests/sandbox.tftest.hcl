@@ -22,8 +22,8 @@ run "two_regions" {
     error_message = "Each region's operator must carry the region."
   }
   assert {
-    condition     = jsonencode(output.regions["eu-west-3"].urls["billing-api"]) == jsonencode(["http://billing-api-eu-west-3.tail4f2a.ts.net:443/", "http://billing-api-eu-west-3.tail4f2a.ts.net:8080/"])
-    error_message = "billing-api must have one URL per declared port, at its region's hostname: ${jsonencode(output.regions["eu-west-3"].urls)}"
+    condition     = jsonencode(output.regions["eu-west-3"].urls["billing-api"]) == jsonencode(["billing-api-eu-west-3.tail4f2a.ts.net:443", "http://billing-api-eu-west-3.tail4f2a.ts.net:8080/"])
+    error_message = "billing-api must have one address per declared port (443 without a scheme), at its region's hostname: ${jsonencode(output.regions["eu-west-3"].urls)}"
   }
   assert {
     condition     = alltrue([for r in output.regions : alltrue([for d in r.devices : d.device_id != null])])
