@@ -197,11 +197,11 @@ func run(o options) error {
 		if err != nil {
 			return fmt.Errorf("with %d grants: %w", n, err)
 		}
-		print := r.print
+		write := r.print
 		if o.setsOnly {
-			print = r.printSets
+			write = r.printSets
 		}
-		if !print(os.Stdout) {
+		if !write(os.Stdout) {
 			failed = true
 		}
 	}
