@@ -2,8 +2,6 @@ package policyfile
 
 import (
 	"bytes"
-	"os"
-	"path/filepath"
 	"testing"
 )
 
@@ -28,12 +26,8 @@ func FuzzPutDelete(f *testing.F) {
 		"{\r\n  \"tagOwners\": {\"tag:a\": [] /* x */},\r\n  \"autoApprovers\": {\"routes\": {\"10.0.0.0/8\": []} // r\r\n  }\r\n}",
 		"{\"tests\": [{\"src\": \"a@b.c\", \"accept\": [\"tag:x:1\"]} // t\n], \"grants\": [1, 2 /* two */ ,\n]}",
 	}
-	files, _ := filepath.Glob(filepath.Join("testdata", "*.*json"))
-	for _, name := range files {
-		b, err := os.ReadFile(name)
-		if err == nil {
-			seeds = append(seeds, string(b))
-		}
+	for _, b := range fuzzSeedFiles(f) {
+		seeds = append(seeds, string(b))
 	}
 	for i, s := range seeds {
 		for k := range fuzzMutations {

@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // The checks below catch at plan time what Tailscale would refuse at apply
@@ -173,6 +174,11 @@ var autogroups = map[string]bool{
 func ValidSelector(s string, use SelectorUse) error {
 	if s == "" {
 		return errors.New("selectors must not be empty")
+	}
+	if !utf8.ValidString(s) {
+		// The policy file is JSON text: such bytes would be written as
+		// U+FFFD, a selector other than the one checked.
+		return fmt.Errorf("%q is not valid UTF-8 text", s)
 	}
 	if err := OneListElement(s); err != nil {
 		return err

@@ -115,6 +115,10 @@ func TestValidSelector(t *testing.T) {
 			`"tag:a"`:           "contains quotes",
 			"tag:a,tag:b":       "separated by commas",
 			"user:alice":        `only "user:*@DOMAIN"`,
+			// Found by FuzzValidSelector: a name after ipset: or svc:
+			// was any bytes, and JSON turns invalid UTF-8 into U+FFFD.
+			"ipset:\xff":    "is not valid UTF-8",
+			"group:ops\xc3": "is not valid UTF-8",
 		},
 		GrantDst: {
 			"0.0.0.0/0":            `dst "0.0.0.0/0": to allow all IP addresses, use "*" or "autogroup:internet"`,

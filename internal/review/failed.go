@@ -91,6 +91,11 @@ func ReadInput(path string) (Plan, *FailedPlan, error) {
 	if err != nil {
 		return Plan{}, nil, err
 	}
+	return parseInput(path, b)
+}
+
+// parseInput reads b, the input of the review in the file path.
+func parseInput(path string, b []byte) (Plan, *FailedPlan, error) {
 	if isPlanLog(b) {
 		fp, err := readPlanLog(path, b)
 		if err != nil {
@@ -98,7 +103,7 @@ func ReadInput(path string) (Plan, *FailedPlan, error) {
 		}
 		return Plan{}, &fp, nil
 	}
-	p, err := ReadPlan(path)
+	p, err := parsePlan(path, b)
 	return p, nil, err
 }
 

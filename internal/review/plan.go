@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -25,12 +24,9 @@ type Plan struct {
 	Plan  *tfjson.Plan
 }
 
-// ReadPlan reads a plan in the JSON of `terraform show -json PLANFILE`.
-func ReadPlan(path string) (Plan, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return Plan{}, err
-	}
+// parsePlan reads b, the JSON of `terraform show -json PLANFILE` in the
+// file path.
+func parsePlan(path string, b []byte) (Plan, error) {
 	var p tfjson.Plan
 	if err := json.Unmarshal(b, &p); err != nil {
 		return Plan{}, fmt.Errorf("%s is not the JSON of a Terraform plan (write it with `terraform show -json PLANFILE > %s`): %w", path, filepath.Base(path), err)

@@ -82,7 +82,7 @@ const worldPolicy = `{
 }
 `
 
-func newWorld(t *testing.T, policy string) *world {
+func newWorld(t testing.TB, policy string) *world {
 	t.Helper()
 	srv := tailnetapi.New(tailnetapi.Options{
 		APIKey: "tskey-api-review",

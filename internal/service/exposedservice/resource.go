@@ -535,17 +535,28 @@ func (r *exposedServiceResource) Delete(ctx context.Context, req resource.Delete
 }
 
 func (r *exposedServiceResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	id, attr := req.ID, "application_id"
-	if rest, ok := strings.CutPrefix(id, kindContainer+"/"); ok {
-		id, attr = rest, "container_id"
-	}
-	parts, diags := tfx.SplitImportID(id, 2, "APPLICATION_ID/ANNOTATIONS_GROUP_ID or container/CONTAINER_ID/ANNOTATIONS_GROUP_ID")
+	w, groupID, diags := parseImportID(req.ID)
 	if resp.Diagnostics.Append(diags...); resp.Diagnostics.HasError() {
 		return
 	}
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root(attr), parts[0])...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("annotations_group_id"), parts[1])...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, w.attr(), w.id)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("annotations_group_id"), groupID)...)
+}
+
+// parseImportID reads an import ID, APPLICATION_ID/ANNOTATIONS_GROUP_ID or
+// container/CONTAINER_ID/ANNOTATIONS_GROUP_ID: the inverse of resourceID.
+func parseImportID(id string) (workload, string, diag.Diagnostics) {
+	w := workload{kind: kindApplication}
+	if rest, ok := strings.CutPrefix(id, kindContainer+"/"); ok {
+		id, w.kind = rest, kindContainer
+	}
+	parts, diags := tfx.SplitImportID(id, 2, "APPLICATION_ID/ANNOTATIONS_GROUP_ID or container/CONTAINER_ID/ANNOTATIONS_GROUP_ID")
+	if diags.HasError() {
+		return workload{}, "", diags
+	}
+	w.id = parts[0]
+	return w, parts[1], diags
 }
 
 // noPortSummary and noPortDetail explain why a service

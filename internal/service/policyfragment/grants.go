@@ -789,18 +789,28 @@ func (r *grantsResource) Delete(ctx context.Context, req resource.DeleteRequest,
 }
 
 func (r *grantsResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	names := strings.Split(req.ID, grantsImportSeparator)
-	for i, name := range names {
-		names[i] = strings.TrimSpace(name)
-		if !fragment.NameRE.MatchString(names[i]) {
-			tfx.InvalidImportID(&resp.Diagnostics, req.ID, "the names of the grants separated by commas, for example ops-to-billing,ops-to-web "+
-				"(each the NAME of a marker // qtail:grant:NAME)")
-			return
-		}
-	}
-	if len(slices.Compact(slices.Sorted(slices.Values(names)))) != len(names) {
-		tfx.InvalidImportID(&resp.Diagnostics, req.ID, "distinct grant names separated by commas")
+	names, expected := parseGrantsImportID(req.ID)
+	if expected != "" {
+		tfx.InvalidImportID(&resp.Diagnostics, req.ID, expected)
 		return
 	}
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), grantsID(names))...)
+}
+
+// parseGrantsImportID returns the names of the grants that the import ID
+// of a qtail_grants lists, separated by commas and optionally by spaces;
+// or what such an ID is, when id is not one.
+func parseGrantsImportID(id string) (names []string, expected string) {
+	names = strings.Split(id, grantsImportSeparator)
+	for i, name := range names {
+		names[i] = strings.TrimSpace(name)
+		if !fragment.NameRE.MatchString(names[i]) {
+			return nil, "the names of the grants separated by commas, for example ops-to-billing,ops-to-web " +
+				"(each the NAME of a marker // qtail:grant:NAME)"
+		}
+	}
+	if len(slices.Compact(slices.Sorted(slices.Values(names)))) != len(names) {
+		return nil, "distinct grant names separated by commas"
+	}
+	return names, ""
 }
