@@ -625,6 +625,11 @@ func (d *Document) remove(c container, i int, key Key) {
 func (d *Document) removeWith(c container, i int, isMarker func(Key) bool, marker string) {
 	n := c.len()
 	prefix := withoutMarker(*c.lead(i), isMarker, marker)
+	if marker != "" && i > 0 && hasBlankLine(*c.lead(i - 1)) {
+		// A section that slot created after a sibling set off by a blank
+		// line got a blank line of its own: it goes with the section.
+		prefix = withoutFinalBreak(prefix)
+	}
 	if t := *c.trail(i); hasComment(t) {
 		prefix = concat(prefix, t)
 	}

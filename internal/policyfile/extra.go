@@ -295,6 +295,25 @@ func withoutMarker(e []byte, isMarker func(Key) bool, marker string) []byte {
 	return out[:end]
 }
 
+// withoutFinalBreak drops the line break that e ends with, unless it ends
+// a line comment.
+func withoutFinalBreak(e []byte) []byte {
+	end := len(e)
+	if end == 0 || e[end-1] != '\n' {
+		return e
+	}
+	for _, t := range tokens(e) {
+		if t.kind == tokLine && t.end == end {
+			return e
+		}
+	}
+	end--
+	if end > 0 && e[end-1] == '\r' {
+		end--
+	}
+	return e[:end]
+}
+
 // joinExtra concatenates a and b. When a ends with the line break of a
 // line comment and b starts with a line break, the comment takes b's break
 // instead of its own, so that joining adds no blank line.

@@ -87,3 +87,32 @@ func FuzzPutDelete(f *testing.F) {
 		}
 	})
 }
+
+// A section that a put creates after a member set off by a blank line goes
+// with its blank line when its delete removes it: adding and removing a
+// route approver again and again leaves the file as it was (found by
+// FuzzPutDelete, which once saw the file grow by a line break each time).
+func TestPutDelete_createdSectionAfterABlankLine(t *testing.T) {
+	for _, src := range []string{
+		"{\"autoApprovers\": {\n\n  \"exitNode\": [] }}",
+		"{\"autoApprovers\": {//\n\n\"exitNode\": [] }}",
+		"{\"autoApprovers\": {\r\n\r\n  \"exitNode\": [] }}",
+	} {
+		doc, err := Parse([]byte(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := Mutation{Key: RouteKey("10.250.0.0/16"), Value: raw(`["tag:fz"]`)}
+		for round := 1; round <= 3; round++ {
+			if err := doc.Apply(m); err != nil {
+				t.Fatal(err)
+			}
+			if !doc.Delete(m.Key) {
+				t.Fatalf("round %d: the delete found nothing", round)
+			}
+			if got := string(doc.Bytes()); got != src {
+				t.Fatalf("round %d of %q: put then delete gave %q", round, src, got)
+			}
+		}
+	}
+}
