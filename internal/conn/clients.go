@@ -7,6 +7,7 @@ package conn
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"sync"
@@ -74,6 +75,10 @@ type Clients struct {
 	tailnet        *tailnet.Client
 	tailnetErr     string
 	tailnetUnknown bool
+
+	// settings are the tailnet settings, once read (ReadTailnetSettings).
+	settingsMu sync.Mutex
+	settings   *tailnet.Settings
 
 	storeOnce sync.Once
 	store     *policy.Store
@@ -262,6 +267,27 @@ func (c *Clients) QoveryOrNil() *qovery.Client { return c.qovery }
 
 // TailnetOrNil returns the Tailscale client, or nil when there is none.
 func (c *Clients) TailnetOrNil() *tailnet.Client { return c.tailnet }
+
+// ReadTailnetSettings reads the tailnet settings once per provider
+// instance, that is once per Terraform command: every resource that needs
+// HTTPS certificates checks them at plan, and one read serves them all. A
+// failed read is not kept.
+func (c *Clients) ReadTailnetSettings(ctx context.Context) (*tailnet.Settings, error) {
+	c.settingsMu.Lock()
+	defer c.settingsMu.Unlock()
+	if c.settings != nil {
+		return c.settings, nil
+	}
+	if c.tailnet == nil {
+		return nil, errors.New("the Tailscale API is not configured")
+	}
+	st, err := c.tailnet.GetSettings(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.settings = st
+	return st, nil
+}
 
 // TailnetUnknown reports whether the Tailscale settings are not known yet
 // at plan time (they come from another resource): the plan-time checks of

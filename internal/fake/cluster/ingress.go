@@ -350,38 +350,12 @@ func (e *Engine) reconcileIngressThroughProxyGroupLocked(op *Operator, g *Ingres
 	if !e.tailnet.HTTPSEnabled() {
 		e.logf("%s: HTTPSNotEnabled: HTTPS is not enabled on the tailnet; ingress may not work", what)
 	}
-	key := g.serviceKey()
-	if prev := e.appServices[key]; prev != "" && prev != name {
-		e.dropAppServiceLocked(op, key)
-	}
-	c, err := e.callerLocked(op)
-	if err != nil {
-		e.logf("%s: failed to get tailscale client: %v", what, err)
+	if !e.ensureAppServiceLocked(op, appService{
+		key: g.serviceKey(), name: name, hostname: hostname, what: what, tags: tags, ports: []string{"tcp:443"},
+		rename: "a different MagicDNS name at `.spec.tls.hosts[0] in the Ingress definition", comparePorts: true,
+	}) {
 		return
 	}
-	var existing *tailnetapi.Service
-	switch v, err := c.GetService(name); {
-	case err == nil:
-		existing = &v
-	case !tailnetapi.IsNotFound(err):
-		e.logf("%s: error getting Tailscale Service %q: %v", what, hostname, err)
-		return
-	}
-	annotations, refused := ownerAnnotations(op.NodeID, existing)
-	if refused != "" {
-		e.logf("%s: InvalidTailscaleService: error ensuring ownership of Tailscale Service %s: %s. To proceed, you can either manually delete the existing "+
-			"Tailscale Service or choose a different MagicDNS name at `.spec.tls.hosts[0] in the Ingress definition", what, hostname, refused)
-		return
-	}
-	want := tailnetapi.Service{Name: name, Tags: tags, Ports: []string{"tcp:443"}, Comment: managedServiceComment, Annotations: annotations}
-	if existing == nil || !slices.Equal(existing.Tags, tags) || !slices.Equal(existing.Ports, want.Ports) ||
-		existing.Annotations[ownerAnnotation] != annotations[ownerAnnotation] {
-		if _, err := c.PutService(want); err != nil {
-			e.logf("%s: error creating Tailscale Service: %v", what, err)
-			return
-		}
-	}
-	e.appServices[key] = name
 	e.tailnet.AdvertiseService(name, group.DeviceIDs())
 	g.Hostname = hostname
 	if g.StatusHostname != "" {

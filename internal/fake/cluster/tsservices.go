@@ -159,40 +159,69 @@ func (e *Engine) reconcileAppThroughProxyGroupLocked(op *Operator, svc qoveryapi
 		e.logf("%s: IngressSvcInvalid: %s", what, strings.Join(invalid, "\n"))
 		return
 	}
-	if prev := e.appServices[svc.ID]; prev != "" && prev != name {
-		e.dropAppServiceLocked(op, svc.ID)
-	}
-	c, err := e.callerLocked(op)
-	if err != nil {
-		e.logf("%s: failed to get tailscale client: %v", what, err)
+	if !e.ensureAppServiceLocked(op, appService{
+		key: svc.ID, name: name, hostname: hostname, what: what, tags: tags, ports: []string{"do-not-validate"},
+		rename: fmt.Sprintf("a different hostname with the '%s' annotaion", AnnotationHostname),
+	}) {
 		return
 	}
-	var existing *tailnetapi.Service
-	switch v, err := c.GetService(name); {
-	case err == nil:
-		existing = &v
-	case !tailnetapi.IsNotFound(err):
-		e.logf("%s: error getting Tailscale Service %q: %v", what, hostname, err)
-		return
-	}
-	annotations, refused := ownerAnnotations(op.NodeID, existing)
-	if refused != "" {
-		e.logf("%s: InvalidTailscaleService: error ensuring ownership of Tailscale Service %s: %s. To proceed, you can either manually delete the existing "+
-			"Tailscale Service or choose a different hostname with the '%s' annotaion", what, hostname, refused, AnnotationHostname)
-		return
-	}
-	want := tailnetapi.Service{Name: name, Tags: tags, Ports: []string{"do-not-validate"}, Comment: managedServiceComment, Annotations: annotations}
-	if existing == nil || !slices.Equal(existing.Tags, tags) || existing.Annotations[ownerAnnotation] != annotations[ownerAnnotation] {
-		if _, err := c.PutService(want); err != nil {
-			e.logf("%s: error creating Tailscale Service: %v", what, err)
-			return
-		}
-	}
-	e.appServices[svc.ID] = name
 	// The replicas advertise the Service; it carries traffic once the
 	// tailnet approves them (tailnetapi.Server.ServiceServed).
 	e.tailnet.AdvertiseService(name, group.DeviceIDs())
 	e.logf("%s: served by ProxyGroup %q as Tailscale Service %s; no proxy device of its own", what, pgName, name)
+}
+
+// appService is a Tailscale Service that the operator makes for an
+// application (key, its ID) or an Ingress (key, its serviceKey), served by
+// an ingress ProxyGroup.
+type appService struct {
+	key, name, hostname, what string
+	tags, ports               []string
+	// rename is the operator's advice for a name another operator owns:
+	// "choose ..." what.
+	rename string
+	// comparePorts: a Service whose ports differ is written again.
+	comparePorts bool
+}
+
+// ensureAppServiceLocked makes the Tailscale Service s as the operator
+// does for both kinds: it gives up the one the key had under another name,
+// refuses a Service that another operator owns, writes it when it is
+// missing or differs, and records it. It reports whether the Service is
+// there, logging why not.
+func (e *Engine) ensureAppServiceLocked(op *Operator, s appService) bool {
+	if prev := e.appServices[s.key]; prev != "" && prev != s.name {
+		e.dropAppServiceLocked(op, s.key)
+	}
+	c, err := e.callerLocked(op)
+	if err != nil {
+		e.logf("%s: failed to get tailscale client: %v", s.what, err)
+		return false
+	}
+	var existing *tailnetapi.Service
+	switch v, err := c.GetService(s.name); {
+	case err == nil:
+		existing = &v
+	case !tailnetapi.IsNotFound(err):
+		e.logf("%s: error getting Tailscale Service %q: %v", s.what, s.hostname, err)
+		return false
+	}
+	annotations, refused := ownerAnnotations(op.NodeID, existing)
+	if refused != "" {
+		e.logf("%s: InvalidTailscaleService: error ensuring ownership of Tailscale Service %s: %s. To proceed, you can either manually delete the existing "+
+			"Tailscale Service or choose %s", s.what, s.hostname, refused, s.rename)
+		return false
+	}
+	want := tailnetapi.Service{Name: s.name, Tags: s.tags, Ports: s.ports, Comment: managedServiceComment, Annotations: annotations}
+	if existing == nil || !slices.Equal(existing.Tags, s.tags) || (s.comparePorts && !slices.Equal(existing.Ports, want.Ports)) ||
+		existing.Annotations[ownerAnnotation] != annotations[ownerAnnotation] {
+		if _, err := c.PutService(want); err != nil {
+			e.logf("%s: error creating Tailscale Service: %v", s.what, err)
+			return false
+		}
+	}
+	e.appServices[s.key] = s.name
+	return true
 }
 
 // dropAppServiceLocked gives up the Tailscale Service the operator made

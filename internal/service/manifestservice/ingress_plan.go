@@ -88,8 +88,17 @@ func (r *ingressResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 			}, &resp.Diagnostics)
 		}
 	}
+	if creating && r.Clients.TailnetOrNil() != nil {
+		cluster.CheckHTTPS(ctx, r.Clients, &resp.Diagnostics, cluster.HTTPSNeed{
+			At:     path.Root("hostname"),
+			Needs:  "the Ingress's proxy needs to serve HTTPS with a certificate for its MagicDNS name",
+			Serves: "The Ingress's proxy serves HTTPS on port 443 with the tailnet's certificate for its MagicDNS name",
+			Without: "the operator would make the proxy, whose certificate would be refused, and the Ingress would never get an " +
+				"address",
+			Fix: ", then plan again",
+		})
+	}
 	if creating {
-		r.checkHTTPS(ctx, &resp.Diagnostics)
 		r.checkServiceFree(ctx, plan.Hostname.ValueString(), &resp.Diagnostics)
 	}
 }
@@ -136,32 +145,6 @@ func (r *ingressResource) checkBackend(ctx context.Context, m *ingressModel, dia
 		fmt.Sprintf("The application %s (%s) declares no port %d (its ports: %s). Its Kubernetes Service has only the declared "+
 			"ports, so the proxy would answer every request with an error. Set backend_port to a declared port, or declare "+
 			"port %d on the application in Qovery.", app.Name, appID, port, list, port))
-}
-
-// checkHTTPS refuses a tailnet without HTTPS certificates: the operator
-// would make the proxy, which would never get a certificate for its
-// MagicDNS name, and the Ingress would get no address.
-func (r *ingressResource) checkHTTPS(ctx context.Context, diags *diag.Diagnostics) {
-	tn := r.Clients.TailnetOrNil()
-	if tn == nil {
-		return
-	}
-	at := path.Root("hostname")
-	st, err := tn.GetSettings(ctx)
-	switch {
-	case err != nil:
-		diags.AddAttributeWarning(at, "HTTPS Certificates Not Checked",
-			fmt.Sprintf("qtail could not read the tailnet settings (%v), so it has not checked that HTTPS certificates are enabled, "+
-				"which the Ingress's proxy needs to serve HTTPS with a certificate for its MagicDNS name. Give the provider's "+
-				"Tailscale credential the feature_settings:read scope to have it checked, or check it on the DNS page of the "+
-				"admin console (%s).", err, adminDNSURL))
-	case !st.HTTPSEnabled:
-		diags.AddAttributeError(at, "HTTPS Certificates Disabled on the Tailnet",
-			fmt.Sprintf("The Ingress's proxy serves HTTPS on port 443 with the tailnet's certificate for its MagicDNS name, but the "+
-				"tailnet settings say HTTPS certificates are off (httpsEnabled is false): the operator would make the proxy, whose "+
-				"certificate would be refused, and the Ingress would never get an address. Enable HTTPS Certificates on the DNS "+
-				"page of the admin console (%s; MagicDNS must be on), then plan again.", adminDNSURL))
-	}
 }
 
 // checkServiceFree refuses a hostname that a Tailscale Service of the

@@ -12,10 +12,6 @@ import (
 	"github.com/qtail/terraform-provider-qtail/internal/tfx"
 )
 
-// adminDNSURL is the DNS page of the Tailscale admin console, where HTTPS
-// certificates are turned on.
-const adminDNSURL = "https://login.tailscale.com/admin/dns"
-
 // kubeAPIServerAt is the attribute that the checks of a kube-apiserver
 // ProxyGroup report on.
 var kubeAPIServerAt = path.Root("kube_apiserver").AtName("mode")
@@ -67,20 +63,14 @@ func (r *proxyGroupResource) checkKubeAPIServer(ctx context.Context, ops *cluste
 		return
 	}
 	mode := spec.KubeAPIServerMode
-	st, err := tn.GetSettings(ctx)
-	switch {
-	case err != nil:
-		diags.AddAttributeWarning(kubeAPIServerAt, "HTTPS Certificates Not Checked",
-			fmt.Sprintf("qtail could not read the tailnet settings (%v), so it has not checked that HTTPS certificates are enabled, "+
-				"which the kube-apiserver ProxyGroup %s needs: its replicas serve TLS with the tailnet's certificate for %s, and "+
-				"without it they never serve. Give the provider's Tailscale credential the feature_settings:read scope to have it "+
-				"checked, or check it on the DNS page of the admin console (%s).", err, spec.Name, spec.ServiceName(), adminDNSURL))
-	case !st.HTTPSEnabled:
-		diags.AddAttributeError(kubeAPIServerAt, "HTTPS Certificates Disabled on the Tailnet",
-			fmt.Sprintf("The replicas of the kube-apiserver ProxyGroup %s serve the Kubernetes API on :443 with TLS, from the "+
-				"tailnet's certificate for the Tailscale Service %s, but the tailnet settings say HTTPS certificates are off "+
-				"(httpsEnabled is false): the replicas would join the tailnet and never serve. Enable HTTPS Certificates on the DNS "+
-				"page of the admin console (%s; MagicDNS must be on).", spec.Name, spec.ServiceName(), adminDNSURL))
+	if !cluster.CheckHTTPS(ctx, r.Clients, diags, cluster.HTTPSNeed{
+		At: kubeAPIServerAt,
+		Needs: fmt.Sprintf("the kube-apiserver ProxyGroup %s needs: its replicas serve TLS with the tailnet's certificate for %s, "+
+			"and without it they never serve", spec.Name, spec.ServiceName()),
+		Serves: fmt.Sprintf("The replicas of the kube-apiserver ProxyGroup %s serve the Kubernetes API on :443 with TLS, from the "+
+			"tailnet's certificate for the Tailscale Service %s", spec.Name, spec.ServiceName()),
+		Without: "the replicas would join the tailnet and never serve",
+	}) {
 		return
 	}
 	if mode != manifest.KubeAPIServerAuth {

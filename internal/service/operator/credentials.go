@@ -84,20 +84,15 @@ func (r *operatorResource) checkAPIServerProxy(ctx context.Context, tn *tailnet.
 		return
 	}
 	at := path.Root("api_server_proxy")
-	st, err := tn.GetSettings(ctx)
-	switch {
-	case err != nil:
-		diags.AddAttributeWarning(at, "HTTPS Certificates Not Checked",
-			fmt.Sprintf("qtail could not read the tailnet settings (%v), so it has not checked that HTTPS certificates are enabled, "+
-				"which the API server proxy needs: it serves TLS with the tailnet's certificate for its MagicDNS name, and without "+
-				"them kubectl fails with TLS errors. Give the provider's Tailscale credential the feature_settings:read scope to have "+
-				"it checked, or check it on the DNS page of the admin console (%s).", err, adminDNSURL))
-	case !st.HTTPSEnabled:
-		diags.AddAttributeError(at, "HTTPS Certificates Disabled on the Tailnet",
-			fmt.Sprintf("api_server_proxy = %q makes the operator serve the Kubernetes API on :443 with TLS, from the tailnet's "+
-				"certificate for its MagicDNS name, but the tailnet settings say HTTPS certificates are off (httpsEnabled is false): "+
-				"the operator would start and kubectl would fail with TLS errors. Enable HTTPS Certificates on the DNS page of the "+
-				"admin console (%s; MagicDNS must be on), or set api_server_proxy = \"false\".", mode, adminDNSURL))
+	if !cluster.CheckHTTPS(ctx, r.Clients, diags, cluster.HTTPSNeed{
+		At: at,
+		Needs: "the API server proxy needs: it serves TLS with the tailnet's certificate for its MagicDNS name, and without " +
+			"them kubectl fails with TLS errors",
+		Serves: fmt.Sprintf("api_server_proxy = %q makes the operator serve the Kubernetes API on :443 with TLS, from the "+
+			"tailnet's certificate for its MagicDNS name", mode),
+		Without: "the operator would start and kubectl would fail with TLS errors",
+		Fix:     `, or set api_server_proxy = "false"`,
+	}) {
 		return
 	}
 	if mode != "true" || len(tags) == 0 {

@@ -54,39 +54,77 @@ func (f *GrantsFastPath) planChange(ctx context.Context, clients *conn.Clients, 
 	if attrs["grants"].IsNull() || attrs["grants"].As(&grants) != nil || len(grants) == 0 {
 		return nil, false
 	}
-	var prior rawGrants
-	var priorValues map[string]tftypes.Value
-	if req.PriorState != nil && req.PriorState.MsgPack != nil {
-		pv, err := req.PriorState.Unmarshal(f.typ)
-		if err != nil {
-			return nil, false
-		}
-		if !pv.IsNull() {
-			var ok bool
-			if prior, ok = f.decode(req.PriorState); !ok {
-				return nil, false
-			}
-			if priorValues, ok = grantValues(pv); !ok {
-				return nil, false
-			}
-		}
+	prior, priorValues, ok := f.priorOf(req.PriorState)
+	if !ok {
+		return nil, false
 	}
-	planned := make(map[string]json.RawMessage, len(grants))
 	for name, g := range grants {
 		if !sameJSONBytes(g, priorValues[name]) {
 			return nil, false
 		}
-		entry, ok := grantEntry(g)
-		if !ok {
-			return nil, false
-		}
-		planned[name] = entry
+	}
+	planned, ok := protocolEntries(grants)
+	if !ok {
+		return nil, false
 	}
 	owners := prior.owners
 	if owners == nil {
 		owners = map[string]string{}
 	}
 	names := slices.Sorted(maps.Keys(planned))
+	plannedState, err := tfprotov6.NewDynamicValue(f.typ, f.withComputed(attrs, names, owners))
+	if err != nil {
+		return nil, false
+	}
+
+	var diags diag.Diagnostics
+	r := &grantsResource{ResourceBase: conn.ResourceBase{Clients: clients}}
+	r.checkPlan(ctx, &diags, prior.grants, planned, prior.unmarked, owners)
+	resp := &tfprotov6.PlanResourceChangeResponse{PlannedState: &plannedState, PlannedPrivate: req.PriorPrivate, Diagnostics: protocolDiagnostics(diags)}
+	tflog.Debug(ctx, "qtail_grants: the change is planned without the framework", map[string]any{"grants": len(names)})
+	return resp, true
+}
+
+// priorOf reads a prior state: its grants, and their values by name. A
+// null state (a create) has none; ok is false for a state the fast path
+// does not read.
+func (f *GrantsFastPath) priorOf(dv *tfprotov6.DynamicValue) (rawGrants, map[string]tftypes.Value, bool) {
+	if dv == nil || dv.MsgPack == nil {
+		return rawGrants{}, nil, true
+	}
+	v, err := dv.Unmarshal(f.typ)
+	switch {
+	case err != nil:
+		return rawGrants{}, nil, false
+	case v.IsNull():
+		return rawGrants{}, nil, true
+	}
+	prior, ok := f.decode(dv)
+	if !ok {
+		return rawGrants{}, nil, false
+	}
+	values, ok := grantValues(v)
+	return prior, values, ok
+}
+
+// protocolEntries returns the entry of each known grant value, by name.
+func protocolEntries(grants map[string]tftypes.Value) (map[string]json.RawMessage, bool) {
+	out := make(map[string]json.RawMessage, len(grants))
+	for name, g := range grants {
+		entry, ok := grantEntry(g)
+		if !ok {
+			return nil, false
+		}
+		out[name] = entry
+	}
+	return out, true
+}
+
+// withComputed is attrs with the computed attributes of the grants of
+// names (sorted) as ModifyPlan plans them and apply sets them: the ID, no
+// unmarked grant, and the owner of each, unknown while it is still to be
+// drawn.
+func (f *GrantsFastPath) withComputed(attrs map[string]tftypes.Value, names []string, owners map[string]string) tftypes.Value {
 	ownerValues := make(map[string]tftypes.Value, len(names))
 	for _, name := range names {
 		ownerValues[name] = tftypes.NewValue(tftypes.String, tftypes.UnknownValue)
@@ -98,17 +136,7 @@ func (f *GrantsFastPath) planChange(ctx context.Context, clients *conn.Clients, 
 	out["id"] = tftypes.NewValue(tftypes.String, grantsID(names))
 	out["unmarked"] = tftypes.NewValue(tftypes.List{ElementType: tftypes.String}, []tftypes.Value{})
 	out["owners"] = tftypes.NewValue(tftypes.Map{ElementType: tftypes.String}, ownerValues)
-	plannedState, err := tfprotov6.NewDynamicValue(f.typ, tftypes.NewValue(f.typ, out))
-	if err != nil {
-		return nil, false
-	}
-
-	var diags diag.Diagnostics
-	r := &grantsResource{ResourceBase: conn.ResourceBase{Clients: clients}}
-	r.checkPlan(ctx, &diags, prior.grants, planned, prior.unmarked, owners)
-	resp := &tfprotov6.PlanResourceChangeResponse{PlannedState: &plannedState, PlannedPrivate: req.PriorPrivate, Diagnostics: protocolDiagnostics(diags)}
-	tflog.Debug(ctx, "qtail_grants: the change is planned without the framework", map[string]any{"grants": len(names)})
-	return resp, true
+	return tftypes.NewValue(f.typ, out)
 }
 
 // grantValues returns the grants of a state, by name.
@@ -287,25 +315,13 @@ func (f *GrantsFastPath) ApplyResourceChange(ctx context.Context, clients *conn.
 	if !ok || len(grants) == 0 {
 		return nil, false
 	}
-	var prior rawGrants
-	if req.PriorState != nil && req.PriorState.MsgPack != nil {
-		pv, err := req.PriorState.Unmarshal(f.typ)
-		if err != nil {
-			return nil, false
-		}
-		if !pv.IsNull() {
-			if prior, ok = f.decode(req.PriorState); !ok {
-				return nil, false
-			}
-		}
+	prior, _, ok := f.priorOf(req.PriorState)
+	if !ok {
+		return nil, false
 	}
-	planned := make(map[string]json.RawMessage, len(grants))
-	for name, g := range grants {
-		entry, ok := grantEntry(g)
-		if !ok {
-			return nil, false
-		}
-		planned[name] = entry
+	planned, ok := protocolEntries(grants)
+	if !ok {
+		return nil, false
 	}
 	owners := maps.Clone(prior.owners)
 	if owners == nil {
@@ -315,16 +331,8 @@ func (f *GrantsFastPath) ApplyResourceChange(ctx context.Context, clients *conn.
 	r := &grantsResource{ResourceBase: conn.ResourceBase{Clients: clients}}
 	newState := tftypes.NewValue(f.typ, nil)
 	if r.writePlanned(ctx, &diags, prior.grants, prior.unmarked, owners, planned) {
-		names := slices.Sorted(maps.Keys(planned))
-		ownerValues := make(map[string]tftypes.Value, len(names))
-		for _, name := range names {
-			ownerValues[name] = tftypes.NewValue(tftypes.String, owners[name])
-		}
-		out := maps.Clone(attrs)
-		out["id"] = tftypes.NewValue(tftypes.String, grantsID(names))
-		out["unmarked"] = tftypes.NewValue(tftypes.List{ElementType: tftypes.String}, []tftypes.Value{})
-		out["owners"] = tftypes.NewValue(tftypes.Map{ElementType: tftypes.String}, ownerValues)
-		newState = tftypes.NewValue(f.typ, out)
+		// Every grant has its owner now: none is unknown.
+		newState = f.withComputed(attrs, slices.Sorted(maps.Keys(planned)), owners)
 	}
 	dv, err := tfprotov6.NewDynamicValue(f.typ, newState)
 	if err != nil {

@@ -38,22 +38,29 @@ func (p grantsOnlyProvider) Resources(context.Context) []func() resource.Resourc
 }
 func (p grantsOnlyProvider) DataSources(context.Context) []func() datasource.DataSource { return nil }
 
-// frameworkPlan plans req through the framework, with clients.
-func frameworkPlan(t *testing.T, clients *conn.Clients, req *tfprotov6.PlanResourceChangeRequest) *tfprotov6.PlanResourceChangeResponse {
+// frameworkServer is the framework's server of qtail_grants alone,
+// configured with clients.
+func frameworkServer(t *testing.T, clients *conn.Clients) tfprotov6.ProviderServer {
 	t.Helper()
-	ctx := context.Background()
 	srv, err := providerserver.NewProtocol6WithError(grantsOnlyProvider{clients: clients})()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := tfprotov6.NewDynamicValue(tftypes.Object{AttributeTypes: map[string]tftypes.Type{}}, tftypes.NewValue(tftypes.Object{AttributeTypes: map[string]tftypes.Type{}}, map[string]tftypes.Value{}))
+	empty := tftypes.Object{AttributeTypes: map[string]tftypes.Type{}}
+	cfg, err := tfprotov6.NewDynamicValue(empty, tftypes.NewValue(empty, map[string]tftypes.Value{}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := srv.ConfigureProvider(ctx, &tfprotov6.ConfigureProviderRequest{Config: &cfg}); err != nil {
+	if _, err := srv.ConfigureProvider(context.Background(), &tfprotov6.ConfigureProviderRequest{Config: &cfg}); err != nil {
 		t.Fatal(err)
 	}
-	resp, err := srv.PlanResourceChange(ctx, req)
+	return srv
+}
+
+// frameworkPlan plans req through the framework, with clients.
+func frameworkPlan(t *testing.T, clients *conn.Clients, req *tfprotov6.PlanResourceChangeRequest) *tfprotov6.PlanResourceChangeResponse {
+	t.Helper()
+	resp, err := frameworkServer(t, clients).PlanResourceChange(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -358,19 +365,7 @@ func configValue(t *testing.T, f *GrantsFastPath, grants map[string]json.RawMess
 // frameworkApply applies req through the framework, with clients.
 func frameworkApply(t *testing.T, clients *conn.Clients, req *tfprotov6.ApplyResourceChangeRequest) *tfprotov6.ApplyResourceChangeResponse {
 	t.Helper()
-	ctx := context.Background()
-	srv, err := providerserver.NewProtocol6WithError(grantsOnlyProvider{clients: clients})()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := tfprotov6.NewDynamicValue(tftypes.Object{AttributeTypes: map[string]tftypes.Type{}}, tftypes.NewValue(tftypes.Object{AttributeTypes: map[string]tftypes.Type{}}, map[string]tftypes.Value{}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := srv.ConfigureProvider(ctx, &tfprotov6.ConfigureProviderRequest{Config: &cfg}); err != nil {
-		t.Fatal(err)
-	}
-	resp, err := srv.ApplyResourceChange(ctx, req)
+	resp, err := frameworkServer(t, clients).ApplyResourceChange(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
 	}
