@@ -74,7 +74,7 @@ func proveOperatorClient(ctx context.Context, tn *tailnet.Client, id, secret str
 // httpsEnabled; and in auth mode a grant of the kubernetes capability to
 // one of the operator's tags, without which every caller is impersonated
 // as themselves only (a warning, with the grant to add).
-func (r *operatorResource) checkAPIServerProxy(ctx context.Context, tn *tailnet.Client, c *operatorCheck, policy []byte, tags []string, diags *diag.Diagnostics) {
+func (r *operatorResource) checkAPIServerProxy(ctx context.Context, c *operatorCheck, policy []byte, tags []string, diags *diag.Diagnostics) {
 	plan, state := c.plan, c.state
 	if plan.APIServerProxy.IsUnknown() {
 		return

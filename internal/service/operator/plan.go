@@ -393,7 +393,7 @@ func (r *operatorResource) checkTailnet(ctx context.Context, tn *tailnet.Client,
 		(c.creating || !plan.OAuthClientID.Equal(state.OAuthClientID) || !plan.OAuthClientSecretWOVersion.Equal(state.OAuthClientSecretWOVersion)) {
 		proveOperatorClient(ctx, tn, plan.OAuthClientID.ValueString(), c.secret, diags)
 	}
-	r.checkAPIServerProxy(ctx, tn, c, body, tags, diags)
+	r.checkAPIServerProxy(ctx, c, body, tags, diags)
 	proxyChanged := c.creating || !plan.ProxyDefaultTags.Equal(state.ProxyDefaultTags) || !plan.DefaultTags.Equal(state.DefaultTags) ||
 		!plan.OAuthClientID.Equal(state.OAuthClientID)
 	if diags.HasError() || !clientKnown || !proxyChanged {
