@@ -96,11 +96,17 @@ func NewPlanner(store *Store) *Planner {
 // Expect says that Terraform is on its way to plan the fragment of key (it
 // validates its resource's configuration): the batch of checks under way
 // waits for it (see batch.Batcher) until Check or Forget. The Store
-// expects its change too.
-func (p *Planner) Expect(key policyfile.Key) {
+// expects its change too, and starts reading the policy file that the plan
+// will need (see Store.Prefetch).
+func (p *Planner) Expect(ctx context.Context, key policyfile.Key) {
 	p.checks.Expect(claimKey(key))
 	p.store.Expect(key)
+	p.store.Prefetch(ctx)
 }
+
+// Prefetch starts reading the policy file that the plans of this process
+// will need (see Store.Prefetch).
+func (p *Planner) Prefetch(ctx context.Context) { p.store.Prefetch(ctx) }
 
 // Forget says that the plan of the fragment of key needs no check, and,
 // unless changing, that it writes nothing either.

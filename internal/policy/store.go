@@ -209,6 +209,32 @@ func (s *Store) Forget(key policyfile.Key) { s.writes.Forget(claimKey(key)) }
 // when they are written.
 func (s *Store) Changing() bool { return s.changing.Load() }
 
+// prefetchTimeout bounds a read that Prefetch starts: it outlives the
+// call that started it, whose context ends with its answer.
+const prefetchTimeout = 2 * time.Minute
+
+// Prefetch starts reading the policy file in the background, unless a copy
+// is kept or a read is under way: a resource that validates its
+// configuration is about to be planned, and its plan reads the file. The
+// read then overlaps Terraform's work between the two calls instead of
+// following it. A caller that needs the file before the read ends waits
+// for it (see get); one that finds it failed reads it again only when the
+// failure was its context's (otherwise it gets the same error as from a
+// read of its own).
+func (s *Store) Prefetch(ctx context.Context) {
+	s.mu.Lock()
+	busy := s.current != nil || (s.loading != nil && s.loading.gen == s.gen)
+	s.mu.Unlock()
+	if busy {
+		return
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), prefetchTimeout)
+		defer cancel()
+		_, _ = s.get(ctx, false)
+	}()
+}
+
 // Snapshot returns the policy file, read once and then kept.
 func (s *Store) Snapshot(ctx context.Context) (Snapshot, error) {
 	c, err := s.get(ctx, false)

@@ -25,7 +25,7 @@
 // qtail run that is not timed (debug logging costs time of its own).
 //
 //	go run ./tools/benchpolicy [-n 120,1000] [-latency 50ms] [-parallelism 10]
-//	    [-whole-file-provider PATH] [-cpu-hogs 2] [-pprof DIR]
+//	    [-whole-file-provider PATH] [-repeat 3] [-cpu-hogs 2] [-pprof DIR]
 //	go run ./tools/benchpolicy -sets-only -n 1000,10000 [-whole-file-provider PATH]
 //	go run ./tools/benchpolicy -concurrent 16 [-per-config 25] [-latency 50ms]
 //
@@ -34,6 +34,10 @@
 // with qtail_grant and with qtail_grants: the writes next to their floor,
 // the 412 answers, the wall time, the grants kept and the hand-written
 // content kept.
+//
+// -repeat K (3 by default) measures qtail_grants and the whole file K
+// times, one after the other, and prints each command's median run: one
+// run of a second can fall on a moment when the machine is busy.
 //
 // -cpu-hogs runs that many busy processes beside the benchmark, to measure
 // on a loaded machine. -pprof builds the provider with CPU profiling and
@@ -87,7 +91,11 @@ type options struct {
 	pprof       string
 	setsOnly    bool
 	noReference bool
-	keep        bool
+	// repeat is how many times qtail_grants and the whole file are
+	// measured, one after the other; each command's figures are those of
+	// its median run.
+	repeat int
+	keep   bool
 	// concurrent and perConfig: with concurrent > 0, the benchmark is
 	// that many configurations of perConfig grants at once on one policy.
 	concurrent, perConfig int
@@ -109,9 +117,13 @@ func main() {
 	flag.IntVar(&o.concurrent, "concurrent", 0, "instead: this many configurations applying, then destroying, at once on one policy")
 	flag.IntVar(&o.perConfig, "per-config", 25, "with -concurrent: the grants of each configuration")
 	flag.BoolVar(&o.noReference, "no-framework-reference", false, "with -sets-only: leave out noop_grants, which takes many minutes at N = 10,000")
+	flag.IntVar(&o.repeat, "repeat", 3, "measure qtail_grants and the whole file this many times, alternately, and keep each command's median")
 	flag.BoolVar(&o.setsOnly, "sets-only", false, "measure only the resources that hold every grant (qtail_grants, noop_grants, the whole file), for large N")
 	flag.Parse()
 	log.SetFlags(0)
+	if o.repeat < 1 {
+		log.Fatalf("benchpolicy: -repeat %d: want at least 1", o.repeat)
+	}
 	for _, s := range strings.Split(*sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil || n <= 0 {
@@ -331,8 +343,7 @@ func (b *bench) one(ctx context.Context, n int) (*report, error) {
 	if r.pluginSet, err = b.sequence(ctx, n, "plugin-set", pluginSetConfig, false, false); err != nil {
 		return nil, err
 	}
-	fmt.Printf("N=%d: qtail, the same grants in one qtail_grants ...\n", n)
-	if r.set, err = b.sequence(ctx, n, "qtail-set", grantSetConfig, true, false); err != nil {
+	if err := b.setAndWhole(ctx, r); err != nil {
 		return nil, err
 	}
 	// The batches are read from the provider's debug log, which costs
@@ -346,15 +357,57 @@ func (b *bench) one(ctx context.Context, n int) (*report, error) {
 		q[i].batches = logged[i].batches
 	}
 	r.planAdd, r.apply, r.planNop, r.onePort = q[0], q[1], q[2], q[3]
-	if b.o.wholeFile != "" {
-		fmt.Printf("N=%d: whole file ...\n", n)
-		w, err := b.sequence(ctx, n, "whole", wholeFileConfig, false, false)
-		if err != nil {
-			return nil, err
+	return r, nil
+}
+
+// setAndWhole measures the N grants in one qtail_grants and, with
+// -whole-file-provider, in one tailscale_acl, -repeat times each, one
+// after the other so that a change in the machine's load falls on both,
+// and keeps each command's median run.
+func (b *bench) setAndWhole(ctx context.Context, r *report) error {
+	n := r.n
+	var sets, wholes [][steps]result
+	for i := range b.o.repeat {
+		round := ""
+		if b.o.repeat > 1 {
+			round = fmt.Sprintf(" (%d of %d)", i+1, b.o.repeat)
 		}
+		fmt.Printf("N=%d: qtail_grants%s ...\n", n, round)
+		set, err := b.sequence(ctx, n, fmt.Sprintf("qtail-set-%d", i), grantSetConfig, true, false)
+		if err != nil {
+			return err
+		}
+		sets = append(sets, set)
+		if b.o.wholeFile != "" {
+			fmt.Printf("N=%d: whole file%s ...\n", n, round)
+			w, err := b.sequence(ctx, n, fmt.Sprintf("whole-%d", i), wholeFileConfig, false, false)
+			if err != nil {
+				return err
+			}
+			wholes = append(wholes, w)
+		}
+	}
+	r.set = medianRuns(sets)
+	if len(wholes) > 0 {
+		w := medianRuns(wholes)
 		r.whole = &w
 	}
-	return r, nil
+	return nil
+}
+
+// medianRuns returns, for each command, its figures in the run whose wall
+// time is the median of the runs (the lower median for an even count).
+func medianRuns(runs [][steps]result) [steps]result {
+	var out [steps]result
+	for step := range out {
+		col := make([]result, len(runs))
+		for i, run := range runs {
+			col[i] = run[step]
+		}
+		sort.Slice(col, func(i, j int) bool { return col[i].wall < col[j].wall })
+		out[step] = col[(len(col)-1)/2]
+	}
+	return out
 }
 
 // sequence plans, applies and plans again the configuration of n grants
@@ -554,17 +607,8 @@ func (b *bench) sets(ctx context.Context, r *report) (*report, error) {
 			return nil, err
 		}
 	}
-	fmt.Printf("N=%d: qtail_grants ...\n", n)
-	if r.set, err = b.sequence(ctx, n, "qtail-set", grantSetConfig, true, false); err != nil {
+	if err := b.setAndWhole(ctx, r); err != nil {
 		return nil, err
-	}
-	if b.o.wholeFile != "" {
-		fmt.Printf("N=%d: whole file ...\n", n)
-		w, err := b.sequence(ctx, n, "whole", wholeFileConfig, false, false)
-		if err != nil {
-			return nil, err
-		}
-		r.whole = &w
 	}
 	return r, nil
 }

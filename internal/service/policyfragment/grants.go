@@ -261,7 +261,7 @@ func (r *grantsResource) ValidateConfig(ctx context.Context, req resource.Valida
 	names := slices.Collect(maps.Keys(grants.Elements()))
 	if len(names) > 0 && r.Configured() {
 		if planner := plannerOf(r.Clients); planner != nil {
-			planner.Expect(grantsClaim(names))
+			planner.Expect(ctx, grantsClaim(names))
 		}
 	}
 	for name, v := range grants.Elements() {

@@ -143,13 +143,13 @@ func unmanagedWarning(diags *diag.Diagnostics, k *fragment.Kind, key policyfile.
 // expect tells the Planner that Terraform is on its way to plan the
 // fragment of cfg, the configuration it validates: the checks and writes
 // under way wait for it.
-func (r *fragmentResource) expect(cfg *model) {
+func (r *fragmentResource) expect(ctx context.Context, cfg *model) {
 	if !r.Configured() {
 		return
 	}
 	if key, ok := cfg.fragmentKey(); ok {
 		if planner := r.planner(); planner != nil {
-			planner.Expect(key)
+			planner.Expect(ctx, key)
 		}
 	}
 }

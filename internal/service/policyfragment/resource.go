@@ -123,7 +123,7 @@ func (r *fragmentResource) ValidateConfig(ctx context.Context, req resource.Vali
 	if resp.Diagnostics.Append(diags...); resp.Diagnostics.HasError() {
 		return
 	}
-	r.expect(cfg)
+	r.expect(ctx, cfg)
 	for _, p := range r.kind.Validate(cfg.values()) {
 		resp.Diagnostics.AddAttributeError(path.Root(p.Attr), p.Summary, p.Detail)
 	}
