@@ -48,7 +48,7 @@ type fastPathServer struct {
 }
 
 func (s fastPathServer) UpgradeResourceState(ctx context.Context, req *tfprotov6.UpgradeResourceStateRequest) (*tfprotov6.UpgradeResourceStateResponse, error) {
-	if resp, ok := s.fast.UpgradeResourceState(ctx, req); ok {
+	if resp, ok := s.fast.UpgradeResourceState(ctx, s.clients(), req); ok {
 		return resp, nil
 	}
 	return s.attributeNamingServer.UpgradeResourceState(ctx, req)

@@ -171,9 +171,14 @@ func (g rawGrants) settled() bool {
 }
 
 // UpgradeResourceState answers the upgrade of a state of the current
-// version, which is a conversion from JSON.
-func (f *GrantsFastPath) UpgradeResourceState(ctx context.Context, req *tfprotov6.UpgradeResourceStateRequest) (*tfprotov6.UpgradeResourceStateResponse, bool) {
-	if req.TypeName != grantsTypeName || req.Version != 0 || req.RawState == nil || req.RawState.JSON == nil {
+// version, which is a conversion from JSON. Terraform refreshes the
+// resource next, which reads the policy file: the read starts now.
+func (f *GrantsFastPath) UpgradeResourceState(ctx context.Context, clients *conn.Clients, req *tfprotov6.UpgradeResourceStateRequest) (*tfprotov6.UpgradeResourceStateResponse, bool) {
+	if req.TypeName != grantsTypeName {
+		return nil, false
+	}
+	prefetch(ctx, clients)
+	if req.Version != 0 || req.RawState == nil || req.RawState.JSON == nil {
 		return nil, false
 	}
 	v, err := req.RawState.UnmarshalWithOpts(f.typ, tfprotov6.UnmarshalOpts{ValueFromJSONOpts: tftypes.ValueFromJSONOpts{IgnoreUndefinedAttributes: true}})
@@ -188,6 +193,15 @@ func (f *GrantsFastPath) UpgradeResourceState(ctx context.Context, req *tfprotov
 	return &tfprotov6.UpgradeResourceStateResponse{UpgradedState: &dv}, true
 }
 
+// prefetch starts reading the policy file that the call under way will
+// need (see policy.Store.Prefetch), when the provider is configured for
+// the tailnet: the read overlaps the decoding of a large value.
+func prefetch(ctx context.Context, clients *conn.Clients) {
+	if planner := plannerOf(clients); planner != nil {
+		planner.Prefetch(ctx)
+	}
+}
+
 // ReadResource answers the refresh of grants that the policy file holds,
 // marked for their owners, exactly as the state says: the state stays as
 // it is.
@@ -195,6 +209,7 @@ func (f *GrantsFastPath) ReadResource(ctx context.Context, clients *conn.Clients
 	if req.TypeName != grantsTypeName || plannerOf(clients) == nil {
 		return nil, false
 	}
+	prefetch(ctx, clients)
 	state, ok := f.decode(req.CurrentState)
 	if !ok || !state.settled() {
 		return nil, false

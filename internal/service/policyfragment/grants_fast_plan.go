@@ -14,7 +14,6 @@ import (
 
 	"github.com/qtail/terraform-provider-qtail/internal/conn"
 	"github.com/qtail/terraform-provider-qtail/internal/fragment"
-	"github.com/qtail/terraform-provider-qtail/internal/policy"
 )
 
 // plainContent reports whether the framework plans the grants' content as
@@ -219,14 +218,8 @@ func (f *GrantsFastPath) ValidateResourceConfig(ctx context.Context, clients *co
 	if req.TypeName != grantsTypeName || req.Config == nil || req.Config.MsgPack == nil {
 		return nil, false
 	}
-	var planner *policy.Planner
-	if clients != nil {
-		// The plan that follows reads the policy file: the read starts
-		// now, and overlaps the decoding of a large configuration.
-		if planner = plannerOf(clients); planner != nil {
-			planner.Prefetch(ctx)
-		}
-	}
+	// The plan that follows reads the policy file.
+	prefetch(ctx, clients)
 	cfg, err := req.Config.Unmarshal(f.typ)
 	if err != nil || cfg.IsNull() || !cfg.IsFullyKnown() {
 		return nil, false
@@ -245,7 +238,7 @@ func (f *GrantsFastPath) ValidateResourceConfig(ctx context.Context, clients *co
 			return nil, false
 		}
 	}
-	if planner != nil {
+	if planner := plannerOf(clients); planner != nil {
 		planner.Expect(ctx, grantsClaim(slices.Collect(maps.Keys(grants))))
 	}
 	tflog.Debug(ctx, "qtail_grants: the configuration is valid; its validation is answered without the framework", map[string]any{"grants": len(grants)})

@@ -159,7 +159,7 @@ func TestGrantsFastPath_answersOnlyNoOps(t *testing.T) {
 	}
 
 	// Upgrade of a current state: the same value.
-	up, ok := f.UpgradeResourceState(ctx, &tfprotov6.UpgradeResourceStateRequest{TypeName: "qtail_grants", Version: 0,
+	up, ok := f.UpgradeResourceState(ctx, nil, &tfprotov6.UpgradeResourceStateRequest{TypeName: "qtail_grants", Version: 0,
 		RawState: &tfprotov6.RawState{JSON: []byte(`{"id":"a","grants":{"a":{"src":["*"],"dst":["*"],"ip":["*"],"app":null,"via":null,"src_posture":null}},"unmarked":[],"gone":1}`)}})
 	if !ok {
 		t.Fatal("upgrade of a current state not handled")

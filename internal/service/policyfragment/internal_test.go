@@ -31,7 +31,13 @@ func sandboxData(t *testing.T, startPolicy []byte) (*conn.Clients, *sandbox.Worl
 	}
 	srv := httptest.NewServer(w.Handler())
 	t.Cleanup(srv.Close)
-	env := w.Env(srv.URL)
+	return configuredClients(t, w.Env(srv.URL)), w
+}
+
+// configuredClients are clients configured for the tailnet of a sandbox
+// whose environment is env.
+func configuredClients(t *testing.T, env map[string]string) *conn.Clients {
+	t.Helper()
 	c := conn.New("test", conn.Options{})
 	val := func(attr, name string) conn.Setting { return conn.Setting{Attr: attr, Env: name, Value: env[name]} }
 	c.ConfigureTailnet(conn.TailnetSettings{
@@ -44,7 +50,7 @@ func sandboxData(t *testing.T, startPolicy []byte) (*conn.Clients, *sandbox.Worl
 	if _, diags := c.Tailnet(); diags.HasError() {
 		t.Fatalf("tailnet not configured: %v", diags)
 	}
-	return c, w
+	return c
 }
 
 // planGrant runs the ModifyPlan of qtail_grant for the creation of m.
