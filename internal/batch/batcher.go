@@ -370,40 +370,44 @@ func (b *Batcher[Req, Res]) settle() BatchInfo {
 		}
 		maxWait = max(maxWait, hold)
 
+		// The conditions are if statements rather than the cases of a
+		// switch: Go's coverage profile, which the mutation tests read,
+		// covers the conditions of an if, not the expressions of a case.
 		var wait time.Duration
 		left := maxWait - now.Sub(start)
-		switch {
-		case n == 0:
+		if n == 0 {
 			return info
-		case left <= 0:
+		}
+		if left <= 0 {
 			info.Reason = "max wait"
 			return info
-		case missing > 0:
+		}
+		if missing > 0 {
 			wait = left
 			if next := b.nextExpiry(now); next > 0 {
 				wait = min(wait, next)
 			}
-		case target > 0 && n >= target:
+		} else if target > 0 && n >= target {
 			info.Reason = "complete"
 			b.par.complete(arrived)
 			return info
-		case live > 0:
+		} else if live > 0 {
 			wait = min(nextGiveUp, left)
-		case letGo > 0 && late == 0 && n >= letGo:
+		} else if letGo > 0 && late == 0 && n >= letGo {
 			// Every operation that the last answers let go has come,
 			// and asks for a change: none of them ran something else.
 			info.Reason = "complete"
 			b.par.complete(arrived)
 			return info
-		case target > 0 && sinceFirst >= patience:
+		} else if target > 0 && sinceFirst >= patience {
 			info.Reason = "short"
 			return info
-		case target > 0:
+		} else if target > 0 {
 			wait = min(patience-sinceFirst, left)
-		case silent >= quiet:
+		} else if silent >= quiet {
 			info.Reason = "quiet"
 			return info
-		default:
+		} else {
 			wait = min(quiet-silent, left)
 		}
 		timer.Reset(wait)

@@ -187,17 +187,17 @@ func (g *Gatherer[Req, Res]) settle() BatchInfo {
 		silent := now.Sub(g.last)
 		g.mu.Unlock()
 
-		var wait time.Duration
-		switch {
-		case left <= 0:
+		// If statements rather than a switch: see Batcher.settle.
+		if left <= 0 {
 			info.Reason = "max wait"
 			return info
-		case info.Missing > 0:
-			wait = min(nextExpiry, left)
-		case silent >= g.quiet:
-			info.Reason = "quiet"
-			return info
-		default:
+		}
+		wait := min(nextExpiry, left)
+		if info.Missing == 0 {
+			if silent >= g.quiet {
+				info.Reason = "quiet"
+				return info
+			}
 			wait = min(g.quiet-silent, left)
 		}
 		timer.Reset(wait)
