@@ -383,10 +383,7 @@ func (b *Batcher[Req, Res]) settle() BatchInfo {
 			return info
 		}
 		if missing > 0 {
-			wait = left
-			if next := b.nextExpiry(now); next > 0 {
-				wait = min(wait, next)
-			}
+			wait = b.nextExpiry(now, left)
 		} else if target > 0 && n >= target {
 			info.Reason = "complete"
 			b.par.complete(arrived)
@@ -477,17 +474,16 @@ func (b *Batcher[Req, Res]) longestWait() time.Duration { return maxWaitGrowth *
 
 // owedLocked counts the operations owed that a batch still waits for
 // (live) and those it has given up on (late), and says how long until the
-// next one is given up on, and how long each is waited for (see
-// holdLocked).
+// next one is given up on (hold when none is live), and how long each is
+// waited for (see holdLocked).
 func (b *Batcher[Req, Res]) owedLocked(now time.Time) (live, late int, next, hold time.Duration) {
 	b.dropLocked(now)
 	hold = b.holdLocked()
+	next = hold
 	for _, at := range b.owed {
 		if age := now.Sub(at); age < hold {
 			live++
-			if d := hold - age; next == 0 || d < next {
-				next = d
-			}
+			next = min(next, hold-age)
 		} else {
 			late++
 		}
@@ -512,15 +508,14 @@ func (b *Batcher[Req, Res]) missingLocked(now time.Time) int {
 	return len(b.expected)
 }
 
-// nextExpiry is how long until the oldest expected request is forgotten.
-func (b *Batcher[Req, Res]) nextExpiry(now time.Time) time.Duration {
+// nextExpiry is how long until the oldest expected request is forgotten,
+// at most limit.
+func (b *Batcher[Req, Res]) nextExpiry(now time.Time, limit time.Duration) time.Duration {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	var next time.Duration
+	next := limit
 	for _, since := range b.expected {
-		if d := b.maxWait - now.Sub(since); next == 0 || d < next {
-			next = d
-		}
+		next = min(next, b.maxWait-now.Sub(since))
 	}
 	return next
 }

@@ -132,3 +132,25 @@ func TestGathererQuietCountsFromTheLastArrival(t *testing.T) {
 		}
 	})
 }
+
+func TestBatcherStartsAsSoonAsItReachesTheTarget(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		// Target 2: the second request completes the batch, which starts
+		// at once.
+		log := &infoLog{}
+		b := NewBatcher(BatcherOptions[int]{Quiet: 25 * time.Millisecond, MaxWait: time.Second, Parallelism: seasoned(2, 0), OnBatch: log.add}, (&recorder{}).run)
+		var wg sync.WaitGroup
+		for i := range 2 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, _, _ = b.Do(context.Background(), "", i)
+			}()
+		}
+		wg.Wait()
+		if infos := log.all(); len(infos) != 1 || infos[0].Size != 2 || infos[0].Reason != "complete" || infos[0].Wait != 0 {
+			t.Errorf("batches %+v, want one complete batch of 2 at once", infos)
+		}
+	})
+}
