@@ -370,40 +370,41 @@ func (b *Batcher[Req, Res]) settle() BatchInfo {
 		}
 		maxWait = max(maxWait, hold)
 
+		// The conditions are if statements rather than the cases of a
+		// switch: Go's coverage profile, which the mutation tests read,
+		// covers the conditions of an if, not the expressions of a case.
 		var wait time.Duration
 		left := maxWait - now.Sub(start)
-		switch {
-		case n == 0:
+		if n == 0 {
 			return info
-		case left <= 0:
+		}
+		if left <= 0 {
 			info.Reason = "max wait"
 			return info
-		case missing > 0:
-			wait = left
-			if next := b.nextExpiry(now); next > 0 {
-				wait = min(wait, next)
-			}
-		case target > 0 && n >= target:
+		}
+		if missing > 0 {
+			wait = b.nextExpiry(now, left)
+		} else if target > 0 && n >= target {
 			info.Reason = "complete"
 			b.par.complete(arrived)
 			return info
-		case live > 0:
+		} else if live > 0 {
 			wait = min(nextGiveUp, left)
-		case letGo > 0 && late == 0 && n >= letGo:
+		} else if letGo > 0 && late == 0 && n >= letGo {
 			// Every operation that the last answers let go has come,
 			// and asks for a change: none of them ran something else.
 			info.Reason = "complete"
 			b.par.complete(arrived)
 			return info
-		case target > 0 && sinceFirst >= patience:
+		} else if target > 0 && sinceFirst >= patience {
 			info.Reason = "short"
 			return info
-		case target > 0:
+		} else if target > 0 {
 			wait = min(patience-sinceFirst, left)
-		case silent >= quiet:
+		} else if silent >= quiet {
 			info.Reason = "quiet"
 			return info
-		default:
+		} else {
 			wait = min(quiet-silent, left)
 		}
 		timer.Reset(wait)
@@ -473,17 +474,16 @@ func (b *Batcher[Req, Res]) longestWait() time.Duration { return maxWaitGrowth *
 
 // owedLocked counts the operations owed that a batch still waits for
 // (live) and those it has given up on (late), and says how long until the
-// next one is given up on, and how long each is waited for (see
-// holdLocked).
+// next one is given up on (hold when none is live), and how long each is
+// waited for (see holdLocked).
 func (b *Batcher[Req, Res]) owedLocked(now time.Time) (live, late int, next, hold time.Duration) {
 	b.dropLocked(now)
 	hold = b.holdLocked()
+	next = hold
 	for _, at := range b.owed {
 		if age := now.Sub(at); age < hold {
 			live++
-			if d := hold - age; next == 0 || d < next {
-				next = d
-			}
+			next = min(next, hold-age)
 		} else {
 			late++
 		}
@@ -508,15 +508,14 @@ func (b *Batcher[Req, Res]) missingLocked(now time.Time) int {
 	return len(b.expected)
 }
 
-// nextExpiry is how long until the oldest expected request is forgotten.
-func (b *Batcher[Req, Res]) nextExpiry(now time.Time) time.Duration {
+// nextExpiry is how long until the oldest expected request is forgotten,
+// at most limit.
+func (b *Batcher[Req, Res]) nextExpiry(now time.Time, limit time.Duration) time.Duration {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	var next time.Duration
+	next := limit
 	for _, since := range b.expected {
-		if d := b.maxWait - now.Sub(since); next == 0 || d < next {
-			next = d
-		}
+		next = min(next, b.maxWait-now.Sub(since))
 	}
 	return next
 }

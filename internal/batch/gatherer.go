@@ -170,34 +170,32 @@ func (g *Gatherer[Req, Res]) settle() BatchInfo {
 			info.Reason = "now"
 			return info
 		}
-		// The expected requests, forgetting those expected for too long.
-		var nextExpiry time.Duration
+		left := g.maxWait - now.Sub(g.first)
+		// The expected requests, forgetting those expected for too long;
+		// the batch waits until the next one is forgotten, at most.
+		wait := left
 		for k, since := range g.expected {
-			left := g.maxWait - now.Sub(since)
-			if left <= 0 {
+			expiry := g.maxWait - now.Sub(since)
+			if expiry <= 0 {
 				delete(g.expected, k)
 				continue
 			}
-			if nextExpiry == 0 || left < nextExpiry {
-				nextExpiry = left
-			}
+			wait = min(wait, expiry)
 		}
 		info.Missing = len(g.expected)
-		left := g.maxWait - now.Sub(g.first)
 		silent := now.Sub(g.last)
 		g.mu.Unlock()
 
-		var wait time.Duration
-		switch {
-		case left <= 0:
+		// If statements rather than a switch: see Batcher.settle.
+		if left <= 0 {
 			info.Reason = "max wait"
 			return info
-		case info.Missing > 0:
-			wait = min(nextExpiry, left)
-		case silent >= g.quiet:
-			info.Reason = "quiet"
-			return info
-		default:
+		}
+		if info.Missing == 0 {
+			if silent >= g.quiet {
+				info.Reason = "quiet"
+				return info
+			}
 			wait = min(g.quiet-silent, left)
 		}
 		timer.Reset(wait)

@@ -390,13 +390,14 @@ func (p *Planner) validateBatch(ctx context.Context, batch []*planCheck) []error
 		return errs
 	}
 	err = p.validate(ctx, trial, before)
-	switch {
-	case err == nil:
+	if err == nil {
 		return errs
-	case len(ok) == 1:
+	}
+	if len(ok) == 1 {
 		errs[ok[0]] = validateError(err)
 		return errs
-	case !IsRejected(err) && !isTooLarge(err):
+	}
+	if !IsRejected(err) && !isTooLarge(err) {
 		for _, i := range ok {
 			errs[i] = &ValidateCallError{Err: err}
 		}

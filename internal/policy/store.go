@@ -339,17 +339,17 @@ func (s *Store) ApplyAll(ctx context.Context, claim policyfile.Key, muts []polic
 	}
 	s.changing.Store(true)
 	outcome, inFlight, err := s.writes.Do(ctx, claimKey(claim), &request{ctx: ctx, muts: muts})
-	switch {
-	case err == nil:
+	if err == nil {
 		return outcome
-	case inFlight:
-		what := muts[0].Key.String()
-		if len(muts) > 1 {
-			what = fmt.Sprintf("%d changes (%s and others)", len(muts), what)
-		}
-		return fmt.Errorf("policy: stopped waiting for the write of %s, which may or may not have been applied: %w", what, err)
 	}
-	return err
+	if !inFlight {
+		return err
+	}
+	what := muts[0].Key.String()
+	if len(muts) > 1 {
+		what = fmt.Sprintf("%d changes (%s and others)", len(muts), what)
+	}
+	return fmt.Errorf("policy: stopped waiting for the write of %s, which may or may not have been applied: %w", what, err)
 }
 
 // writeBatch writes one batch of changes and returns the outcome of each.
@@ -426,8 +426,7 @@ func (s *Store) cycle(ctx context.Context, batch []*request, isolate bool) []err
 			s.replace(c, Snapshot{HuJSON: out, ETag: etag}, doc)
 			return errs
 		}
-		switch {
-		case IsPreconditionFailed(err):
+		if IsPreconditionFailed(err) {
 			s.drop(c)
 			if attempt >= s.attempts {
 				s.log(ctx, "policy kept changing: giving up", map[string]any{"attempts": attempt})
@@ -438,21 +437,23 @@ func (s *Store) cycle(ctx context.Context, batch []*request, isolate bool) []err
 			if werr := s.retry.Wait(ctx, d); werr != nil {
 				return fail(applied, fmt.Errorf("policy: waiting to retry the write: %w", werr))
 			}
-		case IsRejected(err) && isolate && len(applied) > 1:
-			return s.isolate(ctx, batch, applied, errs, err)
-		case IsRejected(err):
-			var keys []policyfile.Key
-			for _, i := range applied {
-				for _, m := range batch[i].muts {
-					keys = append(keys, m.Key)
-				}
-			}
-			return fail(applied, &RejectedError{Keys: keys, Err: err})
-		default:
+			continue
+		}
+		if !IsRejected(err) {
 			// The write may or may not have happened: forget the copy.
 			s.drop(c)
 			return fail(applied, fmt.Errorf("policy: writing the policy file: %w", err))
 		}
+		if isolate && len(applied) > 1 {
+			return s.isolate(ctx, batch, applied, errs, err)
+		}
+		var keys []policyfile.Key
+		for _, i := range applied {
+			for _, m := range batch[i].muts {
+				keys = append(keys, m.Key)
+			}
+		}
+		return fail(applied, &RejectedError{Keys: keys, Err: err})
 	}
 }
 

@@ -111,10 +111,9 @@ func merge(out []FailedTest, f FailedTest) []FailedTest {
 func (f FailedTest) Explain(name func(policyfile.Key) string) string {
 	var b strings.Builder
 	what := fmt.Sprintf("the test of %q", f.Src)
-	switch {
-	case f.Key.Name != "":
+	if f.Key.Name != "" {
 		what = name(f.Key)
-	case f.Hand():
+	} else if f.Hand() {
 		what = "the test " + string(f.Entry) + ", written by hand in the policy file (not qtail's)"
 	}
 	addrs := strings.Join(f.Addresses, ", ")
@@ -133,12 +132,11 @@ func (f FailedTest) Explain(name func(policyfile.Key) string) string {
 		}
 		return strings.Join(out, ", ")
 	}
-	switch {
-	case len(f.Culprits) > 0 && f.Want == "Drop":
+	if len(f.Culprits) > 0 && f.Want == "Drop" {
 		fmt.Fprintf(&b, " The planned grants that let it: %s.", names(f.Culprits))
-	case len(f.Culprits) > 0:
+	} else if len(f.Culprits) > 0 {
 		fmt.Fprintf(&b, " The planned changes that take that access away: %s.", names(f.Culprits))
-	case len(f.Reaching) > 0:
+	} else if len(f.Reaching) > 0 {
 		fmt.Fprintf(&b, " No grant the changes write reaches it on its own; the grants that do: %s.", strings.Join(f.Reaching, ", "))
 	}
 	return b.String()
@@ -340,15 +338,13 @@ func (f *reachFile) grantReaches(value json.RawMessage, src, address string) boo
 func (f *reachFile) srcMatches(entry, src string) bool {
 	e, s := strings.ToLower(entry), strings.ToLower(src)
 	isUser := strings.Contains(s, "@") && !strings.Contains(s, ":")
-	switch {
-	case e == "*" || e == s:
+	if e == "*" || e == s {
 		return true
-	case e == "autogroup:member" || e == "autogroup:members":
-		return isUser || strings.HasPrefix(s, "group:")
-	case strings.HasPrefix(e, "group:") && isUser:
-		return slices.Contains(f.groups[e], s)
 	}
-	return false
+	if e == "autogroup:member" || e == "autogroup:members" {
+		return isUser || strings.HasPrefix(s, "group:")
+	}
+	return strings.HasPrefix(e, "group:") && isUser && slices.Contains(f.groups[e], s)
 }
 
 func (f *reachFile) dstMatches(entry, host string) bool {

@@ -87,10 +87,10 @@ func (d *Document) approverMember(key Key, create bool) (parent container, i int
 
 // approverPath names the list of key in messages.
 func approverPath(key Key) string {
-	switch {
-	case key.Name == ExitNodeName:
+	if key.Name == ExitNodeName {
 		return "autoApprovers.exitNode"
-	case key.isService():
+	}
+	if key.isService() {
 		return fmt.Sprintf("autoApprovers.services[%q]", key.entryKey())
 	}
 	return fmt.Sprintf("autoApprovers.routes[%q]", key.entryKey())
@@ -109,12 +109,13 @@ func ValidServiceApproverKey(s string) error {
 		return fmt.Errorf("%q must be a Tailscale Service, svc:NAME, or a tag, tag:NAME", s)
 	}
 	alnum := func(c byte) bool { return 'a' <= c && c <= 'z' || isDigit(c) }
-	switch {
-	case label == "":
+	if label == "" {
 		return fmt.Errorf("%q: the service name after 'svc:' must not be empty", s)
-	case len(label) > 63:
+	}
+	if len(label) > 63 {
 		return fmt.Errorf("%q: the service name after 'svc:' is longer than 63 characters", s)
-	case !alnum(label[0]) || !alnum(label[len(label)-1]):
+	}
+	if !alnum(label[0]) || !alnum(label[len(label)-1]) {
 		return fmt.Errorf("%q: the service name after 'svc:' must start and end with a lower-case letter or a digit", s)
 	}
 	for i := 0; i < len(label); i++ {
@@ -234,10 +235,9 @@ func (d *Document) putApprovers(key Key, val *hujson.Value, overwrite bool) erro
 	}
 	for n, w := range want {
 		j := slices.IndexFunc(elementsOf(list), func(v *hujson.Value) bool { return string(canonical(v)) == w })
-		switch {
-		case j < 0:
+		if j < 0 {
 			d.appendEntry(list, key, &arr.Elements[n])
-		case !hasMarker(*list.lead(j), key):
+		} else if !hasMarker(*list.lead(j), key) {
 			d.addMarker(list, j, key)
 		}
 	}
@@ -286,21 +286,20 @@ func (d *Document) deleteApprovers(key Key, takeOver bool) bool {
 		return false
 	}
 	removed := false
-	switch {
-	case key.Owned():
+	if key.Owned() {
 		for j := list.len() - 1; j >= 0; j-- {
 			if hasMarker(*list.lead(j), key) {
 				d.dropApprover(list, j, key)
 				removed = true
 			}
 		}
-	case !hasMarker(*parent.lead(i), key) && !takeOver:
+	} else if !hasMarker(*parent.lead(i), key) && !takeOver {
 		// Nobody's list to remove: the member was not written by qtail.
 		return false
-	case hasMarker(*parent.lead(i), key) && !anyOwned(list, key):
+	} else if hasMarker(*parent.lead(i), key) && !anyOwned(list, key) {
 		d.remove(parent, i, key)
 		removed = true
-	default:
+	} else {
 		// The approvers that no owner marked; a list that a person
 		// wrote stays, emptied.
 		for j := list.len() - 1; j >= 0; j-- {

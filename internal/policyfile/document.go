@@ -330,10 +330,9 @@ func (d *Document) put(key Key, val *hujson.Value, overwrite bool) error {
 			if owner, other := ownedByOther(*c.lead(i), key); marked && other {
 				return &OwnedError{Key: key, Owner: owner, Existing: cur}
 			}
-			switch {
-			case !marked:
+			if !marked {
 				d.addMarker(c, i, key)
-			case key.Owner != "" && markerOwner(*c.lead(i), key) == "":
+			} else if key.Owner != "" && markerOwner(*c.lead(i), key) == "" {
 				// A marker written before owners were: it gets the owner.
 				*c.lead(i) = withMarker(*c.lead(i), key)
 				d.index.relead(c, i)
@@ -633,19 +632,18 @@ func (d *Document) removeWith(c container, i int, isMarker func(Key) bool, marke
 	if t := *c.trail(i); hasComment(t) {
 		prefix = concat(prefix, t)
 	}
-	switch {
-	case i < n-1:
+	if i < n-1 {
 		*c.lead(i + 1) = joinExtra(prefix, *c.lead(i + 1))
-	case n > 1 && *c.trail(i) != nil:
+	} else if n > 1 && *c.trail(i) != nil {
 		if *c.trail(i - 1) == nil {
 			*c.trail(i - 1) = hujson.Extra{}
 		}
 		*c.closing() = joinExtra(prefix, *c.closing())
-	case n > 1:
+	} else if n > 1 {
 		prev := *c.trail(i - 1)
 		*c.trail(i - 1) = nil
 		*c.closing() = joinExtra(concat(prev, prefix), *c.closing())
-	default:
+	} else {
 		rest := joinExtra(prefix, *c.closing())
 		// Undo the line break that slot adds to an empty "[]" or "{}".
 		if suffix := d.style.nl + c.indent; bytes.HasSuffix(rest, []byte(suffix)) {

@@ -19,10 +19,7 @@ type UnmanagedConflictError struct {
 // Error says where the entry is, what it holds and how to import it.
 func (e *UnmanagedConflictError) Error() string {
 	where := fmt.Sprintf("tagOwners[%q]", e.Key.Name)
-	switch {
-	case e.Key.Kind == KindAutoApprover && e.Key.Name == ExitNodeName:
-		where = "autoApprovers.exitNode"
-	case e.Key.Kind == KindAutoApprover:
+	if e.Key.Kind == KindAutoApprover {
 		where = approverPath(e.Key)
 	}
 	return fmt.Sprintf("%s already exists in the policy file with a different value, %s, and is not managed by qtail; "+

@@ -266,10 +266,10 @@ func dropEntry[K comparable](m map[K][]int, i int, shift bool) {
 	for k, l := range m {
 		n := 0
 		for _, j := range l {
-			switch {
-			case j == i:
+			if j == i {
 				continue
-			case j > i && shift:
+			}
+			if j > i && shift {
 				j--
 			}
 			l[n] = j

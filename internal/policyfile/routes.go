@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 
 	"github.com/tailscale/hujson"
@@ -278,18 +279,26 @@ func (p *RoutePolicy) approves(approvers []string, dev RouteDevice) bool {
 			if lower == "autogroup:tagged" {
 				return true
 			}
-		case dev.User == "":
-		case lower == "autogroup:member", lower == "autogroup:members":
-			return true
-		case strings.HasPrefix(lower, "group:"):
-			for _, m := range p.groups[lower] {
-				if strings.EqualFold(m, dev.User) {
-					return true
-				}
+		default:
+			if p.approvesUser(a, lower, dev.User) {
+				return true
 			}
-		case strings.EqualFold(a, dev.User):
-			return true
 		}
 	}
 	return false
+}
+
+// approvesUser reports whether the approver a (lower in lower case), not a
+// tag, covers the user of an untagged device.
+func (p *RoutePolicy) approvesUser(a, lower, user string) bool {
+	if user == "" {
+		return false
+	}
+	if lower == "autogroup:member" || lower == "autogroup:members" {
+		return true
+	}
+	if strings.HasPrefix(lower, "group:") {
+		return slices.ContainsFunc(p.groups[lower], func(m string) bool { return strings.EqualFold(m, user) })
+	}
+	return strings.EqualFold(a, user)
 }

@@ -17,12 +17,13 @@ import (
 // letter, then letters, digits or dashes.
 func ValidTag(s string) error {
 	name, ok := strings.CutPrefix(s, "tag:")
-	switch {
-	case !ok:
+	if !ok {
 		return errors.New("tags must start with 'tag:'")
-	case name == "":
+	}
+	if name == "" {
 		return errors.New("tag names must not be empty")
-	case !isLetter(name[0]):
+	}
+	if !isLetter(name[0]) {
 		return errors.New("tag names must start with a letter, after 'tag:'")
 	}
 	for i := 0; i < len(name); i++ {
@@ -99,12 +100,10 @@ func ValidIPPort(s string) error {
 	if i := strings.LastIndexByte(s, ':'); i >= 0 {
 		proto, ports = s[:i], s[i+1:]
 	}
-	switch {
-	case proto == "":
+	if proto == "" {
 		return fmt.Errorf("ip %q: empty protocol", s)
-	case proto == "*":
-	case ipProtocols[strings.ToLower(proto)]:
-	default:
+	}
+	if proto != "*" && !ipProtocols[strings.ToLower(proto)] {
 		if n, err := strconv.ParseUint(proto, 10, 8); err != nil || n > 255 {
 			return fmt.Errorf("proto name %q not known; use protocol number 0-255", proto)
 		}
@@ -220,36 +219,39 @@ func ValidSelector(s string, use SelectorUse) error {
 			}
 		}
 	}
-	switch {
-	case hasPrefix && prefix == "tag":
-		if err := ValidTag(target); err != nil {
-			return fmt.Errorf("%q: %w", s, err)
+	if hasPrefix {
+		switch prefix {
+		case "tag":
+			if err := ValidTag(target); err != nil {
+				return fmt.Errorf("%q: %w", s, err)
+			}
+			return nil
+		case "group":
+			if rest == "" || !markerSafe(rest) {
+				return fmt.Errorf("%q: group names must not be empty or contain spaces", s)
+			}
+			return nil
+		case "autogroup":
+			return checkAutogroup(s, rest, use)
+		case "user":
+			if !strings.HasPrefix(rest, "*@") || inTest {
+				return fmt.Errorf("%q: only \"user:*@DOMAIN\" is allowed, in grants", s)
+			}
+			if !validEmail(rest) {
+				return fmt.Errorf("%q: %q is not a domain", s, rest[2:])
+			}
+			return nil
+		case "ipset", "svc":
+			if inTest || (prefix == "svc" && use != GrantDst) {
+				return fmt.Errorf("%q: %s: is not allowed here", s, prefix)
+			}
+			if rest == "" {
+				return fmt.Errorf("%q: the name after %s: must not be empty", s, prefix)
+			}
+			return nil
 		}
-		return nil
-	case hasPrefix && prefix == "group":
-		if rest == "" || !markerSafe(rest) {
-			return fmt.Errorf("%q: group names must not be empty or contain spaces", s)
-		}
-		return nil
-	case hasPrefix && prefix == "autogroup":
-		return checkAutogroup(s, rest, use)
-	case hasPrefix && prefix == "user":
-		if !strings.HasPrefix(rest, "*@") || inTest {
-			return fmt.Errorf("%q: only \"user:*@DOMAIN\" is allowed, in grants", s)
-		}
-		if !validEmail(rest) {
-			return fmt.Errorf("%q: %q is not a domain", s, rest[2:])
-		}
-		return nil
-	case hasPrefix && (prefix == "ipset" || prefix == "svc"):
-		if inTest || (prefix == "svc" && use != GrantDst) {
-			return fmt.Errorf("%q: %s: is not allowed here", s, prefix)
-		}
-		if rest == "" {
-			return fmt.Errorf("%q: the name after %s: must not be empty", s, prefix)
-		}
-		return nil
-	case strings.Contains(target, "@"):
+	}
+	if strings.Contains(target, "@") {
 		if !validEmail(target) {
 			return fmt.Errorf("%q is not a valid user email", s)
 		}
@@ -297,12 +299,13 @@ func checkAutogroup(s, name string, use SelectorUse) error {
 	if !autogroups[name] {
 		return fmt.Errorf("%q: unknown autogroup", s)
 	}
-	switch {
-	case name == "self" && (use == GrantSrc || use == TestSrc):
+	if name == "self" && (use == GrantSrc || use == TestSrc) {
 		return fmt.Errorf("%q not valid on the src side of a rule", s)
-	case name == "danger-all" && use == GrantDst:
+	}
+	if name == "danger-all" && use == GrantDst {
 		return errors.New("cannot use autogroup:danger-all as a dst")
-	case name == "internet" && use == TestDst:
+	}
+	if name == "internet" && use == TestDst {
 		return fmt.Errorf("%q: autogroup:internet is not allowed as a tests destination", s)
 	}
 	return nil
