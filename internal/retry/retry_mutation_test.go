@@ -2,7 +2,10 @@ package retry
 
 import (
 	"context"
+	"errors"
+	"io"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 )
@@ -122,5 +125,61 @@ func TestSleepWaitsAndNoWaitReportsTheContext(t *testing.T) {
 	}
 	if err := Sleep(context.Background(), 0); err != nil {
 		t.Errorf("Sleep(0) = %v", err)
+	}
+}
+
+func TestMaxDelayBelowBaseDelayIsRaisedToIt(t *testing.T) {
+	// A cap below the first wait would shrink every wait under BaseDelay:
+	// the cap is raised to BaseDelay instead.
+	p := Policy{BaseDelay: 2 * time.Second, MaxDelay: time.Second, Jitter: exact}
+	for attempt := 1; attempt <= 3; attempt++ {
+		if got := p.Backoff(attempt); got != 2*time.Second {
+			t.Errorf("Backoff(%d) = %v, want BaseDelay 2s", attempt, got)
+		}
+	}
+}
+
+// failingRoundTripper fails every request with err.
+type failingRoundTripper struct{ err error }
+
+func (f failingRoundTripper) RoundTrip(*http.Request) (*http.Response, error) { return nil, f.err }
+
+func TestAmbiguousErrorUnwrapsTheNetworkError(t *testing.T) {
+	cause := errors.New("connection reset by peer")
+	p, _ := testPolicy()
+	c := &http.Client{Transport: p.Transport(failingRoundTripper{err: cause})}
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, "http://api.test/things", strings.NewReader("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := c.Do(req)
+	if resp != nil {
+		t.Fatalf("got a response: %d", resp.StatusCode)
+	}
+	if !IsAmbiguous(err) || !errors.Is(err, cause) {
+		t.Fatalf("error %v: want an *AmbiguousError wrapping %v", err, cause)
+	}
+}
+
+func TestBodyThatCannotBeReadAgainStopsTheRetries(t *testing.T) {
+	s := &script{statuses: []int{503}}
+	srv := serve(t, s)
+	p, rec := testPolicy()
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodPut, srv.URL, strings.NewReader("body"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := errors.New("body source closed")
+	req.GetBody = func() (io.ReadCloser, error) { return nil, gone }
+	resp, err := client(p).Do(req)
+	if resp != nil {
+		_ = resp.Body.Close()
+		t.Fatalf("got a response: %d", resp.StatusCode)
+	}
+	if !errors.Is(err, gone) {
+		t.Fatalf("error %v, want the GetBody error %v", err, gone)
+	}
+	if s.count() != 1 || len(rec.all()) != 1 {
+		t.Errorf("%d calls and waits %v, want one call and one wait before the failed re-read", s.count(), rec.all())
 	}
 }
