@@ -226,7 +226,7 @@ type authTransport struct {
 	tokens    tokenSource
 	tokenPath string
 	// secret is the OAuth client secret, kept out of error messages.
-	secret    string
+	secret string
 }
 
 // tokenSource gives the access token of an API call.
