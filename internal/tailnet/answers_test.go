@@ -546,3 +546,65 @@ func TestBaseURLThatDoesNotParse(t *testing.T) {
 		t.Errorf("error %q, want %q", errText(err), want)
 	}
 }
+
+func TestErrorsWithoutARequest(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{&ValidationError{Message: "m"}, "tailscale API policy rejected: m"},
+		{&ValidationError{Method: "POST", Message: "m"}, "tailscale API POST: policy rejected: m"},
+		{&ValidationError{Path: "/acl/validate", Message: "m"}, "tailscale API /acl/validate: policy rejected: m"},
+		{&APIError{Status: 429}, "tailscale API Too Many Requests (HTTP 429)"},
+		{&APIError{Method: "GET", Status: 404, Message: "gone"}, "tailscale API GET: gone (HTTP 404)"},
+		{&APIError{Path: "/x", Status: 500, Attempts: 1}, "tailscale API /x: Internal Server Error (HTTP 500)"},
+	} {
+		if got := tc.err.Error(); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.err, got, tc.want)
+		}
+	}
+}
+
+func TestStatusesOfTheSuccessRange(t *testing.T) {
+	// Every 2xx is a success whose body is decoded; the statuses around
+	// the range are errors.
+	for status, ok := range map[int]bool{200: true, 204: true, 299: true, 300: false, 399: false} {
+		c, _ := stubClient(t, canned{status: status, body: `{"httpsEnabled":true}`})
+		s, err := c.GetSettings(t.Context())
+		if status == 204 {
+			// A 204 carries no body.
+			if err == nil {
+				t.Errorf("204: settings %+v from an empty body", s)
+			}
+			continue
+		}
+		if ok != (err == nil) || ok && !s.HTTPSEnabled {
+			t.Errorf("HTTP %d: settings %+v, error %v; want success %v", status, s, err, ok)
+		}
+		if e, isAPI := AsAPIError(err); !ok && (!isAPI || e.Status != status) {
+			t.Errorf("HTTP %d: error %v, want an *APIError with the status", status, err)
+		}
+	}
+}
+
+func TestExchangedTokenWithoutExpiryIsReused(t *testing.T) {
+	jwt := testJWT(fmt.Sprintf(`{"exp":%d}`, time.Now().Add(time.Hour).Unix()))
+	s := &stub{ans: canned{status: 200, body: "{}"}, byPath: map[string]canned{
+		"/api/v2/oauth/token-exchange": {status: 200, body: `{"access_token":"at-1","token_type":"Bearer"}`},
+	}}
+	c, _ := stubConfig(t, s, Config{OAuthClientID: "kFederated", IdentityToken: jwt})
+	for range 3 {
+		if _, _, err := c.GetPolicy(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exchanges := 0
+	for _, p := range s.paths {
+		if p == "POST /api/v2/oauth/token-exchange" {
+			exchanges++
+		}
+	}
+	if exchanges != 1 || len(s.paths) != 4 {
+		t.Errorf("requests %v, want one exchange for three calls", s.paths)
+	}
+}

@@ -395,7 +395,7 @@ func snippet(b []byte) string {
 }
 
 // ok2xx reports whether status is a success.
-func ok2xx(status int) bool { return status >= 200 && status <= 299 }
+func ok2xx(status int) bool { return status/100 == 2 }
 
 // call runs a client v2 call and converts its error.
 func (c *Client) call(ctx context.Context, method, path string, fn func(ctx context.Context) error) error {
