@@ -224,15 +224,13 @@ func (h *Helm) ToRequest() HelmRequest {
 		IconURI:                   h.IconURI,
 		BlueprintID:               cloneString(h.BlueprintID),
 	}
-	switch {
-	case h.Source.Repository != nil:
-		r := h.Source.Repository
+	if r := h.Source.Repository; r != nil {
 		req.Source.HelmRepository = &HelmRepositorySourceRequest{
 			Repository:   r.Repository.ID,
 			ChartName:    r.ChartName,
 			ChartVersion: r.ChartVersion,
 		}
-	case h.Source.Git != nil:
+	} else if h.Source.Git != nil {
 		g := h.Source.Git.GitRepository.requestFields(false)
 		req.Source.GitRepository = &g
 	}
