@@ -31,7 +31,8 @@ type canned struct {
 type stub struct {
 	mu  sync.Mutex
 	ans canned
-	// byPath, when it has the request's path, answers instead of ans.
+	// byPath, when it has the request's "METHOD /path" or else its path,
+	// answers instead of ans.
 	byPath map[string]canned
 	paths  []string
 	// reqs are the requests' headers, in order.
@@ -42,7 +43,10 @@ func (s *stub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.paths = append(s.paths, r.Method+" "+r.URL.Path)
 	s.reqs = append(s.reqs, r.Header.Clone())
-	a, ok := s.byPath[r.URL.Path]
+	a, ok := s.byPath[r.Method+" "+r.URL.Path]
+	if !ok {
+		a, ok = s.byPath[r.URL.Path]
+	}
 	if !ok {
 		a = s.ans
 	}
@@ -307,6 +311,9 @@ func TestValidateAndPolicyTestAnswers(t *testing.T) {
 		{name: "warnings only", body: `{"message":"warnings","data":[{"user":"bob@example.com","warnings":["unused group"]}]}`,
 			validate: "tailscale API POST /api/v2/tailnet/-/acl/validate: policy rejected: warnings: bob@example.com (warning): unused group",
 			failed:   0},
+		{name: "an entry without errors or warnings", body: `{"message":"tests unreadable","data":[{"user":"alice@example.com"}]}`,
+			validate: "tailscale API POST /api/v2/tailnet/-/acl/validate: policy rejected: tests unreadable",
+			runErr:   "tailscale API POST /api/v2/tailnet/-/acl/validate: policy rejected: tests unreadable"},
 		{name: "not JSON", body: `not json`,
 			validate: "tailscale API POST /api/v2/tailnet/-/acl/validate: unexpected answer: not json",
 			runErr:   "tailscale API POST /api/v2/tailnet/-/acl/validate: unexpected answer: not json"},
@@ -344,6 +351,15 @@ func TestPreviewWithoutMatches(t *testing.T) {
 	}
 	if p.Matches == nil || len(p.Matches) != 0 || p.Type != PreviewUser || p.PreviewFor != "alice@example.com" {
 		t.Errorf("preview %+v, want no matches as an empty list", p)
+	}
+}
+
+func TestPolicyAnswerOfTheLargestSize(t *testing.T) {
+	body := strings.Repeat(" ", maxResponseBody-2) + "{}"
+	c, _ := stubClient(t, canned{status: 200, body: body})
+	got, _, err := c.GetPolicy(t.Context())
+	if err != nil || len(got) != maxResponseBody || string(got[len(got)-2:]) != "{}" {
+		t.Errorf("GetPolicy: %d bytes, error %v; want the whole %d bytes", len(got), err, maxResponseBody)
 	}
 }
 
@@ -569,7 +585,11 @@ func TestStatusesOfTheSuccessRange(t *testing.T) {
 	// Every 2xx is a success whose body is decoded; the statuses around
 	// the range are errors.
 	for status, ok := range map[int]bool{200: true, 204: true, 299: true, 300: false, 399: false} {
-		c, _ := stubClient(t, canned{status: status, body: `{"httpsEnabled":true}`})
+		c, _ := stubClient(t, canned{status: status, body: `{"httpsEnabled":true}`, header: http.Header{"Etag": {`"e1"`}}})
+		body, etag, perr := c.GetPolicy(t.Context())
+		if status != 204 && ok != (perr == nil) || ok && status != 204 && (string(body) != `{"httpsEnabled":true}` || etag != `"e1"`) {
+			t.Errorf("HTTP %d: policy %q, ETag %q, error %v; want success %v", status, body, etag, perr, ok)
+		}
 		s, err := c.GetSettings(t.Context())
 		if status == 204 {
 			// A 204 carries no body.
@@ -606,5 +626,41 @@ func TestExchangedTokenWithoutExpiryIsReused(t *testing.T) {
 	}
 	if exchanges != 1 || len(s.paths) != 4 {
 		t.Errorf("requests %v, want one exchange for three calls", s.paths)
+	}
+}
+
+func TestKeysOfTheOlderAPIWithoutAType(t *testing.T) {
+	// Older answers leave keyType out: such a key is an auth key, whose
+	// capabilities are read.
+	c, _ := stubClient(t, canned{status: 200, body: `{"id":"k1","created":"2026-03-01T12:00:00Z","description":"ci",` +
+		`"capabilities":{"devices":{"create":{"reusable":true,"ephemeral":true,"preauthorized":true,"tags":["tag:ci"]}}}}`})
+	k, err := c.GetKey(t.Context(), "k1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !k.Reusable || !k.Ephemeral || !k.Preauthorized || strings.Join(k.Tags, ",") != "tag:ci" {
+		t.Errorf("key %+v, want the capabilities of an auth key", k)
+	}
+}
+
+func TestAmbiguousAuthKeyCreateDeletesAnUntypedOrphan(t *testing.T) {
+	// The create's answer is lost; the list holds a key of the older API
+	// (no keyType) with the same description and settings, created since:
+	// it is the lost one, deleted before the create is sent again.
+	created := time.Now().UTC().Format(time.RFC3339)
+	s := &stub{ans: canned{status: 200, body: "{}"}, byPath: map[string]canned{
+		"/api/v2/tailnet/-/keys": {status: 502},
+	}}
+	s.byPath["/api/v2/tailnet/-/keys/k1"] = canned{status: 200}
+	s.byPath["GET /api/v2/tailnet/-/keys"] = canned{status: 200, body: `{"keys":[{"id":"k1","created":"` + created + `","description":"ci",` +
+		`"capabilities":{"devices":{"create":{"reusable":true,"tags":["tag:ci"]}}}}]}`}
+	c, _ := stubConfig(t, s, Config{APIKey: testAPIKey})
+	_, _, err := c.CreateAuthKey(t.Context(), AuthKeyOptions{Description: "ci", Reusable: true, Tags: []string{"tag:ci"}})
+	if err == nil {
+		t.Fatal("no error although the second create failed too")
+	}
+	want := []string{"POST /api/v2/tailnet/-/keys", "GET /api/v2/tailnet/-/keys", "DELETE /api/v2/tailnet/-/keys/k1", "POST /api/v2/tailnet/-/keys"}
+	if strings.Join(s.paths, "; ") != strings.Join(want, "; ") {
+		t.Errorf("requests\n%v\nwant\n%v", s.paths, want)
 	}
 }
