@@ -115,7 +115,9 @@ func (s *exchangeSource) token(ctx context.Context) (*oauth2.Token, error) {
 	}
 	var a exchangeAnswer
 	decodeErr := json.Unmarshal(body, &a)
-	if resp.StatusCode >= 400 {
+	// Only a 2xx grants a token: a 3xx that client code sees (one without
+	// a Location) is no answer to the exchange.
+	if !ok2xx(resp.StatusCode) {
 		e := &APIError{Method: http.MethodPost, Path: req.URL.Path, Status: resp.StatusCode, Attempts: attemptsOf(resp.Header)}
 		e.Message = "identity token exchange refused"
 		if decodeErr != nil {
