@@ -35,6 +35,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -382,17 +383,22 @@ func drain(resp *http.Response) {
 	_ = resp.Body.Close()
 }
 
+// maxRetryAfterSeconds is the longest wait in seconds that a
+// time.Duration holds.
+const maxRetryAfterSeconds = math.MaxInt64 / int64(time.Second)
+
 // ParseRetryAfter reads a Retry-After header: a number of seconds or an HTTP
-// date. The result is never negative.
+// date. The result is never negative: a number of seconds too large for a
+// time.Duration (about 292 years) is taken as the largest one.
 func ParseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 	if v == "" {
 		return 0, false
 	}
-	if secs, err := strconv.Atoi(v); err == nil {
+	if secs, err := strconv.ParseInt(v, 10, 64); err == nil || errors.Is(err, strconv.ErrRange) {
 		if secs < 0 {
 			return 0, false
 		}
-		return time.Duration(secs) * time.Second, true
+		return time.Duration(min(secs, maxRetryAfterSeconds)) * time.Second, true
 	}
 	if when, err := http.ParseTime(v); err == nil {
 		d := when.Sub(now)

@@ -154,6 +154,7 @@ func TestAmbiguousErrorUnwrapsTheNetworkError(t *testing.T) {
 	}
 	resp, err := c.Do(req)
 	if resp != nil {
+		_ = resp.Body.Close()
 		t.Fatalf("got a response: %d", resp.StatusCode)
 	}
 	if !IsAmbiguous(err) || !errors.Is(err, cause) {
@@ -181,5 +182,37 @@ func TestBodyThatCannotBeReadAgainStopsTheRetries(t *testing.T) {
 	}
 	if s.count() != 1 || len(rec.all()) != 1 {
 		t.Errorf("%d calls and waits %v, want one call and one wait before the failed re-read", s.count(), rec.all())
+	}
+}
+
+func TestRetryAfterBeyondADuration(t *testing.T) {
+	// Seconds that overflow a time.Duration, or even an int64, are the
+	// longest wait, not a negative one.
+	longest := time.Duration(maxRetryAfterSeconds) * time.Second
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	for _, v := range []string{"9223372036", "10000000000", "99999999999999999999"} {
+		if d, ok := ParseRetryAfter(v, now); !ok || d != longest {
+			t.Errorf("ParseRetryAfter(%q) = %v, %v; want %v", v, d, ok, longest)
+		}
+	}
+	if d, ok := ParseRetryAfter("9223372035", now); !ok || d != 9223372035*time.Second {
+		t.Errorf("ParseRetryAfter(9223372035) = %v, %v", d, ok)
+	}
+	for _, v := range []string{"-1", "-99999999999999999999"} {
+		if d, ok := ParseRetryAfter(v, now); ok {
+			t.Errorf("ParseRetryAfter(%q) = %v, ok", v, d)
+		}
+	}
+	// Such an answer is returned at once with the wait it asked for.
+	s := &script{statuses: []int{429}, header: http.Header{"Retry-After": {"10000000000"}}}
+	srv := serve(t, s)
+	p, rec := testPolicy()
+	resp, err := send(t, client(p), context.Background(), http.MethodGet, srv.URL, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	later, ok := LaterOf(resp.Header)
+	if resp.StatusCode != 429 || s.count() != 1 || len(rec.all()) != 0 || !ok || later.Wait != longest {
+		t.Errorf("status %d after %d calls and waits %v, later %+v %v; want the 429 at once with the longest wait", resp.StatusCode, s.count(), rec.all(), later, ok)
 	}
 }
