@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -154,4 +155,33 @@ func TestAmbiguousCreateFindsAnOlderNamesake(t *testing.T) {
 			t.Errorf("requests %+v, want the look-up of the parent's variables second", reqs)
 		}
 	})
+}
+
+func TestNotFoundRereadsWaitTheDelay(t *testing.T) {
+	// A 404 is read again NotFoundRereads times, Config.NotFoundDelay
+	// apart; a delay of zero or less is the default.
+	for _, tc := range []struct {
+		delay, want time.Duration
+	}{
+		{0, NotFoundRereads * DefaultNotFoundDelay},
+		{-time.Second, NotFoundRereads * DefaultNotFoundDelay},
+		{time.Millisecond, NotFoundRereads * time.Millisecond},
+	} {
+		synctest.Test(t, func(t *testing.T) {
+			s := &stub{ans: canned{status: 404, body: `{"status":404,"detail":"Environment not found"}`}}
+			c, err := New(Config{BaseURL: "https://api.qovery.test", Token: "qov-token", NotFoundDelay: tc.delay,
+				HTTPClient: &http.Client{Transport: memTransport{s}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			_, err = c.GetHelmRepository(t.Context(), "o1", "r1")
+			if took := time.Since(start); took != tc.want || !IsNotFound(err) {
+				t.Errorf("delay %v: took %v and gave %v, want %v and a 404", tc.delay, took, err, tc.want)
+			}
+			if n := len(s.requests()); n < NotFoundRereads+1 {
+				t.Errorf("delay %v: %d requests, want at least %d reads", tc.delay, n, NotFoundRereads+1)
+			}
+		})
+	}
 }

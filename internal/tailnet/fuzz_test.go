@@ -24,6 +24,10 @@ import (
 type memTransport struct{ h http.Handler }
 
 func (m memTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Body == nil {
+		r = r.Clone(r.Context())
+		r.Body = http.NoBody
+	}
 	rec := httptest.NewRecorder()
 	m.h.ServeHTTP(rec, r)
 	resp := rec.Result()
@@ -65,7 +69,7 @@ func fakeAnswers(f *testing.F) map[string][]byte {
 	svc := []byte(`{"name":"svc:web","comment":"qtail","ports":["tcp:443"],"tags":["tag:k8s"],"annotations":{"qtail":"1"}}`)
 	out := map[string][]byte{}
 	get := func(method, path string, body []byte) {
-		req := httptest.NewRequest(method, path, bytes.NewReader(body))
+		req := httptest.NewRequestWithContext(context.Background(), method, path, bytes.NewReader(body))
 		req.SetBasicAuth(testAPIKey, "")
 		req.Header.Set("Content-Type", "application/json")
 		rec := httptest.NewRecorder()
