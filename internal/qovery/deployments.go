@@ -166,7 +166,11 @@ func (c *Client) RedeployHelm(ctx context.Context, id string) (*Status, error) {
 // getObject).
 func (c *Client) status(ctx context.Context, path string) (*Status, error) {
 	var out Status
-	if err := c.getObject(ctx, path, &out, func(_ context.Context, err error) error { return err }); err != nil {
+	// A 404 that stays is the answer: a status has no parent to confirm
+	// it with. (A named function, not a literal in the if: coverage
+	// counts nothing after a function literal on the if's line.)
+	asIs := func(_ context.Context, err error) error { return err }
+	if err := c.getObject(ctx, path, &out, asIs); err != nil {
 		return nil, err
 	}
 	return &out, nil
