@@ -44,3 +44,26 @@ func TestNilTicket(t *testing.T) {
 		t.Errorf("Deploy on a nil ticket: %v", err)
 	}
 }
+
+// TestTicketOutsideAnEnvironmentIsNotWaitedFor: a deployment without an
+// environment is triggered on its own at once, and the others do not
+// wait for it.
+func TestTicketOutsideAnEnvironmentIsNotWaitedFor(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newBatchWorld(t, qoveryapi.Options{}, "api", "web")
+		alone, kept := w.c.ExpectDeploy(""), w.c.ExpectDeploy("")
+		if _, err := alone.Deploy(t.Context(), qovery.ServiceDeploy{Kind: qovery.ServiceApplication, ID: w.apps[1]}); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		if _, err := kept.Deploy(t.Context(), qovery.ServiceDeploy{Kind: qovery.ServiceApplication, ID: w.apps[0], EnvironmentID: w.env}); err != nil {
+			t.Fatal(err)
+		}
+		if waited := time.Since(start); waited >= qovery.DefaultDeployMaxWait {
+			t.Errorf("the deployment waited %s for one already triggered", waited)
+		}
+		if n := w.fake.Faults().Count("POST /application/{applicationId}/redeploy"); n != 2 {
+			t.Errorf("%d redeploys, want 2", n)
+		}
+	})
+}
