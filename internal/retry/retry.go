@@ -383,10 +383,6 @@ func drain(resp *http.Response) {
 	_ = resp.Body.Close()
 }
 
-// maxRetryAfterSeconds is the longest wait in seconds that a
-// time.Duration holds.
-const maxRetryAfterSeconds = math.MaxInt64 / int64(time.Second)
-
 // ParseRetryAfter reads a Retry-After header: a number of seconds or an HTTP
 // date. The result is never negative: a number of seconds too large for a
 // time.Duration (about 292 years) is taken as the largest one.
@@ -394,6 +390,8 @@ func ParseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 	if v == "" {
 		return 0, false
 	}
+	// The longest wait in seconds that a time.Duration holds.
+	const maxRetryAfterSeconds = math.MaxInt64 / int64(time.Second)
 	if secs, err := strconv.ParseInt(v, 10, 64); err == nil || errors.Is(err, strconv.ErrRange) {
 		if secs < 0 {
 			return 0, false

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"net/http"
 	"strings"
 	"testing"
@@ -188,7 +189,7 @@ func TestBodyThatCannotBeReadAgainStopsTheRetries(t *testing.T) {
 func TestRetryAfterBeyondADuration(t *testing.T) {
 	// Seconds that overflow a time.Duration, or even an int64, are the
 	// longest wait, not a negative one.
-	longest := time.Duration(maxRetryAfterSeconds) * time.Second
+	longest := time.Duration(math.MaxInt64/int64(time.Second)) * time.Second
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	for _, v := range []string{"9223372036", "10000000000", "99999999999999999999"} {
 		if d, ok := ParseRetryAfter(v, now); !ok || d != longest {
