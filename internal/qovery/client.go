@@ -187,10 +187,16 @@ func (c *Client) doHeader(ctx context.Context, method, path string, query url.Va
 	if err != nil {
 		return got, fmt.Errorf("qovery: %s %s: reading the response: %w", method, path, err)
 	}
-	if out != nil && len(bytes.TrimSpace(b)) > 0 {
-		if err := json.Unmarshal(b, out); err != nil {
-			return got, fmt.Errorf("qovery: %s %s: decoding the response: %w", method, path, err)
-		}
+	if out == nil {
+		return got, nil
+	}
+	// Every answer read into out is a JSON object: an empty one would
+	// pass for an object with every field unset.
+	if len(bytes.TrimSpace(b)) == 0 {
+		return got, fmt.Errorf("qovery: %s %s: the answer is empty (HTTP %d)", method, path, resp.StatusCode)
+	}
+	if err := json.Unmarshal(b, out); err != nil {
+		return got, fmt.Errorf("qovery: %s %s: decoding the response: %w", method, path, err)
 	}
 	return got, nil
 }

@@ -128,12 +128,18 @@ func TestRequestTargetAndStatusRange(t *testing.T) {
 	if got := strings.Join(s.uris, " "); got != "/api/things /api/things?q=a+b" {
 		t.Errorf("request URIs %q", got)
 	}
-	// An empty 2xx body leaves out as it was; null results become [].
+	// An empty 2xx body is no list: an error, not an empty list; null
+	// results become [].
 	s.body = " \n"
 	s.status = 200
 	items, err = getList[item](context.Background(), c, "/things", nil)
-	if err != nil || items == nil || len(items) != 0 {
+	if items != nil || err == nil || err.Error() != "qovery: GET /things: the answer is empty (HTTP 200)" {
 		t.Errorf("empty answer: %#v %v", items, err)
+	}
+	s.body = `{"results":null}`
+	items, err = getList[item](context.Background(), c, "/things", nil)
+	if err != nil || items == nil || len(items) != 0 {
+		t.Errorf("null results: %#v %v", items, err)
 	}
 	s.status, s.body = 300, "no"
 	if _, err := getList[item](context.Background(), c, "/things", nil); StatusCode(err) != 300 || !strings.HasSuffix(err.Error(), ": 300 Multiple Choices: no") {

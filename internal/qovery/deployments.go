@@ -166,7 +166,11 @@ func (c *Client) RedeployHelm(ctx context.Context, id string) (*Status, error) {
 // getObject).
 func (c *Client) status(ctx context.Context, path string) (*Status, error) {
 	var out Status
-	if err := c.getObject(ctx, path, &out, func(_ context.Context, err error) error { return err }); err != nil {
+	// A 404 that stays is the answer: a status has no parent to confirm
+	// it with. (A named function, not a literal in the if: coverage
+	// counts nothing after a function literal on the if's line.)
+	asIs := func(_ context.Context, err error) error { return err }
+	if err := c.getObject(ctx, path, &out, asIs); err != nil {
 		return nil, err
 	}
 	return &out, nil
@@ -232,15 +236,13 @@ func ConsoleDeploymentURL(orgID, projectID, envID, serviceID, executionID string
 // final here, but WaitForDeployment does not take it for an outcome (see
 // RecapReads).
 func IsFinalState(state string) bool {
-	switch {
-	case state == "":
-		return false
-	case state == "QUEUED", strings.HasSuffix(state, "_QUEUED"):
-		return false
-	case strings.HasSuffix(state, "ING"), strings.HasPrefix(state, "WAITING_"):
+	// Plain ifs rather than a switch, here and in the rest of the
+	// package: coverage counts the conditions of an if, not those of a
+	// case, and mutation testing goes by coverage.
+	if state == "" || state == "QUEUED" || strings.HasSuffix(state, "_QUEUED") {
 		return false
 	}
-	return true
+	return !strings.HasSuffix(state, "ING") && !strings.HasPrefix(state, "WAITING_")
 }
 
 // DefaultPollInterval is how often the waits read a status by default.
@@ -349,17 +351,16 @@ func (t *tracker) fresh(s *Status) bool {
 	if !IsFinalState(s.State) && IsFinalState(prev.State) {
 		t.running = true
 	}
-	switch {
-	case prev.DeploymentRequestID != nil && s.DeploymentRequestID != nil && *prev.DeploymentRequestID != *s.DeploymentRequestID:
-		return true
-	case prev.ExecutionID != "" && s.ExecutionID != "" && prev.ExecutionID != s.ExecutionID:
-		return true
-	case s.LastDeploymentDate != nil && (prev.LastDeploymentDate == nil || s.LastDeploymentDate.After(*prev.LastDeploymentDate)):
-		return true
-	case t.running:
+	if prev.DeploymentRequestID != nil && s.DeploymentRequestID != nil && *prev.DeploymentRequestID != *s.DeploymentRequestID {
 		return true
 	}
-	return time.Since(t.start) >= t.max
+	if prev.ExecutionID != "" && s.ExecutionID != "" && prev.ExecutionID != s.ExecutionID {
+		return true
+	}
+	if s.LastDeploymentDate != nil && (prev.LastDeploymentDate == nil || s.LastDeploymentDate.After(*prev.LastDeploymentDate)) {
+		return true
+	}
+	return t.running || time.Since(t.start) >= t.max
 }
 
 // DeploymentError is a deployment or deletion that ended in failure.

@@ -123,12 +123,13 @@ func (c *Client) CreateHelmRepository(ctx context.Context, orgID string, req *He
 // helmRepositoryDiff says how a repository differs from a request in what
 // identifies it, or returns "".
 func helmRepositoryDiff(r *HelmRepository, req *HelmRepositoryRequest) string {
-	switch {
-	case r.Kind != req.Kind:
+	if r.Kind != req.Kind {
 		return fmt.Sprintf("kind %s, not %s", r.Kind, req.Kind)
-	case strings.TrimRight(r.URL, "/") != strings.TrimRight(req.URL, "/"):
+	}
+	if strings.TrimRight(r.URL, "/") != strings.TrimRight(req.URL, "/") {
 		return fmt.Sprintf("URL %s, not %s", r.URL, req.URL)
-	case r.SkipTLSVerification != req.SkipTLSVerification:
+	}
+	if r.SkipTLSVerification != req.SkipTLSVerification {
 		return fmt.Sprintf("skip_tls_verification %t", r.SkipTLSVerification)
 	}
 	return ""

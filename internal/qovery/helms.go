@@ -224,15 +224,13 @@ func (h *Helm) ToRequest() HelmRequest {
 		IconURI:                   h.IconURI,
 		BlueprintID:               cloneString(h.BlueprintID),
 	}
-	switch {
-	case h.Source.Repository != nil:
-		r := h.Source.Repository
+	if r := h.Source.Repository; r != nil {
 		req.Source.HelmRepository = &HelmRepositorySourceRequest{
 			Repository:   r.Repository.ID,
 			ChartName:    r.ChartName,
 			ChartVersion: r.ChartVersion,
 		}
-	case h.Source.Git != nil:
+	} else if h.Source.Git != nil {
 		g := h.Source.Git.GitRepository.requestFields(false)
 		req.Source.GitRepository = &g
 	}
@@ -354,8 +352,8 @@ func (c *Client) CreateHelm(ctx context.Context, envID string, req *HelmRequest)
 // identifies it (the chart and the cluster-wide setting), or returns "".
 // Values are not compared: the server may store them reformatted.
 func helmDiff(h *Helm, req *HelmRequest) string {
-	switch src := req.Source; {
-	case src.HelmRepository != nil:
+	src := req.Source
+	if src.HelmRepository != nil {
 		r := h.Source.Repository
 		if r == nil {
 			return "a chart from Git"
@@ -364,7 +362,7 @@ func helmDiff(h *Helm, req *HelmRequest) string {
 		if r.Repository.ID != want.Repository || r.ChartName != want.ChartName || r.ChartVersion != want.ChartVersion {
 			return fmt.Sprintf("chart %s %s of repository %s", r.ChartName, r.ChartVersion, r.Repository.ID)
 		}
-	case src.GitRepository != nil:
+	} else if src.GitRepository != nil {
 		g := h.Source.Git
 		if g == nil {
 			return "a chart from a Helm repository"

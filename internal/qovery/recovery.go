@@ -51,13 +51,14 @@ func createSettled[T any](ctx context.Context, path, object string, create func(
 	}
 	since := func(a answer) time.Time { return a.serverTime(start).Add(-createdSlack) }
 	found, conflict, ferr := find(ctx, since)
-	switch {
-	case ferr != nil:
+	if ferr != nil {
 		return nil, fmt.Errorf("qovery: POST %s: creating %s: the outcome is unknown (%w), and looking it up failed (%w); check in the Qovery console whether it exists before trying again", path, object, err, ferr)
-	case conflict != "":
+	}
+	if conflict != "" {
 		return nil, fmt.Errorf("qovery: POST %s: creating %s: the outcome was unknown (%v), and a look-up found another one: %w", path, object, err,
 			&APIError{Status: http.StatusConflict, Method: http.MethodPost, Path: path, Detail: conflict})
-	case found != nil:
+	}
+	if found != nil {
 		return found, nil
 	}
 	out, err2 := create(ctx)
@@ -131,10 +132,10 @@ func confirmGone(ctx context.Context, err error, kind, id, parent string, ids fu
 		return err
 	}
 	list, lerr := ids(ctx)
-	switch {
-	case lerr == nil && !slices.Contains(list, id):
+	if lerr == nil && !slices.Contains(list, id) {
 		return gone(fmt.Sprintf("the list of %s, which this API token can read, no longer holds it", parent))
-	case StatusCode(lerr) == http.StatusForbidden:
+	}
+	if StatusCode(lerr) == http.StatusForbidden {
 		return &APIError{Status: http.StatusForbidden, Method: e.Method, Path: e.Path, Attempts: e.Attempts,
 			Detail: fmt.Sprintf("%s (answered for %s %s); the list of %s is refused too: this API token has no access to %s, or lost it. "+
 				"Check the token's role in the Qovery organization", e.Detail, kind, id, parent, parent)}

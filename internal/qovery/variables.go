@@ -303,13 +303,14 @@ func variableDiff(v *Variable, req *VariableRequest) string {
 // kindDiff says how a variable differs from a request in kind (secret or
 // not, file or not), or returns "".
 func kindDiff(v *Variable, req *VariableRequest) string {
-	switch {
-	case v.IsSecret != req.IsSecret && v.IsSecret:
+	if v.IsSecret != req.IsSecret && v.IsSecret {
 		return "as a secret"
-	case v.IsSecret != req.IsSecret:
+	}
+	if v.IsSecret != req.IsSecret {
 		return "as a plain variable"
-	case (v.MountPath == nil) != (req.MountPath == nil) ||
-		(v.MountPath != nil && *v.MountPath != *req.MountPath):
+	}
+	if (v.MountPath == nil) != (req.MountPath == nil) ||
+		(v.MountPath != nil && *v.MountPath != *req.MountPath) {
 		if v.MountPath == nil {
 			return "as an environment variable"
 		}

@@ -2,7 +2,11 @@ package retry
 
 import (
 	"context"
+	"errors"
+	"io"
+	"math"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 )
@@ -122,5 +126,94 @@ func TestSleepWaitsAndNoWaitReportsTheContext(t *testing.T) {
 	}
 	if err := Sleep(context.Background(), 0); err != nil {
 		t.Errorf("Sleep(0) = %v", err)
+	}
+}
+
+func TestMaxDelayBelowBaseDelayIsRaisedToIt(t *testing.T) {
+	// A cap below the first wait would shrink every wait under BaseDelay:
+	// the cap is raised to BaseDelay instead.
+	p := Policy{BaseDelay: 2 * time.Second, MaxDelay: time.Second, Jitter: exact}
+	for attempt := 1; attempt <= 3; attempt++ {
+		if got := p.Backoff(attempt); got != 2*time.Second {
+			t.Errorf("Backoff(%d) = %v, want BaseDelay 2s", attempt, got)
+		}
+	}
+}
+
+// failingRoundTripper fails every request with err.
+type failingRoundTripper struct{ err error }
+
+func (f failingRoundTripper) RoundTrip(*http.Request) (*http.Response, error) { return nil, f.err }
+
+func TestAmbiguousErrorUnwrapsTheNetworkError(t *testing.T) {
+	cause := errors.New("connection reset by peer")
+	p, _ := testPolicy()
+	c := &http.Client{Transport: p.Transport(failingRoundTripper{err: cause})}
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, "http://api.test/things", strings.NewReader("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := c.Do(req)
+	if resp != nil {
+		_ = resp.Body.Close()
+		t.Fatalf("got a response: %d", resp.StatusCode)
+	}
+	if !IsAmbiguous(err) || !errors.Is(err, cause) {
+		t.Fatalf("error %v: want an *AmbiguousError wrapping %v", err, cause)
+	}
+}
+
+func TestBodyThatCannotBeReadAgainStopsTheRetries(t *testing.T) {
+	s := &script{statuses: []int{503}}
+	srv := serve(t, s)
+	p, rec := testPolicy()
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodPut, srv.URL, strings.NewReader("body"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := errors.New("body source closed")
+	req.GetBody = func() (io.ReadCloser, error) { return nil, gone }
+	resp, err := client(p).Do(req)
+	if resp != nil {
+		_ = resp.Body.Close()
+		t.Fatalf("got a response: %d", resp.StatusCode)
+	}
+	if !errors.Is(err, gone) {
+		t.Fatalf("error %v, want the GetBody error %v", err, gone)
+	}
+	if s.count() != 1 || len(rec.all()) != 1 {
+		t.Errorf("%d calls and waits %v, want one call and one wait before the failed re-read", s.count(), rec.all())
+	}
+}
+
+func TestRetryAfterBeyondADuration(t *testing.T) {
+	// Seconds that overflow a time.Duration, or even an int64, are the
+	// longest wait, not a negative one.
+	longest := time.Duration(math.MaxInt64/int64(time.Second)) * time.Second
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	for _, v := range []string{"9223372036", "10000000000", "99999999999999999999"} {
+		if d, ok := ParseRetryAfter(v, now); !ok || d != longest {
+			t.Errorf("ParseRetryAfter(%q) = %v, %v; want %v", v, d, ok, longest)
+		}
+	}
+	if d, ok := ParseRetryAfter("9223372035", now); !ok || d != 9223372035*time.Second {
+		t.Errorf("ParseRetryAfter(9223372035) = %v, %v", d, ok)
+	}
+	for _, v := range []string{"-1", "-99999999999999999999"} {
+		if d, ok := ParseRetryAfter(v, now); ok {
+			t.Errorf("ParseRetryAfter(%q) = %v, ok", v, d)
+		}
+	}
+	// Such an answer is returned at once with the wait it asked for.
+	s := &script{statuses: []int{429}, header: http.Header{"Retry-After": {"10000000000"}}}
+	srv := serve(t, s)
+	p, rec := testPolicy()
+	resp, err := send(t, client(p), context.Background(), http.MethodGet, srv.URL, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	later, ok := LaterOf(resp.Header)
+	if resp.StatusCode != 429 || s.count() != 1 || len(rec.all()) != 0 || !ok || later.Wait != longest {
+		t.Errorf("status %d after %d calls and waits %v, later %+v %v; want the 429 at once with the longest wait", resp.StatusCode, s.count(), rec.all(), later, ok)
 	}
 }

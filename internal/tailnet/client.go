@@ -106,12 +106,13 @@ func New(cfg Config) (*Client, error) {
 	if err := checkIdentityConfig(cfg, hasKey, hasIdentity); err != nil {
 		return nil, err
 	}
-	switch {
-	case hasKey && hasOAuth:
+	if hasKey && hasOAuth {
 		return nil, errors.New("tailscale credentials: set either an API key or an OAuth client ID and secret, not both")
-	case !hasKey && !hasOAuth:
+	}
+	if !hasKey && !hasOAuth {
 		return nil, errors.New("tailscale credentials: missing; set an API key or an OAuth client ID and secret")
-	case hasOAuth && !hasIdentity && (cfg.OAuthClientID == "" || cfg.OAuthClientSecret == ""):
+	}
+	if hasOAuth && !hasIdentity && (cfg.OAuthClientID == "" || cfg.OAuthClientSecret == "") {
 		return nil, errors.New("tailscale credentials: an OAuth client needs both its ID and its secret")
 	}
 
@@ -132,7 +133,7 @@ func New(cfg Config) (*Client, error) {
 		tn = "-"
 	}
 
-	at := &authTransport{next: next, scheme: base.Scheme, host: base.Host, apiKey: cfg.APIKey, userAgent: ua}
+	at := &authTransport{next: next, scheme: base.Scheme, host: base.Host, apiKey: cfg.APIKey}
 	tokenHTTP := &http.Client{
 		Transport:     userAgentTransport{next: next, userAgent: ua},
 		CheckRedirect: hc.CheckRedirect, Jar: hc.Jar, Timeout: hc.Timeout,
@@ -191,7 +192,10 @@ func parseBaseURL(raw string) (*url.URL, error) {
 	if u.Scheme == "http" && !isLoopback(u.Hostname()) {
 		return nil, fmt.Errorf("tailscale base URL %q: plain http is only allowed to a loopback address; use https", raw)
 	}
-	u.Path = strings.TrimSuffix(u.Path, "/")
+	// The API's paths are joined to this one: without a leading slash
+	// (no path at all, as in DefaultBaseURL) they would be relative, and
+	// error messages and checks on them would miss it.
+	u.Path = "/" + strings.Trim(u.Path, "/")
 	u.RawPath = ""
 	return u, nil
 }
@@ -222,8 +226,7 @@ type authTransport struct {
 	tokens    tokenSource
 	tokenPath string
 	// secret is the OAuth client secret, kept out of error messages.
-	secret    string
-	userAgent string
+	secret string
 }
 
 // tokenSource gives the access token of an API call.
@@ -289,9 +292,6 @@ func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			tok.SetAuthHeader(r)
 		} else {
 			r.SetBasicAuth(t.apiKey, "")
-		}
-		if r.Header.Get("User-Agent") == "" {
-			r.Header.Set("User-Agent", t.userAgent)
 		}
 		req = r
 	}
@@ -365,7 +365,7 @@ const maxErrorBody = 1 << 20
 
 func (ex *exchange) record(req *http.Request, resp *http.Response) {
 	ex.method, ex.path, ex.status, ex.header, ex.body = req.Method, req.URL.Path, resp.StatusCode, resp.Header, nil
-	if resp.StatusCode < 400 {
+	if ok2xx(resp.StatusCode) {
 		return
 	}
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
@@ -394,12 +394,11 @@ func snippet(b []byte) string {
 	return s
 }
 
+// ok2xx reports whether status is a success.
+func ok2xx(status int) bool { return status/100 == 2 }
+
 // call runs a client v2 call and converts its error.
 func (c *Client) call(ctx context.Context, method, path string, fn func(ctx context.Context) error) error {
 	ctx, ex := withExchange(ctx)
-	err := fn(ctx)
-	if err == nil {
-		return nil
-	}
-	return convertError(err, ex, method, path)
+	return convertError(fn(ctx), ex, method, path)
 }

@@ -161,24 +161,23 @@ func fromV2Error(v2 tailscale.APIError) *APIError {
 	return e
 }
 
-// convertError turns the error of a client v2 call into an *APIError when
-// the server answered with an error status. The recorded exchange gives
-// the exact request, the attempts and the raw body, so that a body that
-// client v2 could not decode (not JSON, or data entries that are strings)
-// still yields the server's message.
+// convertError turns the outcome of a client v2 call (err, nil on
+// success) into an *APIError when the server answered with a status other
+// than 2xx. The recorded exchange gives the exact request, the attempts
+// and the raw body, so that a body that client v2 could not decode (not
+// JSON, or data entries that are strings) still yields the server's
+// message, and a 3xx that client v2 takes for a success with nothing
+// decoded is an error too.
 func convertError(err error, ex *exchange, method, path string) error {
 	var e *APIError
 	if errors.As(err, &e) {
 		return e // a failed OAuth token request
 	}
-	if ex != nil && ex.status >= 400 {
+	if ex.status != 0 && !ok2xx(ex.status) {
 		return newAPIError(ex.method, ex.path, ex.status, ex.header, ex.body)
 	}
-	var v2 tailscale.APIError
-	if errors.As(err, &v2) {
-		e := fromV2Error(v2)
-		e.Method, e.Path = method, path
-		return e
+	if err == nil {
+		return nil
 	}
 	return fmt.Errorf("tailscale API %s %s: %w", method, path, err)
 }

@@ -272,8 +272,8 @@ func (c *Client) listKeys(ctx context.Context, all bool) ([]Key, keysAnswer, err
 	xctx, ex := withExchange(ctx)
 	list, err := c.api.Keys().List(xctx, all)
 	got := keysAnswer{header: ex.header, received: time.Now()}
-	if err != nil {
-		return nil, got, convertError(err, ex, http.MethodGet, path)
+	if err := convertError(err, ex, http.MethodGet, path); err != nil {
+		return nil, got, err
 	}
 	out := make([]Key, 0, len(list))
 	for _, k := range list {

@@ -21,16 +21,17 @@ func SortRoutes(routes []string) []string {
 func compareRoutes(a, b string) int {
 	pa, errA := netip.ParsePrefix(a)
 	pb, errB := netip.ParsePrefix(b)
-	switch {
-	case errA != nil && errB != nil:
+	if errA != nil && errB != nil {
 		return 0
-	case errA != nil:
-		return 1
-	case errB != nil:
-		return -1
-	case pa.Addr() != pb.Addr():
-		return pa.Addr().Compare(pb.Addr())
-	default:
-		return pa.Bits() - pb.Bits()
 	}
+	if errA != nil {
+		return 1
+	}
+	if errB != nil {
+		return -1
+	}
+	if pa.Addr() != pb.Addr() {
+		return pa.Addr().Compare(pb.Addr())
+	}
+	return pa.Bits() - pb.Bits()
 }
