@@ -20,8 +20,7 @@ import (
 
 // chartVersionRE is an exact semantic version, optionally with a
 // pre-release and build metadata: what Helm pins a chart to.
-var chartVersionRE = regexp.MustCompile(`^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)` +
-	`(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?(\+[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?$`)
+var chartVersionRE = regexp.MustCompile(`^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?(\+[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?$`)
 
 // chartVersionXRangeRE matches a wildcard version part, as in 1.x or 1.102.X.
 var chartVersionXRangeRE = regexp.MustCompile(`(^|\.)[xX](\.|$)`)
@@ -31,9 +30,10 @@ var chartVersionXRangeRE = regexp.MustCompile(`(^|\.)[xX](\.|$)`)
 // images, so it is a reviewed change.
 func ChartVersion() validator.String {
 	return tfx.StringCheck{Rule: "must be an exact chart version such as 1.102.4", Check: func(s string) error {
-		switch {
-		case strings.TrimSpace(s) == "":
+		if strings.TrimSpace(s) == "" {
 			return fmt.Errorf("the chart version must be pinned to an exact version such as 1.102.4, not empty")
+		}
+		switch {
 		case strings.EqualFold(strings.TrimSpace(s), "latest"):
 			return fmt.Errorf("the chart version must be pinned to an exact version such as 1.102.4: \"latest\" would let an upgrade " +
 				"(new CRDs, new proxy images) through without review")

@@ -69,6 +69,14 @@ func TestNearestChartVersions(t *testing.T) {
 			t.Errorf("nearest to %s = %v, want %v", want, got, near)
 		}
 	}
+	// One version is the nearest above, then the nearest below; versions
+	// of another shape are left out.
+	for n, near := range map[int][]string{1: {"1.102.1"}, 2: {"1.102.1", "1.101.9"}, 3: {"1.102.1", "1.101.9"}, 0: {}} {
+		got := NearestVersions("1.102.0", []string{"-1.102.0", "1.101.9", "1.102.1", "1.102", "1.102.x", "latest"}, n)
+		if !slices.Equal(got, near) {
+			t.Errorf("%d nearest to 1.102.0 = %v, want %v", n, got, near)
+		}
+	}
 }
 
 func TestCheckChartPublished(t *testing.T) {

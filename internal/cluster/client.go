@@ -29,10 +29,10 @@ type OAuthClient struct {
 
 // describe names the client and its tags for a diagnostic.
 func (c OAuthClient) describe() string {
-	switch {
-	case c.Known && c.ID != "":
+	if c.Known && c.ID != "" {
 		return fmt.Sprintf("its OAuth client %s, tagged %s", c.ID, tfx.HCLList(c.Tags))
-	case c.Known:
+	}
+	if c.Known {
 		return fmt.Sprintf("the OAuth client qtail creates for it, tagged %s", tfx.HCLList(c.Tags))
 	}
 	return fmt.Sprintf("its OAuth client, which qtail could not read and takes to be tagged like the operator, %s", tfx.HCLList(c.Tags))
@@ -50,13 +50,13 @@ func (l *Lookup) OAuthClient(ctx context.Context, tn *tailnet.Client) OAuthClien
 	l.clientDone = true
 	op, _ := l.Operator(ctx)
 	c := OAuthClient{Tags: op.Tags}
-	switch {
-	case op.Planned && op.CreatesClient:
+	if op.Planned && op.CreatesClient {
 		l.client = OAuthClient{Known: true, Tags: op.Tags, Scopes: OperatorOAuthScopes}
 		return l.client
-	case op.Planned:
+	}
+	if op.Planned {
 		c.ID = op.ClientID
-	case op.HelmID != "":
+	} else if op.HelmID != "" {
 		c.ID = operatorClientID(ctx, l.q, op.HelmID)
 	}
 	if c.ID != "" && tn != nil {

@@ -175,10 +175,10 @@ func AwaitOperator(ctx context.Context, q *qovery.Client, env *qovery.Environmen
 			return op, err
 		}
 		planned := w.OperatorPlannedOn(env.ClusterID)
-		switch {
-		case op.HelmID != "" && !planned:
+		if op.HelmID != "" && !planned {
 			return op, nil
-		case op.HelmID != "":
+		}
+		if op.HelmID != "" {
 			st, err := q.GetHelmStatus(ctx, op.HelmID)
 			if err == nil && st.State == qovery.StateDeployed {
 				return op, nil
@@ -186,7 +186,7 @@ func AwaitOperator(ctx context.Context, q *qovery.Client, env *qovery.Environmen
 			if err == nil && st.State == qovery.StateDeploymentError {
 				return op, fmt.Errorf("the deployment of the operator's Helm service %s (%s) failed", op.Name, op.HelmID)
 			}
-		case !planned && time.Since(start) >= grace:
+		} else if !planned && time.Since(start) >= grace {
 			return op, ErrNoOperator
 		}
 		select {

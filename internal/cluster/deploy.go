@@ -137,11 +137,10 @@ func DeleteHelm(ctx context.Context, q *qovery.Client, helmID, envID string, pol
 // deployment that failed or a configuration not deployed yet, which the
 // plan then deploys. noun names what the service runs: "operator".
 func Deployed(diags *diag.Diagnostics, noun, helmID string, st *qovery.Status) bool {
-	switch {
-	case strings.HasSuffix(st.State, "_ERROR"):
+	if strings.HasSuffix(st.State, "_ERROR") {
 		diags.AddWarning(tfx.TitleCase(noun)+" Deployment Failed",
 			fmt.Sprintf("%s\n\nqtail plans to deploy it again.", FailureDetail("the Helm service "+helmID, st.Failure())))
-	case st.State == qovery.StateDeployed && st.ServiceDeploymentStatus != qovery.UpToDate:
+	} else if st.State == qovery.StateDeployed && st.ServiceDeploymentStatus != qovery.UpToDate {
 		diags.AddWarning(tfx.TitleCase(noun)+" Configuration Not Deployed",
 			fmt.Sprintf("The Helm service %s is %s: its configuration changed since its last deployment. qtail plans to deploy it.", helmID, st.ServiceDeploymentStatus))
 	}

@@ -80,6 +80,25 @@ func TestDeployHelmWaitsForTheRunningAction(t *testing.T) {
 	})
 }
 
+// An API that keeps refusing with 409 is asked four times, then its
+// refusal is the error.
+func TestDeployHelmGivesUpAfterFourConflicts(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(t)
+		id := w.manifests(w.env, "proxies", "manifests: []\n")
+		w.Qovery.Faults().Add(faults.Rule{Route: "POST /helm/{helmId}/deploy", Status: http.StatusConflict, Count: 10,
+			Body: []byte(`{"status": 409, "detail": "Operation is in progress"}`)})
+		err := DeployHelm(w.ctx, w.q, id, poll)
+		if !qovery.IsConflict(err) || !strings.HasPrefix(err.Error(), "starting the deployment: ") {
+			t.Errorf("DeployHelm: %v, want the conflict", err)
+		}
+		if n := w.Qovery.Faults().Count("POST /helm/{helmId}/deploy"); n != 4 || w.deploys(id) != 0 {
+			t.Errorf("%d deployment requests, %d deployments; want four requests, none deployed", n, w.deploys(id))
+		}
+	})
+}
+
 // A deployment refused because another action just started (409) is
 // asked again.
 func TestDeployHelmAsksAgainAfterAConflict(t *testing.T) {
@@ -123,6 +142,29 @@ func TestDeployHelmFailures(t *testing.T) {
 			err := DeployHelm(ctx, w.q, id, poll)
 			if !errors.Is(err, ErrTimedOut) || !strings.Contains(err.Error(), "(last state seen: DEPLOYING)") {
 				t.Fatalf("DeployHelm = %v, want a timeout that names the last state", err)
+			}
+		})
+	})
+	t.Run("the deadline comes while another action runs", func(t *testing.T) {
+		t.Parallel()
+		synctest.Test(t, func(t *testing.T) {
+			w := newWorld(t)
+			id := w.manifests(w.env, "proxies", "manifests: []\n")
+			if err := w.Qovery.Deploy(id); err != nil {
+				t.Fatal(err)
+			}
+			w.Qovery.Faults().Add(faults.Rule{Route: "POST /helm/{helmId}/deploy", Status: http.StatusConflict, Count: 10,
+				Body: []byte(`{"status": 409, "detail": "Operation is in progress"}`)})
+			ctx, cancel := context.WithTimeout(w.ctx, deployTime/2)
+			defer cancel()
+			err := DeployHelm(ctx, w.q, id, poll)
+			// The status read before the request still shows the final
+			// state from before the console's deployment.
+			if !errors.Is(err, ErrTimedOut) || !strings.Contains(err.Error(), "(last state seen: READY)") {
+				t.Fatalf("DeployHelm = %v, want a timeout that names the state read before the request", err)
+			}
+			if n := w.Qovery.Faults().Count("POST /helm/{helmId}/deploy"); n != 1 {
+				t.Errorf("%d deployment requests, want one: the deadline came during the wait for the running action", n)
 			}
 		})
 	})

@@ -40,13 +40,12 @@ type HTTPSNeed struct {
 // (conn.Clients.ReadTailnetSettings).
 func CheckHTTPS(ctx context.Context, clients *conn.Clients, diags *diag.Diagnostics, need HTTPSNeed) bool {
 	st, err := clients.ReadTailnetSettings(ctx)
-	switch {
-	case err != nil:
+	if err != nil {
 		diags.AddAttributeWarning(need.At, "HTTPS Certificates Not Checked",
 			fmt.Sprintf("qtail could not read the tailnet settings (%v), so it has not checked that HTTPS certificates are enabled, "+
 				"which %s. Give the provider's Tailscale credential the feature_settings:read scope to have it checked, or check it "+
 				"on the DNS page of the admin console (%s).", err, need.Needs, AdminDNSURL))
-	case !st.HTTPSEnabled:
+	} else if !st.HTTPSEnabled {
 		diags.AddAttributeError(need.At, "HTTPS Certificates Disabled on the Tailnet",
 			fmt.Sprintf("%s, but the tailnet settings say HTTPS certificates are off (httpsEnabled is false): %s. Enable HTTPS "+
 				"Certificates on the DNS page of the admin console (%s; MagicDNS must be on)%s.", need.Serves, need.Without, AdminDNSURL, need.Fix))

@@ -71,10 +71,10 @@ type Operator struct {
 
 // Describe names the operator in a sentence, on the cluster of env.
 func (o Operator) Describe(env *qovery.Environment) string {
-	switch {
-	case o.HelmID == "" && o.Planned:
+	if o.HelmID == "" && o.Planned {
 		return fmt.Sprintf("the operator that this plan installs on cluster %s", env.ClusterID)
-	case o.HelmID == "":
+	}
+	if o.HelmID == "" {
 		return fmt.Sprintf("no operator Helm service found on cluster %s yet, so the default tag is assumed", env.ClusterID)
 	}
 	return fmt.Sprintf("the operator Helm service %s (%s) on cluster %s", o.Name, o.HelmID, env.ClusterID)

@@ -97,8 +97,12 @@ func TestLookupOperator(t *testing.T) {
 		// A plan that does not know the values yet keeps Qovery's.
 		plan.PlanOperator(w.cluster, planned.Operator{CreatesClient: true})
 		op, _ = w.lookup().UsePlan(plan).Operator(w.ctx)
-		if !op.Planned || !op.CreatesClient || !slices.Equal(op.Tags, []string{"tag:old"}) {
-			t.Errorf("operator planned with unknown values = %+v, want Qovery's tags", op)
+		if !op.Planned || !op.CreatesClient || !slices.Equal(op.Tags, []string{"tag:old"}) || op.ChartVersion != "1.102.4" {
+			t.Errorf("operator planned with unknown values = %+v, want Qovery's tags and chart version", op)
+		}
+		plan.PlanOperator(w.cluster, planned.Operator{ChartVersion: "1.100.0"})
+		if op, _ = w.lookup().UsePlan(plan).Operator(w.ctx); op.ChartVersion != "1.100.0" {
+			t.Errorf("operator planned at another chart version = %+v, want the plan's version", op)
 		}
 	})
 	t.Run("list fails", func(t *testing.T) {

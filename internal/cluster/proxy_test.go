@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 
 	"github.com/qtail/terraform-provider-qtail/internal/conn"
+	"github.com/qtail/terraform-provider-qtail/internal/fake/faults"
 	"github.com/qtail/terraform-provider-qtail/internal/manifest"
 )
 
@@ -238,6 +239,18 @@ func TestAwaitExposureService(t *testing.T) {
 		_, err := AwaitExposureService(w.ctx, w.clients(), w.tn, w.app, "ingress", "billing")
 		if err == nil || errors.Is(err, ErrTimedOut) || !strings.Contains(err.Error(), `the ProxyGroup ingress on cluster `+w.cluster+` is of type "egress", not "ingress"`) {
 			t.Fatalf("AwaitExposureService = %v", err)
+		}
+	})
+	t.Run("the lookup fails", func(t *testing.T) {
+		t.Parallel()
+		w := newWorld(t)
+		w.operatorWithClient(OperatorOAuthScopes, "")
+		w.manifests(w.env, "proxies", proxyGroupValues("ingress", manifest.ProxyGroupIngress))
+		w.putService("svc:billing")
+		w.Tailnet.Faults().Add(faults.Rule{Route: "GET /api/v2/tailnet/{tailnet}/vip-services/{name}", Status: http.StatusInternalServerError})
+		s, err := AwaitExposureService(w.ctx, w.clients(), w.tn, w.app, "ingress", "billing")
+		if err == nil || s != nil || !strings.HasPrefix(err.Error(), "looking for the Tailscale Service svc:billing: ") {
+			t.Fatalf("AwaitExposureService = %+v, %v; want the lookup's error", s, err)
 		}
 	})
 	t.Run("the deadline has passed", func(t *testing.T) {

@@ -121,30 +121,35 @@ func CheckProxyClass(ctx context.Context, c *conn.Clients, ops *Lookup, check Pr
 	}
 	found, opaque := clusterProxyClasses(helms)
 	pc, ok := found[name]
-	switch {
-	case ok && pc.Problem() != "":
+	if ok && pc.Problem() != "" {
 		diags.AddAttributeError(check.At, "ProxyClass Cannot Be Ready",
 			fmt.Sprintf("The ProxyClass %s (%s) is rendered by the Helm service %q (%s) on cluster %s, but %s. The operator brings up "+
 				"no proxy for %s until the ProxyClass is Ready. Fix the ProxyClass in that Helm service, or name another one.",
 				name, named, pc.helm.Name, pc.helm.ID, cluster, pc.Problem(), check.Object))
-	case ok && pc.ServiceMonitor:
+		return
+	}
+	if ok && pc.ServiceMonitor {
 		diags.AddAttributeWarning(check.At, "ProxyClass Readiness Not Checked",
 			fmt.Sprintf("The ProxyClass %s (Helm service %q) asks for a Prometheus ServiceMonitor: the operator marks it Ready only "+
 				"where the CRD servicemonitors.monitoring.coreos.com is installed, which qtail cannot see. Without it, %s gets no proxy.",
 				name, pc.helm.Name, check.Object))
-	case ok:
-	case len(opaque) > 0:
+		return
+	}
+	if ok {
+		return
+	}
+	if len(opaque) > 0 {
 		diags.AddAttributeWarning(check.At, "ProxyClass Not Checked",
 			fmt.Sprintf("No Helm service of cluster %s that qtail can read renders the ProxyClass %s (%s), and qtail cannot tell what "+
 				"%s render (values from Git or --set, or a chart of their own). The operator brings up no proxy for %s until a "+
 				"ProxyClass of that name is Ready on the cluster.", cluster, name, named, helmNames(opaque), check.Object))
-	default:
-		diags.AddAttributeError(check.At, "ProxyClass Not on the Cluster",
-			fmt.Sprintf("No Helm service of cluster %s renders the ProxyClass %s (%s); qtail read the values of all %d of them. "+
-				"The operator brings up no proxy for %s until a ProxyClass of that name is Ready. Render it in a Helm service of the "+
-				"%s chart (an entry of kind ProxyClass, apiVersion %s, in manifests), or name a ProxyClass that exists.",
-				cluster, name, named, len(helms), check.Object, ManifestsChart, manifest.TailscaleAPIVersion))
+		return
 	}
+	diags.AddAttributeError(check.At, "ProxyClass Not on the Cluster",
+		fmt.Sprintf("No Helm service of cluster %s renders the ProxyClass %s (%s); qtail read the values of all %d of them. "+
+			"The operator brings up no proxy for %s until a ProxyClass of that name is Ready. Render it in a Helm service of the "+
+			"%s chart (an entry of kind ProxyClass, apiVersion %s, in manifests), or name a ProxyClass that exists.",
+			cluster, name, named, len(helms), check.Object, ManifestsChart, manifest.TailscaleAPIVersion))
 }
 
 // ProxyClassProblem returns why the ProxyClass name (or, when empty and
@@ -166,10 +171,10 @@ func ProxyClassProblem(ctx context.Context, ops *Lookup, name string, operatorDe
 	}
 	found, opaque := clusterProxyClasses(helms)
 	pc, ok := found[name]
-	switch {
-	case ok && pc.Problem() != "":
+	if ok && pc.Problem() != "" {
 		return fmt.Sprintf("the ProxyClass %s cannot be Ready: %s", name, pc.Problem())
-	case !ok && len(opaque) == 0:
+	}
+	if !ok && len(opaque) == 0 {
 		return fmt.Sprintf("no Helm service of cluster %s renders the ProxyClass %s, so the operator waits for it", ops.Env.ClusterID, name)
 	}
 	return ""

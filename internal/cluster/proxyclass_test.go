@@ -38,6 +38,8 @@ func TestManifestsValues(t *testing.T) {
 	withSet.Set = [][2]string{{"manifests[0].kind", "ProxyClass"}}
 	withJSON := rawValues("manifests: []")
 	withJSON.SetJSON = [][2]string{{"manifests", "[]"}}
+	withString := rawValues("manifests: []")
+	withString.SetString = [][2]string{{"manifests[0].metadata.name", "small"}}
 	for _, tc := range []struct {
 		name     string
 		values   qovery.HelmValuesOverride
@@ -48,6 +50,7 @@ func TestManifestsValues(t *testing.T) {
 		{"values from Git", gitValues(), nil, false},
 		{"--set", withSet, nil, false},
 		{"--set-json", withJSON, nil, false},
+		{"--set-string", withString, nil, false},
 		{"no manifests list", rawValues("replicas: 2"), []string{"replicas: 2"}, false},
 		{"a manifests list in the second file", rawValues("a: [", "manifests: []"), []string{"a: [", "manifests: []"}, true},
 	} {

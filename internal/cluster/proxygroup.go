@@ -13,15 +13,21 @@ import (
 	"github.com/qtail/terraform-provider-qtail/internal/tfx"
 )
 
-// proxyGroupUses says, for each ProxyGroup type, what goes wrong when a
-// Service names a ProxyGroup of another type, and what to do.
-var proxyGroupUses = map[string]string{
-	manifest.ProxyGroupIngress: "The operator serves an exposed Service only through a ProxyGroup of type \"" + manifest.ProxyGroupIngress +
-		"\": this application would not be reachable. Name an ingress ProxyGroup in proxy_group, or remove proxy_group to give the " +
-		"application a proxy of its own.",
-	manifest.ProxyGroupEgress: "The operator sends an egress Service only through a ProxyGroup of type \"" + manifest.ProxyGroupEgress +
-		"\": the workloads' calls would go nowhere. Name an egress ProxyGroup in proxy_group, or remove proxy_group to give the " +
-		"Service a proxy of its own.",
+// proxyGroupUse says, for a ProxyGroup type, what goes wrong when a
+// Service that needs it names a ProxyGroup of another type, and what to
+// do; "" for another type.
+func proxyGroupUse(typ string) string {
+	switch typ {
+	case manifest.ProxyGroupIngress:
+		return "The operator serves an exposed Service only through a ProxyGroup of type \"" + manifest.ProxyGroupIngress +
+			"\": this application would not be reachable. Name an ingress ProxyGroup in proxy_group, or remove proxy_group to give the " +
+			"application a proxy of its own."
+	case manifest.ProxyGroupEgress:
+		return "The operator sends an egress Service only through a ProxyGroup of type \"" + manifest.ProxyGroupEgress +
+			"\": the workloads' calls would go nowhere. Name an egress ProxyGroup in proxy_group, or remove proxy_group to give the " +
+			"Service a proxy of its own."
+	}
+	return ""
 }
 
 // CheckProxyGroupType refuses the ProxyGroup name in proxy_group, used
@@ -59,7 +65,7 @@ func CheckProxyGroupType(ctx context.Context, c *conn.Clients, name, envID, want
 		}
 		diags.AddAttributeError(path.Root("proxy_group"), "ProxyGroup Not of Type "+tfx.TitleCase(want),
 			fmt.Sprintf("A qtail_proxy_group of this configuration declares the ProxyGroup %q on cluster %s (environment %s) with "+
-				"type %q. %s", name, cluster, pg.EnvironmentID, pg.Type, proxyGroupUses[want]))
+				"type %q. %s", name, cluster, pg.EnvironmentID, pg.Type, proxyGroupUse(want)))
 		return
 	}
 }
@@ -84,10 +90,10 @@ func ProxyGroupProblem(ctx context.Context, ops *Lookup, name, want string) stri
 	}
 	found, opaque := clusterProxyGroups(helms)
 	typ, ok := found[name]
-	switch {
-	case ok && typ != want:
+	if ok && typ != want {
 		return fmt.Sprintf("the ProxyGroup %s on cluster %s is of type %q, not %q", name, ops.Env.ClusterID, typ, want)
-	case !ok && len(opaque) == 0:
+	}
+	if !ok && len(opaque) == 0 {
 		return fmt.Sprintf("no Helm service of cluster %s renders the ProxyGroup %s (qtail read the values of all %d of them), "+
 			"so the operator has no ProxyGroup to serve it with", ops.Env.ClusterID, name, len(helms))
 	}
@@ -107,7 +113,7 @@ func checkProxyGroupRendered(ctx context.Context, c *conn.Clients, name, envID, 
 		diags.AddAttributeError(at, "ProxyGroup Not on the Cluster",
 			fmt.Sprintf("In this plan, %s. Declare it with a qtail_proxy_group of type %q on that cluster and refer to it "+
 				"(proxy_group = qtail_proxy_group.NAME.name) so that Terraform plans it first, or name a ProxyGroup that exists. %s",
-				why, want, proxyGroupUses[want]))
+				why, want, proxyGroupUse(want)))
 		return
 	}
 	helms, err := ops.Helms(ctx)

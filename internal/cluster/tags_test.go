@@ -22,6 +22,10 @@ func TestTagOwnerResourceName(t *testing.T) {
 		"tag:K8s.Web_1":   "k8s_web_1",
 		"k8s":             "k8s",
 		"tag:prod:db-eu1": "prod_db_eu1",
+		// The ends of the ranges of letters and digits, and the
+		// characters next to them.
+		"tag:az09":   "az09",
+		"tag:`{/:@[": "______",
 	} {
 		if got := TagOwnerResourceName(tag); got != want {
 			t.Errorf("TagOwnerResourceName(%q) = %q, want %q", tag, got, want)
