@@ -176,14 +176,16 @@ func CheckClusterIP(s string) error {
 			"address of the cluster's Service range, or leave cluster_ip unset", s)
 	}
 	a, err := netip.ParseAddr(s)
-	switch {
-	case err != nil || a.Zone() != "":
+	if err != nil || a.Zone() != "" {
 		return fmt.Errorf("%q is not an IP address such as 10.96.0.53", s)
-	case a.IsUnspecified() || a.IsLoopback() || a.IsMulticast() || a.IsLinkLocalUnicast():
+	}
+	if a.IsUnspecified() || a.IsLoopback() || a.IsMulticast() || a.IsLinkLocalUnicast() {
 		return fmt.Errorf("%s cannot be a Service's cluster IP; give an address of the cluster's Service range, such as 10.96.0.53", s)
-	case a.Is4In6():
+	}
+	if a.Is4In6() {
 		return fmt.Errorf("write %q as %s", s, a.Unmap())
-	case a.String() != s:
+	}
+	if a.String() != s {
 		return fmt.Errorf("write %q as %s, the form Kubernetes reports addresses in", s, a)
 	}
 	return nil

@@ -77,10 +77,10 @@ var ChartDefaultProxyTags = []string{"tag:k8s"}
 // ProxyDeviceTags returns the tags an object's devices get: its own, else
 // the operator's proxy tags (PROXY_TAGS), else the chart's default.
 func ProxyDeviceTags(own, proxyTags []string) []string {
-	switch {
-	case len(own) > 0:
+	if len(own) > 0 {
 		return slices.Clone(own)
-	case len(proxyTags) > 0:
+	}
+	if len(proxyTags) > 0 {
 		return slices.Clone(proxyTags)
 	}
 	return slices.Clone(ChartDefaultProxyTags)
@@ -597,17 +597,19 @@ func CheckSubnetRoutes(routes []string) []error {
 	ok := make([]bool, len(routes))
 	for i, r := range routes {
 		p, err := netip.ParsePrefix(r)
-		switch {
-		case err != nil:
+		if err != nil {
 			errs = append(errs, fmt.Errorf("subnet_routes[%d]: %q is not a CIDR such as 10.0.0.0/16 or fd00::/64", i, r))
 			continue
-		case p.Bits() == 0:
+		}
+		if p.Bits() == 0 {
 			errs = append(errs, fmt.Errorf("subnet_routes[%d]: %q is a default route; set exit_node = true to route all traffic through the connector instead", i, r))
 			continue
-		case p.Masked() != p:
+		}
+		if p.Masked() != p {
 			errs = append(errs, fmt.Errorf("subnet_routes[%d]: %q has host bits set; the operator refuses it. Use %s", i, r, p.Masked()))
 			continue
-		case p.String() != r:
+		}
+		if p.String() != r {
 			errs = append(errs, fmt.Errorf("subnet_routes[%d]: write %q as %s, the form Tailscale reports routes in", i, r, p))
 			continue
 		}
@@ -619,10 +621,9 @@ func CheckSubnetRoutes(routes []string) []error {
 				continue
 			}
 			a, b := parsed[j], parsed[i]
-			switch {
-			case a == b:
+			if a == b {
 				errs = append(errs, fmt.Errorf("subnet_routes[%d]: %s is listed twice (also at index %d)", i, b, j))
-			case a.Overlaps(b):
+			} else if a.Overlaps(b) {
 				errs = append(errs, fmt.Errorf("subnet_routes[%d]: %s overlaps %s (index %d); advertise the larger one only", i, b, a, j))
 			}
 		}
