@@ -1,0 +1,216 @@
+package main
+
+import (
+	"math/rand"
+	"net/http"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/qtail/terraform-provider-qtail/internal/fake/faults"
+)
+
+// policyWrite is the route of the policy file's writes.
+const policyWrite = "POST /tailscale/api/v2/tailnet/{tailnet}/acl"
+
+// Kinds of injected faults, as the figures name them.
+const (
+	fault429     = "429 with Retry-After"
+	fault5xx     = "5xx"
+	faultLost    = "answer lost after the server acted (502/504)"
+	faultDrop    = "connection dropped after the server acted"
+	fault412     = "412 on the policy write"
+	faultLatency = "latency"
+)
+
+// wildcards are routes of faults that match every call of a method to one
+// API, for the faults that must meet a call whatever the phase calls.
+var (
+	wildcards      = []string{"GET /qovery/*", "GET /tailscale/*", "POST /qovery/*", "PUT /qovery/*", "POST /tailscale/*", "DELETE /qovery/*", "DELETE /tailscale/*"}
+	writeWildcards = []string{"POST /qovery/*", "PUT /qovery/*", "POST /tailscale/*", "DELETE /qovery/*", "DELETE /tailscale/*"}
+)
+
+// pickFaults picks n rules at random: each on a route called so far (a
+// write for the answers lost) or on every call of a method to one API,
+// with counts that qtail's bounded retries can absorb: at most 2 calls for
+// 429 and 5xx (6 attempts), 5 for 412 (10 writes), 1 for a lost answer.
+func pickFaults(rng *rand.Rand, n int, routes, writes []string) []faults.Rule {
+	var out []faults.Rule
+	pickFrom := func(list, wild []string) string {
+		if len(list) == 0 || rng.Intn(2) == 0 {
+			return wild[rng.Intn(len(wild))]
+		}
+		return list[rng.Intn(len(list))]
+	}
+	route := func() string { return pickFrom(routes, wildcards) }
+	write := func() string { return pickFrom(writes, writeWildcards) }
+	for range n {
+		switch rng.Intn(6) {
+		case 0:
+			out = append(out, faults.Rule{Route: route(), Status: http.StatusTooManyRequests, RetryAfter: 1, Count: 1 + rng.Intn(2)})
+		case 1:
+			statuses := []int{500, 502, 503, 504}
+			out = append(out, faults.Rule{Route: route(), Status: statuses[rng.Intn(len(statuses))], Count: 1 + rng.Intn(2)})
+		case 2:
+			statuses := []int{502, 504}
+			out = append(out, faults.Rule{Route: write(), Status: statuses[rng.Intn(len(statuses))], AfterHandler: true})
+		case 3:
+			out = append(out, faults.Rule{Route: write(), Drop: true, AfterHandler: true})
+		case 4:
+			out = append(out, faults.Rule{Route: policyWrite, Status: http.StatusPreconditionFailed, Count: 2 + rng.Intn(4)})
+		default:
+			prefixes := []string{"/tailscale/*", "/qovery/*"}
+			out = append(out, faults.Rule{Route: prefixes[rng.Intn(len(prefixes))], Latency: faults.Duration(time.Duration(100+rng.Intn(900)) * time.Millisecond), Count: 5 + rng.Intn(16)})
+		}
+	}
+	return out
+}
+
+// kindOf names the kind of an injected rule.
+func kindOf(r faults.Rule) string {
+	switch {
+	case r.Drop:
+		return faultDrop
+	case r.AfterHandler:
+		return faultLost
+	case r.Status == http.StatusTooManyRequests:
+		return fault429
+	case r.Status == http.StatusPreconditionFailed:
+		return fault412
+	case r.Status >= 500:
+		return fault5xx
+	}
+	return faultLatency
+}
+
+// inject queues n random faults for the phase that follows.
+func (s *soak) inject(n int) {
+	rules := pickFaults(s.rng, n, s.routes, s.writes)
+	s.injected = rules
+	s.world.Faults.Add(rules...)
+}
+
+// clearFaults drops the faults left over from the phase and counts those
+// the phase met.
+func (s *soak) clearFaults() {
+	left := map[string]int{}
+	for _, r := range s.world.Faults.Pending() {
+		left[kindOf(r)] += r.Count
+	}
+	s.learn(s.world.Faults.Calls())
+	s.world.Faults.Reset()
+	for _, r := range s.injected {
+		n := r.Count
+		if n <= 0 {
+			n = 1
+		}
+		k := kindOf(r)
+		// The calls of the rule that no request met.
+		rest := min(n, left[k])
+		left[k] -= rest
+		s.fig.faults[k] += n - rest
+		s.fig.queued[k] += n
+	}
+	s.injected = nil
+}
+
+// learn adds the routes called to those faults may go to.
+func (s *soak) learn(calls map[string]int) {
+	for route := range calls {
+		if slices.Contains(s.routes, route) {
+			continue
+		}
+		s.routes = append(s.routes, route)
+		if !strings.HasPrefix(route, "GET ") {
+			s.writes = append(s.writes, route)
+		}
+	}
+	sort.Strings(s.routes)
+	sort.Strings(s.writes)
+}
+
+// statusCounter counts the sandbox's API calls and the answers that call
+// for a retry: 429, 412 and 5xx by API and status, and the connections
+// dropped.
+type statusCounter struct {
+	next  http.Handler
+	mu    sync.Mutex
+	by    map[string]int
+	calls int
+}
+
+func (c *statusCounter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	api := strings.SplitN(strings.TrimPrefix(r.URL.Path, "/"), "/", 2)[0]
+	if api != "qovery" && api != "tailscale" {
+		c.next.ServeHTTP(w, r)
+		return
+	}
+	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				c.count(api + " dropped")
+			}
+			panic(v)
+		}
+	}()
+	c.next.ServeHTTP(rec, r)
+	c.mu.Lock()
+	c.calls++
+	c.mu.Unlock()
+	if rec.status == http.StatusTooManyRequests || rec.status == http.StatusPreconditionFailed || rec.status >= 500 {
+		c.count(api + " " + strconv.Itoa(rec.status))
+	}
+}
+
+func (c *statusCounter) count(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.by[key]++
+}
+
+func (c *statusCounter) total() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.calls
+}
+
+// snapshot returns the counts by API and status.
+func (c *statusCounter) snapshot() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[string]int, len(c.by))
+	for k, v := range c.by {
+		out[k] = v
+	}
+	return out
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *statusRecorder) WriteHeader(status int) {
+	r.status = status
+	r.ResponseWriter.WriteHeader(status)
+}
+
+// Flush lets the answers that stream still flush.
+func (r *statusRecorder) Flush() {
+	if f, ok := r.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func sortedCounts(m map[string]int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
