@@ -175,10 +175,7 @@ func run(o options) (bool, error) {
 	}
 	fmt.Printf("seed %d; %d regions (%s); %d rounds at most, none started after %s\n", o.seed, len(names), strings.Join(names, ", "), o.rounds, o.duration)
 
-	if err := s.each(ctx, func(r *region) error {
-		_, err := s.must(ctx, r, "get", "get", "-no-color")
-		return err
-	}); err != nil {
+	if err := s.each(ctx, func(r *region) error { return s.must(ctx, r, "get", "get", "-no-color") }); err != nil {
 		return false, err
 	}
 	if err := s.initial(ctx); err != nil {
@@ -208,10 +205,10 @@ func (s *soak) initial(ctx context.Context) error {
 	fmt.Println("round 0: the first apply of every region ...")
 	start := time.Now()
 	if err := s.each(ctx, func(r *region) error {
-		if _, err := s.must(ctx, r, "r0-apply", applyArgs(s.o.parallelism)...); err != nil {
+		if err := s.must(ctx, r, "r0-apply", applyArgs(s.o.parallelism)...); err != nil {
 			return err
 		}
-		s.fig.add(&s.fig.applies, 1)
+		s.fig.inc(&s.fig.applies)
 		return s.emptyPlan(ctx, r, "r0-plan")
 	}); err != nil {
 		return err
@@ -228,7 +225,7 @@ func (s *soak) round(ctx context.Context, n int) error {
 	s.fig.rounds++
 	tag := fmt.Sprintf("r%d", n)
 	// 1. Apply under faults, then plan.
-	s.inject(1 + s.rng.Intn(4))
+	s.inject(2 + s.rng.Intn(5))
 	failedApply := make([]bool, len(s.regions))
 	if err := s.each(ctx, func(r *region) error {
 		ok, err := s.apply(ctx, r, tag+"-apply")
@@ -258,13 +255,13 @@ func (s *soak) round(ctx context.Context, n int) error {
 			s.fig.fail("%s: %s: console edit %s: %v", tag, r.name, e.name, err)
 			continue
 		}
-		s.fig.add(&s.fig.edits, 1)
+		s.fig.inc(&s.fig.edits)
 		s.fig.mu.Lock()
 		s.fig.editKinds = append(s.fig.editKinds, e.name)
 		s.fig.mu.Unlock()
 	}
 	// 3. Repair under faults; a failed repair is applied again without.
-	s.inject(1 + s.rng.Intn(3))
+	s.inject(1 + s.rng.Intn(4))
 	failedRepair := make([]bool, len(s.regions))
 	if err := s.each(ctx, func(r *region) error {
 		ok, err := s.apply(ctx, r, tag+"-repair")
@@ -278,13 +275,13 @@ func (s *soak) round(ctx context.Context, n int) error {
 	if err := s.each(ctx, func(r *region) error {
 		if failedApply[r.index] || failedRepair[r.index] {
 			if failedRepair[r.index] {
-				if _, err := s.must(ctx, r, tag+"-repair-again", applyArgs(s.o.parallelism)...); err != nil {
+				if err := s.must(ctx, r, tag+"-repair-again", applyArgs(s.o.parallelism)...); err != nil {
 					s.fig.fail("%s: %s: the apply after a failed repair failed without faults: %v", tag, r.name, err)
 					return nil
 				}
-				s.fig.add(&s.fig.applies, 1)
+				s.fig.inc(&s.fig.applies)
 			}
-			s.fig.add(&s.fig.converged, 1)
+			s.fig.inc(&s.fig.converged)
 		}
 		return s.emptyPlan(ctx, r, tag+"-plan-after-repair")
 	}); err != nil {
@@ -305,22 +302,22 @@ func (s *soak) round(ctx context.Context, n int) error {
 // left, and applies it again.
 func (s *soak) recreate(ctx context.Context, tag string, r *region) error {
 	tag += "-" + r.name
-	s.inject(1 + s.rng.Intn(2))
+	s.inject(1 + s.rng.Intn(3))
 	code, out, err := s.tfrun(ctx, r, tag+"-destroy", "destroy", "-auto-approve", "-input=false", "-no-color", fmt.Sprintf("-parallelism=%d", s.o.parallelism))
 	s.clearFaults()
 	if err != nil {
 		return err
 	}
-	s.fig.add(&s.fig.destroys, 1)
+	s.fig.inc(&s.fig.destroys)
 	if code != 0 {
-		s.fig.add(&s.fig.failedUnderFaults, 1)
+		s.fig.inc(&s.fig.failedUnderFaults)
 		fmt.Printf("%s: the destroy failed under faults (it is run again):\n%s\n", tag, tfrun.Tail(out, 6))
-		if _, err := s.must(ctx, r, tag+"-destroy-again", "destroy", "-auto-approve", "-input=false", "-no-color"); err != nil {
+		if err := s.must(ctx, r, tag+"-destroy-again", "destroy", "-auto-approve", "-input=false", "-no-color"); err != nil {
 			s.fig.fail("%s: the destroy after a failed destroy failed without faults: %v", tag, err)
 			return nil
 		}
-		s.fig.add(&s.fig.destroys, 1)
-		s.fig.add(&s.fig.converged, 1)
+		s.fig.inc(&s.fig.destroys)
+		s.fig.inc(&s.fig.converged)
 	}
 	var live []*region
 	for _, x := range s.regions {
@@ -329,12 +326,12 @@ func (s *soak) recreate(ctx context.Context, tag string, r *region) error {
 		}
 	}
 	s.check(tag+" destroyed", live, []*region{r})
-	if _, err := s.must(ctx, r, tag+"-recreate", applyArgs(s.o.parallelism)...); err != nil {
+	if err := s.must(ctx, r, tag+"-recreate", applyArgs(s.o.parallelism)...); err != nil {
 		s.fig.fail("%s: re-creating the region failed: %v", tag, err)
 		return nil
 	}
-	s.fig.add(&s.fig.applies, 1)
-	s.fig.add(&s.fig.recreated, 1)
+	s.fig.inc(&s.fig.applies)
+	s.fig.inc(&s.fig.recreated)
 	if err := s.emptyPlan(ctx, r, tag+"-recreate-plan"); err != nil {
 		return err
 	}
@@ -347,11 +344,11 @@ func (s *soak) recreate(ctx context.Context, tag string, r *region) error {
 func (s *soak) teardown(ctx context.Context) error {
 	fmt.Println("destroying every region ...")
 	if err := s.each(ctx, func(r *region) error {
-		if _, err := s.must(ctx, r, "destroy", "destroy", "-auto-approve", "-input=false", "-no-color", fmt.Sprintf("-parallelism=%d", s.o.parallelism)); err != nil {
+		if err := s.must(ctx, r, "destroy", "destroy", "-auto-approve", "-input=false", "-no-color", fmt.Sprintf("-parallelism=%d", s.o.parallelism)); err != nil {
 			s.fig.fail("%s: the final destroy failed: %v", r.name, err)
 			return nil
 		}
-		s.fig.add(&s.fig.destroys, 1)
+		s.fig.inc(&s.fig.destroys)
 		return nil
 	}); err != nil {
 		return err
@@ -386,9 +383,9 @@ func (s *soak) apply(ctx context.Context, r *region, step string) (bool, error) 
 	if err != nil {
 		return false, err
 	}
-	s.fig.add(&s.fig.applies, 1)
+	s.fig.inc(&s.fig.applies)
 	if code != 0 {
-		s.fig.add(&s.fig.failedUnderFaults, 1)
+		s.fig.inc(&s.fig.failedUnderFaults)
 		fmt.Printf("%s %s: the apply failed under faults (the next apply must converge):\n%s\n", step, r.name, indent(errorLines(out)))
 		return false, nil
 	}
@@ -399,7 +396,7 @@ func (s *soak) apply(ctx context.Context, r *region, step string) (bool, error) 
 func (s *soak) plan(ctx context.Context, r *region, step string) (int, error) {
 	code, _, err := s.tfrun(ctx, r, step, "plan", "-detailed-exitcode", "-input=false", "-no-color", fmt.Sprintf("-parallelism=%d", s.o.parallelism))
 	if err == nil {
-		s.fig.add(&s.fig.plans, 1)
+		s.fig.inc(&s.fig.plans)
 	}
 	return code, err
 }
@@ -411,19 +408,19 @@ func (s *soak) emptyPlan(ctx context.Context, r *region, step string) error {
 		return err
 	}
 	if code != 0 {
-		s.fig.add(&s.fig.nonEmptyPlans, 1)
+		s.fig.inc(&s.fig.nonEmptyPlans)
 		s.fig.fail("%s: %s: the plan is not empty (exit code %d):\n%s", step, r.name, code, indent(planLines(s.logPath(r, step))))
 	}
 	return nil
 }
 
 // must runs a command that must succeed.
-func (s *soak) must(ctx context.Context, r *region, step string, args ...string) ([]byte, error) {
+func (s *soak) must(ctx context.Context, r *region, step string, args ...string) error {
 	code, out, err := s.tfrun(ctx, r, step, args...)
 	if err == nil && code != 0 {
 		err = fmt.Errorf("terraform %s in %s exited with %d:\n%s", args[0], r.name, code, tfrun.Tail(out, 30))
 	}
-	return out, err
+	return err
 }
 
 // tfrun runs one Terraform command in the region's root and keeps its
