@@ -3,7 +3,6 @@ package main
 import (
 	"math/rand"
 	"net/http"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -26,39 +25,45 @@ const (
 	faultLatency = "latency"
 )
 
-// wildcards are routes of faults that match every call of a method to one
-// API, for the faults that must meet a call whatever the phase calls.
-var (
-	wildcards      = []string{"GET /qovery/*", "GET /tailscale/*", "POST /qovery/*", "PUT /qovery/*", "POST /tailscale/*", "DELETE /qovery/*", "DELETE /tailscale/*"}
-	writeWildcards = []string{"POST /qovery/*", "PUT /qovery/*", "POST /tailscale/*", "DELETE /qovery/*", "DELETE /tailscale/*"}
-)
-
-// pickFaults picks n rules at random: each on a route called so far (a
-// write for the answers lost) or on every call of a method to one API,
-// with counts that qtail's bounded retries can absorb: at most 2 calls for
-// 429 and 5xx (6 attempts), 5 for 412 (10 writes), 1 for a lost answer.
-func pickFaults(rng *rand.Rand, n int, routes, writes []string) []faults.Rule {
-	var out []faults.Rule
-	pickFrom := func(list, wild []string) string {
-		if len(list) == 0 || rng.Intn(2) == 0 {
-			return wild[rng.Intn(len(wild))]
+// pickFaults picks n rules at random, each on a route of calls (what the
+// same phase called the last time), or on every call of the route's method
+// to the route's API, with counts that qtail's bounded retries can absorb:
+// at most 2 calls for 429 and 5xx (6 attempts), 5 for 412 (10 writes), 1
+// for a lost answer. The answers lost go to the writes.
+func pickFaults(rng *rand.Rand, n int, calls map[string]int) []faults.Rule {
+	routes := sortedCounts(calls)
+	var writes []string
+	for _, r := range routes {
+		if !strings.HasPrefix(r, "GET ") {
+			writes = append(writes, r)
 		}
-		return list[rng.Intn(len(list))]
 	}
-	route := func() string { return pickFrom(routes, wildcards) }
-	write := func() string { return pickFrom(writes, writeWildcards) }
+	if len(writes) == 0 {
+		writes = []string{"POST /qovery/*", "POST /tailscale/*"}
+	}
+	if len(routes) == 0 {
+		routes = []string{"GET /qovery/*", "GET /tailscale/*"}
+	}
+	pick := func(list []string) string {
+		r := list[rng.Intn(len(list))]
+		if rng.Intn(2) == 0 {
+			return wildcard(r)
+		}
+		return r
+	}
+	var out []faults.Rule
 	for range n {
 		switch rng.Intn(6) {
 		case 0:
-			out = append(out, faults.Rule{Route: route(), Status: http.StatusTooManyRequests, RetryAfter: 1, Count: 1 + rng.Intn(2)})
+			out = append(out, faults.Rule{Route: pick(routes), Status: http.StatusTooManyRequests, RetryAfter: 1, Count: 1 + rng.Intn(2)})
 		case 1:
 			statuses := []int{500, 502, 503, 504}
-			out = append(out, faults.Rule{Route: route(), Status: statuses[rng.Intn(len(statuses))], Count: 1 + rng.Intn(2)})
+			out = append(out, faults.Rule{Route: pick(routes), Status: statuses[rng.Intn(len(statuses))], Count: 1 + rng.Intn(2)})
 		case 2:
 			statuses := []int{502, 504}
-			out = append(out, faults.Rule{Route: write(), Status: statuses[rng.Intn(len(statuses))], AfterHandler: true})
+			out = append(out, faults.Rule{Route: pick(writes), Status: statuses[rng.Intn(len(statuses))], AfterHandler: true})
 		case 3:
-			out = append(out, faults.Rule{Route: write(), Drop: true, AfterHandler: true})
+			out = append(out, faults.Rule{Route: pick(writes), Drop: true, AfterHandler: true})
 		case 4:
 			out = append(out, faults.Rule{Route: policyWrite, Status: http.StatusPreconditionFailed, Count: 2 + rng.Intn(4)})
 		default:
@@ -67,6 +72,14 @@ func pickFaults(rng *rand.Rand, n int, routes, writes []string) []faults.Rule {
 		}
 	}
 	return out
+}
+
+// wildcard is the route that matches every call of route's method to
+// route's API: "POST /qovery/*" for "POST /qovery/environment/{id}/helm".
+func wildcard(route string) string {
+	method, path, _ := strings.Cut(route, " ")
+	api, _, _ := strings.Cut(strings.TrimPrefix(path, "/"), "/")
+	return method + " /" + api + "/*"
 }
 
 // kindOf names the kind of an injected rule.
@@ -86,21 +99,27 @@ func kindOf(r faults.Rule) string {
 	return faultLatency
 }
 
-// inject queues n random faults for the phase that follows.
-func (s *soak) inject(n int) {
-	rules := pickFaults(s.rng, n, s.routes, s.writes)
+// inject queues n random faults for the phase that follows, on what the
+// same phase called the last time (what any phase called, the first
+// time).
+func (s *soak) inject(phase string, n int) {
+	calls := s.recent[phase]
+	if len(calls) == 0 {
+		calls = s.seen
+	}
+	rules := pickFaults(s.rng, n, calls)
 	s.injected = rules
 	s.world.Faults.Add(rules...)
 }
 
 // clearFaults drops the faults left over from the phase and counts those
 // the phase met.
-func (s *soak) clearFaults() {
+func (s *soak) clearFaults(phase string) {
 	left := map[string]int{}
 	for _, r := range s.world.Faults.Pending() {
 		left[kindOf(r)] += r.Count
 	}
-	s.learn(s.world.Faults.Calls())
+	s.learn(phase, s.world.Faults.Calls())
 	s.world.Faults.Reset()
 	for _, r := range s.injected {
 		n := r.Count
@@ -117,19 +136,13 @@ func (s *soak) clearFaults() {
 	s.injected = nil
 }
 
-// learn adds the routes called to those faults may go to.
-func (s *soak) learn(calls map[string]int) {
-	for route := range calls {
-		if slices.Contains(s.routes, route) {
-			continue
-		}
-		s.routes = append(s.routes, route)
-		if !strings.HasPrefix(route, "GET ") {
-			s.writes = append(s.writes, route)
-		}
+// learn keeps the routes a phase called, for the faults of the same
+// phase in the next round.
+func (s *soak) learn(phase string, calls map[string]int) {
+	s.recent[phase] = calls
+	for route, n := range calls {
+		s.seen[route] += n
 	}
-	sort.Strings(s.routes)
-	sort.Strings(s.writes)
 }
 
 // statusCounter counts the sandbox's API calls and the answers that call

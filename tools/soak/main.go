@@ -97,10 +97,11 @@ type soak struct {
 	regions []*region
 	hand    []byte
 	logs    string
-	// routes and writes are the API routes called so far, and those of
-	// them that change something: where faults go.
-	routes, writes []string
-	counter        *statusCounter
+	// recent are the calls by route of the last run of each phase, and
+	// seen those of every phase so far: where faults go.
+	recent  map[string]map[string]int
+	seen    map[string]int
+	counter *statusCounter
 	// injected are the faults queued for the phase in progress.
 	injected []faults.Rule
 	fig      figures
@@ -140,6 +141,8 @@ func run(o options) (bool, error) {
 	s.fig.faults = map[string]int{}
 	s.fig.answers = map[string]int{}
 	s.fig.queued = map[string]int{}
+	s.recent = map[string]map[string]int{}
+	s.seen = map[string]int{}
 	s.world, err = sandbox.New(sandbox.Options{DeployTime: o.deployTime, Regions: names, InitialPolicy: s.hand})
 	if err != nil {
 		return false, err
@@ -214,8 +217,9 @@ func (s *soak) initial(ctx context.Context) error {
 		return err
 	}
 	s.check("round 0", s.regions, nil)
-	s.learn(s.world.Faults.Calls())
-	fmt.Printf("round 0 done in %s: %d routes called, %d of them writes\n", time.Since(start).Round(time.Second), len(s.routes), len(s.writes))
+	s.learn("initial", s.world.Faults.Calls())
+	s.world.Faults.Reset()
+	fmt.Printf("round 0 done in %s: %d routes called\n", time.Since(start).Round(time.Second), len(s.seen))
 	return nil
 }
 
@@ -225,7 +229,7 @@ func (s *soak) round(ctx context.Context, n int) error {
 	s.fig.rounds++
 	tag := fmt.Sprintf("r%d", n)
 	// 1. Apply under faults, then plan.
-	s.inject(2 + s.rng.Intn(5))
+	s.inject("apply", 2+s.rng.Intn(5))
 	failedApply := make([]bool, len(s.regions))
 	if err := s.each(ctx, func(r *region) error {
 		ok, err := s.apply(ctx, r, tag+"-apply")
@@ -234,7 +238,7 @@ func (s *soak) round(ctx context.Context, n int) error {
 	}); err != nil {
 		return err
 	}
-	s.clearFaults()
+	s.clearFaults("apply")
 	if err := s.each(ctx, func(r *region) error {
 		code, err := s.plan(ctx, r, tag+"-plan")
 		if err == nil && code != 0 && !failedApply[r.index] {
@@ -261,7 +265,7 @@ func (s *soak) round(ctx context.Context, n int) error {
 		s.fig.mu.Unlock()
 	}
 	// 3. Repair under faults; a failed repair is applied again without.
-	s.inject(1 + s.rng.Intn(4))
+	s.inject("repair", 1+s.rng.Intn(4))
 	failedRepair := make([]bool, len(s.regions))
 	if err := s.each(ctx, func(r *region) error {
 		ok, err := s.apply(ctx, r, tag+"-repair")
@@ -270,7 +274,7 @@ func (s *soak) round(ctx context.Context, n int) error {
 	}); err != nil {
 		return err
 	}
-	s.clearFaults()
+	s.clearFaults("repair")
 	// 4. Converge and plan.
 	if err := s.each(ctx, func(r *region) error {
 		if failedApply[r.index] || failedRepair[r.index] {
@@ -302,16 +306,16 @@ func (s *soak) round(ctx context.Context, n int) error {
 // left, and applies it again.
 func (s *soak) recreate(ctx context.Context, tag string, r *region) error {
 	tag += "-" + r.name
-	s.inject(1 + s.rng.Intn(3))
+	s.inject("destroy", 1+s.rng.Intn(3))
 	code, out, err := s.tfrun(ctx, r, tag+"-destroy", "destroy", "-auto-approve", "-input=false", "-no-color", fmt.Sprintf("-parallelism=%d", s.o.parallelism))
-	s.clearFaults()
+	s.clearFaults("destroy")
 	if err != nil {
 		return err
 	}
 	s.fig.inc(&s.fig.destroys)
 	if code != 0 {
 		s.fig.inc(&s.fig.failedUnderFaults)
-		fmt.Printf("%s: the destroy failed under faults (it is run again):\n%s\n", tag, tfrun.Tail(out, 6))
+		fmt.Printf("%s: the destroy failed under faults (it is run again; see %s):\n%s\n", tag, s.logPath(r, tag+"-destroy"), indent(errorLines(out)))
 		if err := s.must(ctx, r, tag+"-destroy-again", "destroy", "-auto-approve", "-input=false", "-no-color"); err != nil {
 			s.fig.fail("%s: the destroy after a failed destroy failed without faults: %v", tag, err)
 			return nil
@@ -386,7 +390,7 @@ func (s *soak) apply(ctx context.Context, r *region, step string) (bool, error) 
 	s.fig.inc(&s.fig.applies)
 	if code != 0 {
 		s.fig.inc(&s.fig.failedUnderFaults)
-		fmt.Printf("%s %s: the apply failed under faults (the next apply must converge):\n%s\n", step, r.name, indent(errorLines(out)))
+		fmt.Printf("%s %s: the apply failed under faults (the next apply must converge; see %s):\n%s\n", step, r.name, s.logPath(r, step), indent(errorLines(out)))
 		return false, nil
 	}
 	return true, nil
