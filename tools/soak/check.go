@@ -66,6 +66,8 @@ type Snapshot struct {
 	Groups       []Group
 	// Attached are the annotations groups of each application, by ID.
 	Attached map[string][]string
+	// OAuthClients are the descriptions of the tailnet's OAuth clients.
+	OAuthClients []string
 }
 
 // Helm is a Helm service of the snapshot.
@@ -102,6 +104,9 @@ func snapshot(w *sandbox.World) Snapshot {
 			anns[a.Key] = a.Value
 		}
 		s.Groups = append(s.Groups, Group{ID: g.ID, Name: g.Name, Annotations: anns})
+	}
+	for _, c := range w.Tailnet.OAuthClients() {
+		s.OAuthClients = append(s.OAuthClients, c.Description)
 	}
 	s.Attached = map[string][]string{}
 	w.Qovery.Do(func(st *qoveryapi.State) {
@@ -203,6 +208,7 @@ func Check(s Snapshot, live, gone []Expectation, handWritten []byte) []Finding {
 			}
 		}
 		once(r, "the operator's Helm service", len(operators))
+		once(r, "the operator's OAuth client", len(containing(s.OAuthClients, r)))
 		if len(helms) < e.Helms {
 			add(Lost, r, "the environment has %d Helm services %v, the configuration %d", len(helms), helms, e.Helms)
 		} else if len(helms) > e.Helms {
@@ -242,6 +248,11 @@ func Check(s Snapshot, live, gone []Expectation, handWritten []byte) []Finding {
 				add(Orphan, r, "device %q is on the tailnet", h)
 			}
 		}
+		for _, name := range distinct(s.Repositories) {
+			if strings.Contains(name, r) && !slices.Contains(e.Repositories, name) {
+				add(Orphan, r, "Helm repository %q is in Qovery", name)
+			}
+		}
 		for _, g := range s.Groups {
 			if strings.Contains(g.Name, r) && !slices.Contains(mapValues(e.Exposures, "tailscale-"), g.Name) {
 				add(Orphan, r, "annotations group %q is in Qovery", g.Name)
@@ -274,6 +285,9 @@ func Check(s Snapshot, live, gone []Expectation, handWritten []byte) []Finding {
 			if h.EnvironmentID == e.EnvironmentID {
 				add(Orphan, r, "Helm service %q is in the environment", h.Name)
 			}
+		}
+		for _, d := range containing(s.OAuthClients, r) {
+			add(Orphan, r, "the OAuth client %q is on the tailnet", d)
 		}
 		for _, app := range sortedKeys(e.Exposures) {
 			for _, id := range s.Attached[app] {
@@ -324,6 +338,17 @@ func lineDiff(want, got []byte) string {
 		b.WriteString("  (the same lines, in another order or spacing)\n")
 	}
 	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// containing returns the strings of list that contain sub.
+func containing(list []string, sub string) []string {
+	var out []string
+	for _, x := range list {
+		if strings.Contains(x, sub) {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 func sortedKeys[V any](m map[string]V) []string {

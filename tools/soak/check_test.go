@@ -50,6 +50,7 @@ func applied(t *testing.T, hand string, regions ...*region) Snapshot {
 		}
 		s.Devices = append(s.Devices, e.Devices...)
 		s.Repositories = append(s.Repositories, e.Repositories...)
+		s.OAuthClients = append(s.OAuthClients, "qtail operator prod-"+r.name)
 		s.Helms = append(s.Helms, Helm{ID: "op-" + r.name, EnvironmentID: e.EnvironmentID, Name: "tailscale-operator", Chart: qoveryapi.TailscaleOperatorChart})
 		if r.hasConnector() {
 			s.Helms = append(s.Helms, Helm{ID: "vpc-" + r.name, EnvironmentID: e.EnvironmentID, Name: r.connectorName(), Chart: "tailnet-manifests"})
@@ -154,6 +155,12 @@ func TestCheckFindsEachDefect(t *testing.T) {
 			s.Helms = append(s.Helms, Helm{ID: "op2", EnvironmentID: "env-eu", Name: "tailscale-operator", Chart: qoveryapi.TailscaleOperatorChart})
 		}, Duplicated, `the operator's Helm service is there 2 times`},
 		{"a duplicate Helm repository", false, func(s *Snapshot) { s.Repositories = append(s.Repositories, "qtail-us-east-1") }, Duplicated, `Helm repository "qtail-us-east-1" is there 2 times`},
+		{"a duplicate OAuth client", false, func(s *Snapshot) {
+			s.OAuthClients = append(s.OAuthClients, "qtail operator prod-us-east-1")
+		}, Duplicated, "the operator's OAuth client is there 2 times"},
+		{"an OAuth client left of a region destroyed", true, func(s *Snapshot) {
+			s.OAuthClients = append(s.OAuthClients, "qtail operator prod-eu-west-3")
+		}, Orphan, `the OAuth client "qtail operator prod-eu-west-3" is on the tailnet`},
 		{"two fragments of one owner", false, func(s *Snapshot) {
 			owner := ownerOf(*s, "us-east-1-oncall")
 			editPolicy(s, func(d *policyfile.Document) {
