@@ -54,13 +54,37 @@ var edits = []consoleEdit{
 	{"connector routes revoked", func(w *sandbox.World, r *region) error {
 		return w.Console(sandbox.ConsoleAction{Action: "tailscale.set_routes", Host: r.connectorName(), Routes: []string{}})
 	}},
+	{"annotations group deleted", func(w *sandbox.World, r *region) error {
+		g, err := group(w, "tailscale-"+r.serviceHostname("web"))
+		if err != nil {
+			return err
+		}
+		return w.Console(sandbox.ConsoleAction{Action: "qovery.delete_group", ID: g.ID})
+	}},
+	{"operator chart version changed", func(w *sandbox.World, r *region) error {
+		id, err := helm(w, r, true)
+		if err != nil {
+			return err
+		}
+		return w.Console(sandbox.ConsoleAction{Action: "qovery.set_chart_version", ID: id, Value: "1.100.0"})
+	}},
+	{"connector deleted", func(w *sandbox.World, r *region) error {
+		id, err := helm(w, r, false)
+		if err != nil {
+			return err
+		}
+		return w.Console(sandbox.ConsoleAction{Action: "qovery.delete_service", ID: id})
+	}},
 }
+
+// connectorOnly are the edits of the regions with a connector.
+var connectorOnly = map[string]bool{"connector routes revoked": true, "connector deleted": true}
 
 // pickEdit picks a console edit that applies to the region.
 func pickEdit(rng *rand.Rand, r *region) consoleEdit {
 	for {
 		e := edits[rng.Intn(len(edits))]
-		if e.name == "connector routes revoked" && !r.hasConnector() {
+		if connectorOnly[e.name] && !r.hasConnector() {
 			continue
 		}
 		return e
@@ -98,6 +122,18 @@ func editFragment(w *sandbox.World, kind policyfile.Kind, name string, change fu
 		}
 		return doc.Bytes(), nil
 	})
+}
+
+// helm finds the region's operator (operator true) or connector Helm
+// service.
+func helm(w *sandbox.World, r *region, operator bool) (string, error) {
+	for _, h := range w.Qovery.Helms() {
+		isOperator := h.Source.Repository != nil && h.Source.Repository.ChartName == qoveryapi.TailscaleOperatorChart
+		if h.EnvironmentID == r.environmentID && isOperator == operator {
+			return h.ID, nil
+		}
+	}
+	return "", fmt.Errorf("no such Helm service in the environment of %s", r.name)
 }
 
 // group finds an annotations group by name.

@@ -14,7 +14,8 @@
 //     policy write, latency), then plan;
 //  2. undergo a console edit picked at random (a grant's ports changed or a
 //     grant removed in the policy file, a policy test removed, an
-//     annotation removed or a group detached in Qovery, a device deleted,
+//     annotation removed, a group detached or deleted, the operator's chart
+//     version changed or the connector deleted in Qovery, a device deleted,
 //     a connector's routes revoked);
 //  3. repair: apply, with faults again; an apply that failed because of a
 //     fault is counted and applied once more without faults;
