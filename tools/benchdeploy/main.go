@@ -23,16 +23,12 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"log"
-	"net"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -41,6 +37,7 @@ import (
 
 	"github.com/qtail/terraform-provider-qtail/internal/fake/qoveryapi"
 	"github.com/qtail/terraform-provider-qtail/internal/fake/sandbox"
+	"github.com/qtail/terraform-provider-qtail/tools/internal/tfrun"
 )
 
 type options struct {
@@ -89,14 +86,12 @@ type result struct {
 }
 
 func run(o options) error {
-	if o.terraform == "" {
-		p, err := exec.LookPath("terraform")
-		if err != nil {
-			return errors.New("terraform is not on PATH; install Terraform >= 1.11 or pass -terraform")
-		}
-		o.terraform = p
+	tf, err := tfrun.Terraform(o.terraform)
+	if err != nil {
+		return err
 	}
-	root, err := moduleRoot()
+	o.terraform = tf
+	root, err := tfrun.ModuleRoot("run benchdeploy from inside the qtail module (make bench-deploy)")
 	if err != nil {
 		return err
 	}
@@ -138,15 +133,11 @@ func run(o options) error {
 func setup(ctx context.Context, root, work string) (string, error) {
 	bin := filepath.Join(work, "bin")
 	fmt.Println("building the provider ...")
-	build := exec.CommandContext(ctx, "go", "build", "-tags", "bench", "-o", filepath.Join(bin, "terraform-provider-qtail"), ".")
-	build.Dir = root
-	build.Stdout, build.Stderr = os.Stdout, os.Stderr
-	if err := build.Run(); err != nil {
-		return "", fmt.Errorf("building the provider: %w", err)
+	if err := tfrun.BuildProvider(ctx, root, bin, "bench"); err != nil {
+		return "", err
 	}
 	rc := filepath.Join(work, "terraformrc")
-	text := fmt.Sprintf("provider_installation {\n  dev_overrides {\n    \"qtail/qtail\" = %q\n  }\n  direct {}\n}\n", bin)
-	return rc, os.WriteFile(rc, []byte(text), 0o600)
+	return rc, tfrun.WriteCLIConfig(rc, map[string]string{"qtail/qtail": bin})
 }
 
 // apply serves a fresh sandbox, applies the configuration and reads the
@@ -169,14 +160,11 @@ func apply(ctx context.Context, o options, rc, dir string, batched bool) (result
 		}
 		apps = append(apps, id)
 	}
-	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", "127.0.0.1:0")
+	base, stop, err := tfrun.Serve(ctx, world.Handler())
 	if err != nil {
 		return r, err
 	}
-	srv := &http.Server{Handler: world.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	defer func() { _ = srv.Close() }()
-	base := "http://" + ln.Addr().String()
+	defer stop()
 
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return r, err
@@ -184,20 +172,20 @@ func apply(ctx context.Context, o options, rc, dir string, batched bool) (result
 	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(config(seed.OrganizationID, env, apps)), 0o600); err != nil {
 		return r, err
 	}
-	vars := append(os.Environ(), "TF_CLI_CONFIG_FILE="+rc, "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1",
-		"QTAIL_BENCH_POLL_INTERVAL="+o.poll.String())
+	settings := world.Env(base)
+	settings["QTAIL_BENCH_POLL_INTERVAL"] = o.poll.String()
 	if !batched {
-		vars = append(vars, "QTAIL_BENCH_DEPLOY_BATCH=off")
-	}
-	for k, v := range world.Env(base) {
-		vars = append(vars, k+"="+v)
+		settings["QTAIL_BENCH_DEPLOY_BATCH"] = "off"
 	}
 	start := time.Now()
-	out, err := terraform(ctx, o.terraform, dir, vars, "apply", "-auto-approve", "-input=false", fmt.Sprintf("-parallelism=%d", o.parallelism))
+	code, out, err := tfrun.Run(ctx, o.terraform, dir, tfrun.Env(rc, settings), "apply", "-auto-approve", "-input=false", fmt.Sprintf("-parallelism=%d", o.parallelism))
 	r.wall = time.Since(start)
 	_ = os.WriteFile(filepath.Join(dir, "apply.log"), out, 0o600)
+	if err == nil && code != 0 {
+		err = fmt.Errorf("exit status %d", code)
+	}
 	if err != nil {
-		return r, fmt.Errorf("terraform apply: %w:\n%s", err, tail(out, 40))
+		return r, fmt.Errorf("terraform apply: %w:\n%s", err, tfrun.Tail(out, 40))
 	}
 	// The operator's Helm service is the first level; the rest need it.
 	operators := map[string]bool{}
@@ -352,40 +340,4 @@ resource "qtail_exposed_service" "app_%[1]d" {
 `, i+1, app)
 	}
 	return b.String()
-}
-
-// terraform runs one command and returns its output.
-func terraform(ctx context.Context, tf, dir string, env []string, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, tf, append([]string{"-chdir=" + dir}, args...)...)
-	cmd.Env = env
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	return out.Bytes(), err
-}
-
-func tail(b []byte, lines int) string {
-	ls := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(ls) > lines {
-		ls = ls[len(ls)-lines:]
-	}
-	return strings.Join(ls, "\n")
-}
-
-// moduleRoot finds the directory of go.mod from the working directory up.
-func moduleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("run benchdeploy from inside the qtail module (make bench-deploy)")
-		}
-		dir = parent
-	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/tailscale/hujson"
 
 	"github.com/qtail/terraform-provider-qtail/internal/fake/sandbox"
+	"github.com/qtail/terraform-provider-qtail/tools/internal/tfrun"
 )
 
 // concurrentResult is what R configurations applying (or destroying) at
@@ -150,7 +151,7 @@ func (b *bench) concurrentRun(ctx context.Context, name string, r, g int, config
 	p := fmt.Sprintf("-parallelism=%d", b.o.parallelism)
 	runAll := func(args ...string) (concurrentResult, error) {
 		var res concurrentResult
-		before, err := calls(ctx, base)
+		before, err := tfrun.Calls(ctx, base)
 		if err != nil {
 			return res, err
 		}
@@ -162,7 +163,7 @@ func (b *bench) concurrentRun(ctx context.Context, name string, r, g int, config
 			wg.Go(func() {
 				code, out, err := terraform(ctx, b.o.terraform, dir, env, append(args, p))
 				if err == nil && code != 0 {
-					err = fmt.Errorf("terraform %s in %s exited with %d:\n%s", args[0], filepath.Base(dir), code, tail(out, 30))
+					err = fmt.Errorf("terraform %s in %s exited with %d:\n%s", args[0], filepath.Base(dir), code, tfrun.Tail(out, 30))
 				}
 				errs[i] = err
 			})
@@ -172,7 +173,7 @@ func (b *bench) concurrentRun(ctx context.Context, name string, r, g int, config
 		if err := errors.Join(errs...); err != nil {
 			return res, err
 		}
-		after, err := calls(ctx, base)
+		after, err := tfrun.Calls(ctx, base)
 		if err != nil {
 			return res, err
 		}

@@ -69,6 +69,7 @@ import (
 	"github.com/tailscale/hujson"
 
 	"github.com/qtail/terraform-provider-qtail/internal/fake/sandbox"
+	"github.com/qtail/terraform-provider-qtail/tools/internal/tfrun"
 )
 
 // Routes of the policy file API as the sandbox counts them.
@@ -174,7 +175,7 @@ func run(o options) error {
 		}
 		o.terraform = p
 	}
-	root, err := moduleRoot()
+	root, err := tfrun.ModuleRoot("run benchpolicy from inside the qtail module (make bench-policy)")
 	if err != nil {
 		return err
 	}
@@ -482,7 +483,7 @@ func (b *bench) sequence(ctx context.Context, n int, name string, configOf func(
 			}
 			cmdEnv = append(slicesClone(env), "QTAIL_CPUPROFILE_DIR="+prof)
 		}
-		before, err := calls(ctx, base)
+		before, err := tfrun.Calls(ctx, base)
 		if err != nil {
 			return out, err
 		}
@@ -497,9 +498,9 @@ func (b *bench) sequence(ctx context.Context, n int, name string, configOf func(
 			return out, err
 		}
 		if want := map[bool]int{false: 0, true: 2}[i == steps-1]; code != want {
-			return out, fmt.Errorf("terraform %s exited with %d:\n%s", args[0], code, tail(output, 40))
+			return out, fmt.Errorf("terraform %s exited with %d:\n%s", args[0], code, tfrun.Tail(output, 40))
 		}
-		after, err := calls(ctx, base)
+		after, err := tfrun.Calls(ctx, base)
 		if err != nil {
 			return out, err
 		}
@@ -558,14 +559,6 @@ func terraformPeak(ctx context.Context, tf, dir string, env, args []string) (int
 		return exit.ExitCode(), out.Bytes(), peak, nil
 	}
 	return 0, out.Bytes(), peak, err
-}
-
-func tail(b []byte, lines int) string {
-	ls := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(ls) > lines {
-		ls = ls[len(ls)-lines:]
-	}
-	return strings.Join(ls, "\n")
 }
 
 var fieldRE = regexp.MustCompile(`(\w+)=("(?:[^"\\]|\\.)*"|\S+)`)
@@ -926,48 +919,5 @@ func grant(i int, changed bool) benchGrant {
 		Src: []string{"group:platform-ops"},
 		Dst: []string{fmt.Sprintf("100.64.%d.%d", 10+i/250, 1+i%250)},
 		IP:  []string{port},
-	}
-}
-
-// calls reads the sandbox's per-route call counters.
-func calls(ctx context.Context, base string) (map[string]int, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/_sandbox/calls", nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = resp.Body.Close() }()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET /_sandbox/calls: %s: %s", resp.Status, body)
-	}
-	var out map[string]int
-	if err := json.Unmarshal(body, &out); err != nil {
-		return nil, fmt.Errorf("GET /_sandbox/calls: %w", err)
-	}
-	return out, nil
-}
-
-// moduleRoot finds the directory of go.mod from the working directory up.
-func moduleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("run benchpolicy from inside the qtail module (make bench-policy)")
-		}
-		dir = parent
 	}
 }

@@ -31,7 +31,8 @@ const (
 	MagicDNSSuffix  = "tail4f2a.ts.net"
 )
 
-// Regions seeded with a cluster and an environment each.
+// Regions seeded with a cluster and an environment each, unless
+// Options.Regions names others.
 var Regions = []string{"us-east-1", "eu-west-3"}
 
 // Options configure a World.
@@ -59,6 +60,9 @@ type Options struct {
 	// (qoveryapi.Options.QueuePerEnvironment); a request of the
 	// environment's deploy-services action deploys its services together.
 	QueuePerEnvironment bool
+	// Regions are the regions to seed, each with a cluster, an
+	// environment and the same services; nil takes Regions.
+	Regions []string
 }
 
 // Compat holds behaviours of the fakes that are simpler than the real
@@ -230,6 +234,14 @@ func (w *World) build() error {
 	return nil
 }
 
+// regions returns the regions the world seeds.
+func (w *World) regions() []string {
+	if w.opts.Regions != nil {
+		return w.opts.Regions
+	}
+	return Regions
+}
+
 func (w *World) seedQovery() error {
 	q := w.Qovery
 	seed := Seed{Regions: map[string]Region{}, Tailnet: TailnetName, MagicDNSSuffix: MagicDNSSuffix}
@@ -238,7 +250,7 @@ func (w *World) seedQovery() error {
 	if seed.ProjectID, err = q.SeedProject(seed.OrganizationID, "platform"); err != nil {
 		return err
 	}
-	for _, region := range Regions {
+	for _, region := range w.regions() {
 		clusterID, err := q.SeedCluster(seed.OrganizationID, "prod-"+region, region)
 		if err != nil {
 			return err
@@ -289,7 +301,7 @@ func (w *World) seedWorkloads(seed *Seed) error {
 	if err != nil {
 		return err
 	}
-	for _, region := range Regions {
+	for _, region := range w.regions() {
 		r := seed.Regions[region]
 		id, err := q.SeedContainer(r.EnvironmentID, "metrics", "prom/statsd-exporter", "v0.28.0",
 			qoveryapi.Port{Name: "metrics", InternalPort: 9102, Protocol: "HTTP"})
@@ -310,7 +322,7 @@ func (w *World) seedWorkloads(seed *Seed) error {
 // runSeeded hands the cluster the seeded applications with ports, as
 // deployed.
 func (w *World) runSeeded(seed Seed) error {
-	for _, region := range Regions {
+	for _, region := range w.regions() {
 		for _, name := range []string{"billing-api", "web"} {
 			snap, err := w.Qovery.Snapshot(seed.Regions[region].Applications[name])
 			if err != nil {
@@ -369,7 +381,7 @@ func (w *World) Exports(baseURL string) string {
 	env := w.Env(baseURL)
 	s := w.Seed()
 	env["TF_VAR_organization_id"] = s.OrganizationID
-	for _, region := range Regions {
+	for _, region := range w.regions() {
 		r := s.Regions[region]
 		key := strings.ReplaceAll(region, "-", "_")
 		env["QTAIL_SANDBOX_CLUSTER_ID_"+strings.ToUpper(key)] = r.ClusterID

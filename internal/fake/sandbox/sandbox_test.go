@@ -496,3 +496,33 @@ func TestQoveryAnswersAsTheRealAPI(t *testing.T) {
 		t.Errorf("NoStatusLag: %d %s", code, body)
 	}
 }
+
+func TestRegionsOption(t *testing.T) {
+	regions := []string{"us-east-1", "ap-south-1", "sa-east-1"}
+	w, err := New(Options{Regions: regions})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed := w.Seed()
+	if len(seed.Regions) != len(regions) {
+		t.Fatalf("seeded regions %v, want %v", seed.Regions, regions)
+	}
+	envs := map[string]bool{}
+	for _, region := range regions {
+		r := seed.Regions[region]
+		if r.EnvironmentID == "" || r.Applications["billing-api"] == "" || r.Containers["metrics"] == "" || envs[r.EnvironmentID] {
+			t.Fatalf("region %s = %+v", region, r)
+		}
+		envs[r.EnvironmentID] = true
+		if app, ok := w.Qovery.Application(r.Applications["web"]); !ok || app.EnvironmentID != r.EnvironmentID {
+			t.Errorf("region %s: web is %+v", region, app)
+		}
+		key := strings.ToUpper(strings.ReplaceAll(region, "-", "_"))
+		if want := "export QTAIL_SANDBOX_ENVIRONMENT_ID_" + key + "=" + r.EnvironmentID + "\n"; !strings.Contains(w.Exports("http://127.0.0.1:1"), want) {
+			t.Errorf("exports lack %q", want)
+		}
+	}
+	if _, ok := seed.Regions["eu-west-3"]; ok {
+		t.Error("a region of the default list was seeded too")
+	}
+}

@@ -379,6 +379,27 @@ const apiKeyUserID = "uAPIKEYOWNERCNTRL"
 // API access token sees the keys its user owns, an OAuth access token the
 // keys the tailnet owns (those created with OAuth access tokens). With
 // all=true every key of the tailnet is listed.
+// OAuthClient is an OAuth client of the tailnet, as the admin console
+// lists it.
+type OAuthClient struct {
+	ID, Description string
+	Tags, Scopes    []string
+}
+
+// OAuthClients lists the OAuth clients that are not deleted, by ID.
+func (s *Server) OAuthClients() []OAuthClient {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []OAuthClient
+	for _, k := range s.keys {
+		if k.KeyType == keyTypeClient && k.Revoked.IsZero() {
+			out = append(out, OAuthClient{ID: k.ID, Description: k.Description, Tags: slices.Clone(k.Tags), Scopes: slices.Clone(k.Scopes)})
+		}
+	}
+	slices.SortFunc(out, func(a, b OAuthClient) int { return strings.Compare(a.ID, b.ID) })
+	return out
+}
+
 func (s *Server) handleListKeys(w http.ResponseWriter, r *http.Request, p principal) {
 	all := false
 	if v := r.URL.Query().Get("all"); v != "" {

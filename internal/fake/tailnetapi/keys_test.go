@@ -407,3 +407,23 @@ func TestUpdateOAuthClient(t *testing.T) {
 	h.do("DELETE", keysPath+"/"+created.ID, "", nil).want(t, 200)
 	h.do("PUT", keysPath+"/"+created.ID, `{"keyType":"client","scopes":["dns:read"]}`, nil).want(t, 404)
 }
+
+func TestOAuthClientsListsTheClientsNotDeleted(t *testing.T) {
+	h := newHarness(t, Options{})
+	if err := h.srv.SetPolicyDirect([]byte(operatorPolicy)); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, d := range []string{"us-east-1 operator", "eu-west-3 operator"} {
+		r := h.do("POST", keysPath, `{"keyType":"client","scopes":["devices:core","auth_keys"],"tags":["tag:k8s-operator"],"description":"`+d+`"}`, nil).want(t, 200)
+		id, _ := r.json(t)["id"].(string)
+		ids = append(ids, id)
+	}
+	// An auth key is not an OAuth client.
+	h.do("POST", keysPath, `{"capabilities":{"devices":{"create":{"tags":["tag:k8s-operator"]}}}}`, nil).want(t, 200)
+	h.do("DELETE", keysPath+"/"+ids[0], "", nil).want(t, 200)
+	got := h.srv.OAuthClients()
+	if len(got) != 1 || got[0].ID != ids[1] || got[0].Description != "eu-west-3 operator" || got[0].Tags[0] != "tag:k8s-operator" || len(got[0].Scopes) != 2 {
+		t.Errorf("OAuthClients() = %+v, want the eu-west-3 client alone", got)
+	}
+}

@@ -94,6 +94,23 @@ func (s *Server) SetPolicyDirect(body []byte) error {
 	return nil
 }
 
+// EditPolicyDirect is SetPolicyDirect of what edit makes of the stored
+// policy file, read and replaced at once: a person's edit in the admin
+// console that no API write comes between. An error of edit leaves the
+// file as it was and is returned.
+func (s *Server) EditPolicyDirect(edit func(body []byte) ([]byte, error)) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	body, err := edit(bytes.Clone(s.policy))
+	if err != nil {
+		return err
+	}
+	if e := s.storePolicyLocked(body); e != nil {
+		return e
+	}
+	return nil
+}
+
 // storePolicyLocked validates body and stores it; empty resets to the
 // default policy.
 func (s *Server) storePolicyLocked(body []byte) *aclcheck.Error {

@@ -290,3 +290,37 @@ func TestSetPolicyDirect(t *testing.T) {
 	}
 	h.do("POST", aclPath, operatorPolicy, map[string]string{"If-Match": `"ts-default"`}).want(t, 200)
 }
+
+func TestEditPolicyDirect(t *testing.T) {
+	h := newHarness(t, Options{})
+	if err := h.srv.SetPolicyDirect([]byte(operatorPolicy)); err != nil {
+		t.Fatal(err)
+	}
+	_, before := h.srv.Policy()
+	// The edit sees the stored file, and its result is stored.
+	if err := h.srv.EditPolicyDirect(func(body []byte) ([]byte, error) {
+		if string(body) != operatorPolicy {
+			t.Errorf("edit read %q", body)
+		}
+		return append([]byte("// edited by hand\n"), body...), nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	r := h.do("GET", aclPath, "", nil).want(t, 200)
+	if string(r.body) != "// edited by hand\n"+operatorPolicy || r.header.Get("ETag") == before {
+		t.Errorf("after the edit: ETag %s (before %s), policy %s", r.header.Get("ETag"), before, r.body)
+	}
+	// An edit that fails, or that the tailnet refuses, changes nothing.
+	_, etag := h.srv.Policy()
+	failed := errors.New("no")
+	if err := h.srv.EditPolicyDirect(func([]byte) ([]byte, error) { return nil, failed }); !errors.Is(err, failed) {
+		t.Errorf("failed edit: %v", err)
+	}
+	var e *aclcheck.Error
+	if err := h.srv.EditPolicyDirect(func([]byte) ([]byte, error) { return []byte(`{"grants": [`), nil }); !errors.As(err, &e) {
+		t.Errorf("invalid edit: %v", err)
+	}
+	if _, now := h.srv.Policy(); now != etag {
+		t.Error("a refused edit changed the policy file")
+	}
+}
