@@ -35,7 +35,7 @@ func TestPlannerExpectHoldsTheChecksAndTheWrites(t *testing.T) {
 			p := NewPlanner(s)
 			ctx := context.Background()
 			expected := policyfile.Key{Kind: policyfile.KindGrant, Name: "expected"}
-			p.Expect(expected)
+			p.Expect(ctx, expected)
 			go func() {
 				pause(100 * time.Millisecond)
 				p.Forget(expected, changing)
