@@ -137,3 +137,10 @@ func TestPortMatchesOddEntries(t *testing.T) {
 		}
 	}
 }
+
+func TestExplainNamesNoGrantWhenNoneReaches(t *testing.T) {
+	f := FailedTest{Src: "ghost@example.com", Error: `src "ghost@example.com": user not found`}
+	if msg := f.Explain(func(k policyfile.Key) string { return k.String() }); strings.Contains(msg, "the grants that do") {
+		t.Errorf("%q names grants that reach, though none does", msg)
+	}
+}
