@@ -219,6 +219,8 @@ func (d Deployment) Failed(diags *diag.Diagnostics, step string, err error) {
 			fmt.Sprintf("qtail waited %s (timeouts.%s) for the Helm service %s: %s. qtail saved what it did in the state. "+
 				"%s, raise timeouts.%s if it is only slow, then apply again.", d.Timeout, d.Op, d.HelmID, err, look, d.Op))
 	default:
-		tfx.APIError(diags, step, err)
+		// step names a wait ("waiting for the operator deployment"):
+		// the error says that qtail could not finish it.
+		tfx.APIError(diags, "finish "+step, err)
 	}
 }

@@ -352,7 +352,7 @@ func TestDeploymentFailed(t *testing.T) {
 			[]string{"qtail waited 20m0s (timeouts.update) for the Helm service h1", "raise timeouts.update"}, "operator's logs"},
 		{"timeout, operator's objects", true, timeout, "Timed Out Waiting for the Replicas",
 			[]string{"Look at the deployment in the Qovery console and at the operator's logs"}, ""},
-		{"API", false, errors.New("tailscale API 500"), "Unable to Waiting for the Replicas", []string{"tailscale API 500"}, ""},
+		{"API", false, errors.New("tailscale API 500"), "Unable to Finish Waiting for the Replicas", []string{"tailscale API 500"}, ""},
 	} {
 		if np, ok := tc.err.(*NoProxyError); ok && np.Error() != np.Reason {
 			t.Errorf("NoProxyError says %q, want its reason", np.Error())
