@@ -65,3 +65,13 @@ func TestEditDistance(t *testing.T) {
 		}
 	}
 }
+
+// Names within a typo come first, nearest first, then the names that
+// extend the name, shortest extension first, whatever the order of known.
+func TestNearestOrdersTyposBeforeExtensions(t *testing.T) {
+	known := []string{"tag:web-frontend", "tag:web-eu", "tag:wbe", "tag:wep"}
+	want := []string{"tag:wep", "tag:wbe", "tag:web-eu", "tag:web-frontend"}
+	if got := Nearest("tag:web", known, 4); !slices.Equal(got, want) {
+		t.Errorf("Nearest = %q, want %q", got, want)
+	}
+}
