@@ -1,4 +1,13 @@
-package review_test
+// Package reviewacc runs the review command on plans that a real
+// Terraform CLI makes of qtail configurations, against the sandbox: a
+// grant added or narrowed, a policy test added, an exposure removed, no
+// change, and the plans of two regions reviewed together, with the
+// least-privilege credentials of a CI job. It lives apart from
+// internal/review so that the review's unit tests, which mutation testing
+// runs once per mutant, stay fast.
+//
+// The package has tests only.
+package reviewacc_test
 
 import (
 	"bytes"
