@@ -97,20 +97,16 @@ func (t *touched) add(g grantFile) {
 		t.ports = append(t.ports, portsOf(ip)...)
 	}
 	for _, d := range g.Dst {
-		switch {
-		case strings.HasPrefix(strings.ToLower(d), "tag:"):
+		if strings.HasPrefix(strings.ToLower(d), "tag:") {
 			t.tags = append(t.tags, d)
-		default:
-			if _, ok := probeAddr(d); ok {
-				t.addrs = append(t.addrs, d)
-			}
+		} else if _, ok := probeAddr(d); ok {
+			t.addrs = append(t.addrs, d)
 		}
 	}
 	for _, s := range g.Src {
-		switch {
-		case strings.HasPrefix(strings.ToLower(s), "group:"):
+		if strings.HasPrefix(strings.ToLower(s), "group:") {
 			t.groups = append(t.groups, s)
-		case strings.Contains(s, "@") && !strings.Contains(s, ":"):
+		} else if strings.Contains(s, "@") && !strings.Contains(s, ":") {
 			t.users = append(t.users, strings.ToLower(s))
 		}
 	}
@@ -263,22 +259,21 @@ func (a *accessReview) devicesWithTags(tags []string, targets []*service) []*ser
 // on the ports of the changed grants.
 func (a *accessReview) target(ctx context.Context, s *service, probe []uint16) (TargetAccess, error) {
 	ta := TargetAccess{Kind: s.kind, Name: s.name, Address: s.address, Plan: s.plan, Tags: s.tags, Ports: []PortAccess{}}
-	switch {
-	case !s.before && s.after:
+	if !s.before && s.after {
 		ta.Status = "added"
-	case s.before && !s.after:
+	} else if s.before && !s.after {
 		ta.Status = "removed"
-	case s.changed:
+	} else if s.changed {
 		ta.Status = "changed"
-	default:
+	} else {
 		ta.Status = "unchanged"
 	}
 	ports := slices.Compact(sortedPorts(append(slices.Clone(s.declared), probe...)))
-	switch {
-	case !s.ip.IsValid():
+	if !s.ip.IsValid() {
 		ta.Note = "its address is known only once its device exists (after apply), so Tailscale cannot be asked who reaches it"
 		return ta, nil
-	case len(ports) == 0:
+	}
+	if len(ports) == 0 {
 		ta.Note = "no port to ask about: it declares none and the changed grants name none"
 		return ta, nil
 	}

@@ -120,12 +120,12 @@ func Main(ctx context.Context, args []string, env Env) int {
 	var failed []FailedPlan
 	for _, path := range fs.Args() {
 		p, fp, err := ReadInput(path)
-		switch {
-		case err != nil:
+		if err != nil {
 			return fail(err)
-		case fp != nil:
+		}
+		if fp != nil {
 			failed = append(failed, *fp)
-		default:
+		} else {
 			plans = append(plans, p)
 		}
 	}
@@ -165,12 +165,13 @@ func Main(ctx context.Context, args []string, env Env) int {
 
 // summary is the one-line outcome for the logs.
 func summary(r *Report) string {
-	switch {
-	case len(r.FailedPlans) > 0:
+	if len(r.FailedPlans) > 0 {
 		return plural(len(r.FailedPlans), "plan", "plans") + " failed"
-	case !r.Validation.Passed:
+	}
+	if !r.Validation.Passed {
 		return "Tailscale refuses the planned policy file"
-	case r.AccessChanged:
+	}
+	if r.AccessChanged {
 		return "access changes"
 	}
 	return "no access change"

@@ -192,12 +192,13 @@ func covers(h, g grantFile, groups map[string][]string) bool {
 func srcCovers(h, g string, groups map[string][]string) bool {
 	h, g = strings.ToLower(h), strings.ToLower(g)
 	user := strings.Contains(g, "@") && !strings.Contains(g, ":")
-	switch {
-	case h == "*" || h == g:
+	if h == "*" || h == g {
 		return true
-	case h == "autogroup:member" || h == "autogroup:members":
+	}
+	if h == "autogroup:member" || h == "autogroup:members" {
 		return user || strings.HasPrefix(g, "group:")
-	case strings.HasPrefix(h, "group:") && user:
+	}
+	if strings.HasPrefix(h, "group:") && user {
 		for name, members := range groups {
 			if strings.EqualFold(name, h) && slices.ContainsFunc(members, func(m string) bool { return strings.EqualFold(m, g) }) {
 				return true
@@ -368,14 +369,13 @@ func sharedDestination(d string, grants []namedGrant, rs []resource) (Finding, b
 		if !slices.ContainsFunc(h.g.Dst, func(x string) bool { return strings.EqualFold(x, d) }) {
 			continue
 		}
-		switch {
-		case h.owner != nil:
+		if h.owner != nil {
 			configs[h.owner.plan] = true
 			who = append(who, fmt.Sprintf("%s (`%s`)", h.name, h.owner.plan))
-		case h.key.Name != "":
+		} else if h.key.Name != "" {
 			configs["\x00other"] = true
 			who = append(who, h.name+" (another configuration, not reviewed)")
-		default:
+		} else {
 			configs["\x00hand"] = true
 			who = append(who, h.name)
 		}

@@ -98,12 +98,11 @@ func (r *Report) Markdown() string {
 	}
 
 	w("\n### Policy tests\n\n")
-	switch {
-	case r.Validation.Passed && r.Validation.Tests == 0:
+	if r.Validation.Passed && r.Validation.Tests == 0 {
 		w("**Pass**: Tailscale accepts the planned policy file, which has no tests.\n")
-	case r.Validation.Passed:
+	} else if r.Validation.Passed {
 		w("**Pass**: Tailscale accepts the planned policy file, and runs its %s: they pass.\n", plural(r.Validation.Tests, "test", "tests"))
-	default:
+	} else {
 		w("**Fail**: Tailscale refuses the planned policy file: %s\n", inline(r.Validation.Message))
 		for _, f := range r.Validation.Failures {
 			for _, e := range f.Errors {

@@ -130,11 +130,10 @@ func fragmentChanges(rs []resource, allowAllPresent bool) ([]FragmentChange, []p
 		}
 		kind := desc.Kind
 		if kind == policyfile.KindAllowAll {
-			switch {
-			case r.after != nil && r.before == nil && allowAllPresent:
+			if r.after != nil && r.before == nil && allowAllPresent {
 				deletes = append(deletes, policyfile.Mutation{Key: policyfile.AllowAllKey(), Delete: true})
 				changes = append(changes, FragmentChange{Plan: r.plan, Address: r.address, Fragment: "the default allow-all rule", Kind: string(kind), Name: "default", Action: "removed"})
-			case r.after == nil:
+			} else if r.after == nil {
 				notes = append(notes, fmt.Sprintf("%s is destroyed: that changes nothing in the policy file (qtail never writes the allow-all rule back).", r.address))
 			}
 			continue
@@ -155,12 +154,11 @@ func fragmentChanges(rs []resource, allowAllPresent bool) ([]FragmentChange, []p
 		if newErr == nil {
 			c.After = canonical(newVal)
 		}
-		switch {
-		case r.after == nil:
+		if r.after == nil {
 			c.Action = "removed"
-		case r.before == nil:
+		} else if r.before == nil {
 			c.Action = "added"
-		default:
+		} else {
 			c.Action = "changed"
 		}
 		key := newKey

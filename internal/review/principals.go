@@ -89,14 +89,17 @@ func principals(r *Report) ([]PrincipalAccess, Counts) {
 // principalRank puts the widest principals first: "*", autogroups,
 // groups, tags, then users and addresses.
 func principalRank(p string) int {
-	switch p = strings.ToLower(p); {
-	case p == "*":
+	p = strings.ToLower(p)
+	if p == "*" {
 		return 0
-	case strings.HasPrefix(p, "autogroup:"):
+	}
+	if strings.HasPrefix(p, "autogroup:") {
 		return 1
-	case strings.HasPrefix(p, "group:"):
+	}
+	if strings.HasPrefix(p, "group:") {
 		return 2
-	case strings.HasPrefix(p, "tag:"):
+	}
+	if strings.HasPrefix(p, "tag:") {
 		return 3
 	}
 	return 4

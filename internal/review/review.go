@@ -156,12 +156,11 @@ func Run(ctx context.Context, api API, plans []Plan) (*Report, error) {
 	} else {
 		var ve *tailnet.ValidationError
 		var ae *tailnet.APIError
-		switch {
-		case errors.As(err, &ve):
+		if errors.As(err, &ve) {
 			rep.Validation.Message, rep.Validation.Failures = ve.Message, ve.Data
-		case errors.As(err, &ae) && ae.Status == 400:
+		} else if errors.As(err, &ae) && ae.Status == 400 {
 			rep.Validation.Message, rep.Validation.Failures = ae.Message, ae.Data
-		default:
+		} else {
 			return nil, fmt.Errorf("asking Tailscale to validate the planned policy file: %w", err)
 		}
 		rep.BrokenTests = brokenTests(curDoc, planned, rs, muts, rep.Validation)
@@ -184,10 +183,10 @@ func Run(ctx context.Context, api API, plans []Plan) (*Report, error) {
 
 // ExitCode is the command's exit code for the report.
 func (r *Report) ExitCode() int {
-	switch {
-	case !r.Validation.Passed || len(r.FailedPlans) > 0:
+	if !r.Validation.Passed || len(r.FailedPlans) > 0 {
 		return ExitError
-	case r.AccessChanged:
+	}
+	if r.AccessChanged {
 		return ExitAccessChange
 	}
 	return ExitNoAccessChange
