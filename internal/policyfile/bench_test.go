@@ -96,3 +96,33 @@ func BenchmarkWaveWrite(b *testing.B) {
 		}
 	})
 }
+
+// The plan or the apply of one qtail_grants of N new grants: N puts into
+// a policy file that holds none of them, then the rendering of the file.
+func BenchmarkPutEveryFragment(b *testing.B) {
+	for _, n := range benchSizes {
+		muts := make([]Mutation, n)
+		for i := range muts {
+			muts[i] = Mutation{Key: Key{Kind: KindGrant, Name: fmt.Sprint("g", i), Owner: "0123456789"},
+				Value: fmt.Appendf(nil, `{"dst":["10.0.%d.%d"],"ip":["tcp:443"],"src":["group:ops"]}`, i/250, i%250)}
+		}
+		d, err := Parse(benchPolicy(0))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprint("N=", n), func(b *testing.B) {
+			for b.Loop() {
+				c := d.Clone()
+				for _, m := range muts {
+					if err := c.Apply(m); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if len(c.Bytes()) == 0 {
+					b.Fatal("empty document")
+				}
+			}
+			perFragment(b, n)
+		})
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/tailscale/hujson"
 )
@@ -82,6 +83,9 @@ func appendCanonical(b []byte, v *hujson.Value) []byte {
 // appendLiteral writes a literal, re-escaping strings so that equal strings
 // are written equally.
 func appendLiteral(b []byte, lit hujson.Literal) []byte {
+	if plainString(lit) {
+		return append(b, lit...)
+	}
 	if lit.Kind() == '"' {
 		return append(b, hujson.String(lit.String())...)
 	}
@@ -90,9 +94,35 @@ func appendLiteral(b []byte, lit hujson.Literal) []byte {
 
 func memberName(m *hujson.ObjectMember) string {
 	if lit, ok := m.Name.Value.(hujson.Literal); ok {
-		return lit.String()
+		return literalString(lit)
 	}
 	return ""
+}
+
+// literalString is lit.String() without its JSON decoding where there is
+// nothing to decode: a policy file holds thousands of names and
+// selectors, nearly all of them plain.
+func literalString(lit hujson.Literal) string {
+	if plainString(lit) {
+		return string(lit[1 : len(lit)-1])
+	}
+	return lit.String()
+}
+
+// plainString reports whether lit is a string literal whose bytes between
+// the quotes are its value, written as hujson.String writes it: no escape,
+// no control character, valid UTF-8.
+func plainString(lit hujson.Literal) bool {
+	if len(lit) < 2 || lit[0] != '"' || lit[len(lit)-1] != '"' {
+		return false
+	}
+	inner := lit[1 : len(lit)-1]
+	for _, c := range inner {
+		if c < ' ' || c == '\\' || c == '"' {
+			return false
+		}
+	}
+	return utf8.Valid(inner)
 }
 
 // style is how the document is laid out, as far as new text must match it.

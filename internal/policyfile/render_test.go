@@ -3,6 +3,8 @@ package policyfile
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/tailscale/hujson"
 )
 
 func TestSameJSON(t *testing.T) {
@@ -27,5 +29,47 @@ func TestSameJSON(t *testing.T) {
 	}
 	if !SameJSON(nil, nil) {
 		t.Error("nil and nil differ")
+	}
+}
+
+// A string literal read without its JSON decoding (plainString) reads as
+// hujson reads it, and is written again as hujson writes its value:
+// FuzzStringLiteral checks it for any literal that parses, and any value.
+func FuzzStringLiteral(f *testing.F) {
+	for _, seed := range []string{
+		`"group:ops"`, `""`, `"a\"b"`, `"tab\there"`, `"\u0041"`, `"\/"`, `"é"`, `"\u00e9"`,
+		`"<script>&"`, `"\ud83d\ude00"`, `"😀"`, "\"\xff\"", `"a\\b"`, `"\n"`, `"tag:web"`,
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		check := func(lit hujson.Literal) {
+			if lit.Kind() != '"' {
+				return
+			}
+			if got, want := literalString(lit), lit.String(); got != want {
+				t.Errorf("literalString(%q) = %q, want %q", lit, got, want)
+			}
+			if got, want := string(appendLiteral(nil, lit)), string(hujson.String(lit.String())); got != want {
+				t.Errorf("appendLiteral(%q) = %q, want %q", lit, got, want)
+			}
+		}
+		if v, err := hujson.Parse([]byte(text)); err == nil {
+			if lit, ok := v.Value.(hujson.Literal); ok {
+				check(lit)
+			}
+		}
+		check(hujson.String(text))
+	})
+}
+
+func TestPlainString(t *testing.T) {
+	for lit, want := range map[string]bool{
+		`"group:ops"`: true, `""`: true, `"é"`: true, `"<&>"`: true,
+		`"a\"b"`: false, `"\u0041"`: false, "\"\xff\"": false, "\"a\tb\"": false, `"`: false, `x`: false, `"a`: false, `a"`: false, `12`: false,
+	} {
+		if got := plainString(hujson.Literal(lit)); got != want {
+			t.Errorf("plainString(%q) = %v, want %v", lit, got, want)
+		}
 	}
 }
