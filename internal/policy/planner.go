@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"sync"
 	"time"
 
@@ -47,6 +48,9 @@ type Planner struct {
 	// planned changes applied, nil until needed.
 	doc     *policyfile.Document
 	docBase *cached
+	// docGen counts the changes of doc: a copy taken at one generation
+	// holds what doc holds as long as the generation is the same.
+	docGen  uint64
 	hasRule map[string]bool // policyfile.HasAllowAll by policy ETag
 	// warned is set once the plan has warned about the allow-all rule:
 	// one warning per plan, not one per fragment.
@@ -165,6 +169,7 @@ func (p *Planner) plannedDocument(ctx context.Context) (*policyfile.Document, er
 			_ = doc.Apply(m)
 		}
 		p.doc, p.docBase = doc, c
+		p.docGen++
 	}
 	return p.doc, nil
 }
@@ -173,11 +178,19 @@ func (p *Planner) plannedDocument(ctx context.Context) (*policyfile.Document, er
 func (p *Planner) Record(muts ...policyfile.Mutation) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.acceptLocked(muts)
+	p.acceptLocked(muts, nil)
 }
 
-// acceptLocked plans muts, and applies them to the document as planned.
-func (p *Planner) acceptLocked(muts []policyfile.Mutation) {
+// acceptLocked plans muts, and applies them to the document as planned;
+// or, when done is set, makes done the document as planned: done is a
+// copy of it with muts applied.
+func (p *Planner) acceptLocked(muts []policyfile.Mutation, done *policyfile.Document) {
+	if done != nil {
+		p.doc = done
+	}
+	if p.doc != nil {
+		p.docGen++
+	}
 	for _, m := range muts {
 		if m.Delete {
 			p.released[m.Key.List()] = true
@@ -186,7 +199,7 @@ func (p *Planner) acceptLocked(muts []policyfile.Mutation) {
 		}
 		p.planned[m.Key] = plannedChange{mut: m, at: len(p.order)}
 		p.order = append(p.order, m.Key)
-		if p.doc != nil {
+		if p.doc != nil && done == nil {
 			_ = p.doc.Apply(m)
 		}
 	}
@@ -345,28 +358,50 @@ func (p *Planner) CheckAll(ctx context.Context, claim policyfile.Key, muts []pol
 func (p *Planner) checkBatch(batch []*planCheck) []error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(batch[0].ctx), planCheckTimeout)
 	defer cancel()
-	errs := p.validateBatch(ctx, batch)
+	v := p.validateBatch(ctx, batch)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for i, pc := range batch {
+	var accepted []int
+	for i, err := range v.errs {
 		var unchecked *ValidateCallError
-		if errs[i] == nil || errors.As(errs[i], &unchecked) {
-			p.acceptLocked(pc.muts)
+		if err == nil || errors.As(err, &unchecked) {
+			accepted = append(accepted, i)
 		}
 	}
-	return errs
+	// The copy validated holds the changes accepted, and nothing else,
+	// unless the document as planned changed meanwhile: it becomes the
+	// document as planned, and the changes are not applied again.
+	var done *policyfile.Document
+	if v.trial != nil && v.gen == p.docGen && slices.Equal(accepted, v.included) {
+		done = v.trial
+	}
+	for _, i := range accepted {
+		p.acceptLocked(batch[i].muts, done)
+	}
+	return v.errs
+}
+
+// validation is the outcome of validateBatch: one error per check, and
+// the copy of the document as planned (at generation gen) to which the
+// changes of the checks included were applied, for the one validation of
+// the batch.
+type validation struct {
+	errs     []error
+	trial    *policyfile.Document
+	gen      uint64
+	included []int
 }
 
 // validateBatch validates the batch in one call; when the server rejects
 // it, each check again on its own.
-func (p *Planner) validateBatch(ctx context.Context, batch []*planCheck) []error {
+func (p *Planner) validateBatch(ctx context.Context, batch []*planCheck) validation {
 	errs := make([]error, len(batch))
-	base, before, err := p.plannedCopy(ctx)
+	base, before, gen, err := p.plannedCopy(ctx)
 	if err != nil {
 		for i := range errs {
 			errs[i] = err
 		}
-		return errs
+		return validation{errs: errs}
 	}
 
 	trial := base
@@ -387,21 +422,22 @@ func (p *Planner) validateBatch(ctx context.Context, batch []*planCheck) []error
 		ok = append(ok, i)
 	}
 	if len(ok) == 0 {
-		return errs
+		return validation{errs: errs}
 	}
+	out := validation{errs: errs, trial: trial, gen: gen, included: ok}
 	err = p.validate(ctx, trial, before)
 	if err == nil {
-		return errs
+		return out
 	}
 	if len(ok) == 1 {
 		errs[ok[0]] = validateError(err)
-		return errs
+		return out
 	}
 	if !IsRejected(err) && !isTooLarge(err) {
 		for _, i := range ok {
 			errs[i] = &ValidateCallError{Err: err}
 		}
-		return errs
+		return out
 	}
 	var wg sync.WaitGroup
 	for _, i := range ok {
@@ -414,7 +450,7 @@ func (p *Planner) validateBatch(ctx context.Context, batch []*planCheck) []error
 		}()
 	}
 	wg.Wait()
-	return errs
+	return validation{errs: errs}
 }
 
 // Blame finds which of muts make the policy file as planned invalid, when
@@ -425,7 +461,7 @@ func (p *Planner) validateBatch(ctx context.Context, batch []*planCheck) []error
 // about 2·k·log2(len(muts)) validations for k at fault.
 func (p *Planner) Blame(ctx context.Context, muts []policyfile.Mutation) []error {
 	errs := make([]error, len(muts))
-	base, before, err := p.plannedCopy(ctx)
+	base, before, _, err := p.plannedCopy(ctx)
 	if err != nil {
 		for i := range errs {
 			errs[i] = err
@@ -477,13 +513,13 @@ func (p *Planner) Blame(ctx context.Context, muts []policyfile.Mutation) []error
 // plannedCopy returns a copy of the policy file as planned, and the policy
 // file as read, for validations; a failure to read it is a
 // *ValidateCallError.
-func (p *Planner) plannedCopy(ctx context.Context) (*policyfile.Document, []byte, error) {
+func (p *Planner) plannedCopy(ctx context.Context) (*policyfile.Document, []byte, uint64, error) {
 	doc, err := p.plannedDocument(ctx)
 	if err != nil {
-		return nil, nil, &ValidateCallError{Err: err}
+		return nil, nil, 0, &ValidateCallError{Err: err}
 	}
 	defer p.mu.Unlock()
-	return doc.Clone(), p.docBase.snap.HuJSON, nil
+	return doc.Clone(), p.docBase.snap.HuJSON, p.docGen, nil
 }
 
 // validate checks the size of doc against the policy file before, then

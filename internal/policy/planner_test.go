@@ -188,3 +188,74 @@ func TestPlannerWarnsAboutAllowAllOnce(t *testing.T) {
 		t.Error("a warning without the rule")
 	}
 }
+
+// recordingValidate is a backend whose validation runs during, before its
+// answer, while a removal is recorded in the Planner.
+type recordingValidate struct {
+	*memBackend
+	during func()
+}
+
+func (r recordingValidate) Validate(ctx context.Context, body []byte) error {
+	if r.during != nil {
+		r.during()
+	}
+	return r.memBackend.Validate(ctx, body)
+}
+
+// The copy that a batch validated becomes the policy file as planned; a
+// change recorded while it was validated is kept all the same, and the
+// planned file is the one that applying the planned changes in order to
+// the file read gives.
+func TestPlannerPlannedPolicyAfterBatches(t *testing.T) {
+	const start = "{\n\t\"grants\": [\n\t\t// qtail:grant:old\n\t\t{\"src\": [\"*\"], \"dst\": [\"tag:old\"], \"ip\": [\"*\"]},\n\t],\n}\n"
+	b := newMemBackend(start)
+	b.reject = rejectBad
+	rv := recordingValidate{memBackend: b}
+	p := NewPlanner(NewStore(&rv, StoreOptions{}))
+	ctx := context.Background()
+	oldKey := policyfile.Key{Kind: policyfile.KindGrant, Name: "old"}
+
+	for _, step := range []struct {
+		name    string
+		muts    []policyfile.Mutation
+		during  func()
+		refused bool
+		want    []string
+		absent  []string
+	}{
+		{name: "a grant checked alone", muts: grantPut("a", "100.64.0.1"), want: []string{"qtail:grant:a", "qtail:grant:old"}},
+		{name: "a removal recorded during the validation", muts: grantPut("b", "100.64.0.2"),
+			during: func() { p.Record(policyfile.Mutation{Key: oldKey, Delete: true}) },
+			want:   []string{"qtail:grant:a", "qtail:grant:b"}, absent: []string{"qtail:grant:old", "tag:old"}},
+		{name: "a refused grant", muts: grantPut("c", "bad"), refused: true, want: []string{"qtail:grant:b"}, absent: []string{"qtail:grant:c"}},
+		{name: "a grant after the refused one", muts: grantPut("d", "100.64.0.4"), want: []string{"qtail:grant:d"}, absent: []string{"qtail:grant:c", "qtail:grant:old"}},
+	} {
+		rv.during = step.during
+		err := p.Check(ctx, step.muts)
+		if (err != nil) != step.refused {
+			t.Errorf("%s: check: %v", step.name, err)
+		}
+		got, err := p.PlannedPolicy(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range step.want {
+			if !strings.Contains(string(got), w) {
+				t.Errorf("%s: the planned policy lacks %q:\n%s", step.name, w, got)
+			}
+		}
+		for _, a := range step.absent {
+			if strings.Contains(string(got), a) {
+				t.Errorf("%s: the planned policy holds %q:\n%s", step.name, a, got)
+			}
+		}
+		replay := mustParse(t, []byte(start))
+		for _, m := range p.Planned() {
+			_ = replay.Apply(m)
+		}
+		if string(replay.Bytes()) != string(got) {
+			t.Errorf("%s: the planned policy is not the planned changes applied in order:\n got %s\nwant %s", step.name, got, replay.Bytes())
+		}
+	}
+}

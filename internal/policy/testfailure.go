@@ -149,7 +149,7 @@ func (p *Planner) ExplainTests(ctx context.Context, muts []policyfile.Mutation, 
 	if len(failures) == 0 {
 		return nil
 	}
-	next, before, err := p.plannedCopy(ctx)
+	next, before, _, err := p.plannedCopy(ctx)
 	if err != nil {
 		return nil
 	}
