@@ -3,9 +3,10 @@
 //   - the lower packages (internal/qovery, tailnet, policy, policyfile,
 //     batch, manifest, retry) know no Terraform: they import no
 //     terraform-plugin-* module;
-//   - the leaves (internal/policyfile, the policy file editor, and
-//     internal/batch, the batching of Terraform's waves) depend on no other
-//     package of the module;
+//   - the leaves (internal/policyfile, the policy file editor,
+//     internal/batch, the batching of Terraform's waves, and
+//     internal/tfwire, the codec of the protocol's values) depend on no
+//     other package of the module;
 //   - the descriptions of the fragment resources (internal/fragment) are
 //     plain Go: they import no terraform-plugin-* module either;
 //   - the provider links no test double: no production package depends on
@@ -41,9 +42,9 @@ type Package struct {
 // module.
 var lowerPackages = []string{"internal/qovery", "internal/tailnet", "internal/policy", "internal/policyfile", "internal/batch", "internal/manifest", "internal/retry"}
 
-// leafPackages are the lower packages that depend on no other package of
-// the module, relative to it.
-var leafPackages = []string{"internal/policyfile", "internal/batch"}
+// leafPackages are the packages that depend on no other package of the
+// module, relative to it.
+var leafPackages = []string{"internal/policyfile", "internal/batch", "internal/tfwire"}
 
 // plainPackages describe Terraform resources in plain Go, without the
 // plugin modules, relative to the module.

@@ -16,6 +16,7 @@ import (
 	"github.com/qtail/terraform-provider-qtail/internal/fragment"
 	"github.com/qtail/terraform-provider-qtail/internal/policy"
 	"github.com/qtail/terraform-provider-qtail/internal/policyfile"
+	"github.com/qtail/terraform-provider-qtail/internal/tfwire"
 )
 
 // GrantsFastPath answers the requests of a qtail_grants that change
@@ -57,42 +58,37 @@ type rawGrants struct {
 // decode reads a state or a plan of qtail_grants. ok is false unless the
 // value is known and whole, with grants.
 func (f *GrantsFastPath) decode(dv *tfprotov6.DynamicValue) (rawGrants, bool) {
+	attrs, ok := f.known(dv)
+	if !ok {
+		return rawGrants{}, false
+	}
+	return decodeAttrs(attrs)
+}
+
+// decodeAttrs reads the attributes of a known state or plan.
+func decodeAttrs(attrs map[string]any) (rawGrants, bool) {
 	var out rawGrants
-	if dv == nil || dv.MsgPack == nil {
-		return out, false
-	}
-	v, err := dv.Unmarshal(f.typ)
-	if err != nil || v.IsNull() || !v.IsFullyKnown() {
-		return out, false
-	}
-	var attrs map[string]tftypes.Value
-	if v.As(&attrs) != nil {
-		return out, false
-	}
-	var id *string
-	if attrs["id"].As(&id) != nil || id == nil {
-		return out, false
-	}
-	out.id = *id
 	var ok bool
-	if out.unmarked, ok = stringList(attrs["unmarked"]); !ok {
+	if out.id, ok = attrs["id"].(string); !ok {
 		return out, false
 	}
-	var grants, owners map[string]tftypes.Value
-	if attrs["grants"].IsNull() || attrs["grants"].As(&grants) != nil {
+	if out.unmarked, ok = tfwire.Strings(attrs["unmarked"]); !ok {
 		return out, false
 	}
-	if !attrs["owners"].IsNull() && attrs["owners"].As(&owners) != nil {
+	grants, ok := attrs["grants"].(map[string]any)
+	if !ok {
+		return out, false
+	}
+	owners, ok := attrs["owners"].(map[string]any)
+	if !ok && attrs["owners"] != nil {
 		return out, false
 	}
 	out.owners = make(map[string]string, len(owners))
 	for name, o := range owners {
-		var s *string
-		if o.As(&s) != nil {
+		if s, ok := o.(string); ok {
+			out.owners[name] = s
+		} else if o != nil {
 			return out, false
-		}
-		if s != nil {
-			out.owners[name] = *s
 		}
 	}
 	out.grants = make(map[string]json.RawMessage, len(grants))
@@ -106,54 +102,37 @@ func (f *GrantsFastPath) decode(dv *tfprotov6.DynamicValue) (rawGrants, bool) {
 	return out, true
 }
 
+// known reads the value of dv as the attributes of a known, fully known
+// qtail_grants: ok is false for a null or unknown value, or one the wire
+// codec does not read.
+func (f *GrantsFastPath) known(dv *tfprotov6.DynamicValue) (map[string]any, bool) {
+	attrs, ok := f.object(dv)
+	return attrs, ok && tfwire.FullyKnown(attrs)
+}
+
+// object reads the value of dv as the attributes of a qtail_grants that is
+// neither null nor unknown, though some of its attributes may be.
+func (f *GrantsFastPath) object(dv *tfprotov6.DynamicValue) (map[string]any, bool) {
+	if dv == nil || dv.MsgPack == nil {
+		return nil, false
+	}
+	v, err := tfwire.Decode(dv.MsgPack, f.typ)
+	if err != nil {
+		return nil, false
+	}
+	attrs, ok := v.(map[string]any)
+	return attrs, ok
+}
+
 // grantEntry is the entry of one grant value, as grantEntries makes it:
 // the values of the attributes of fragment.Grant's content, encoded by
 // the description.
-func grantEntry(g tftypes.Value) (json.RawMessage, bool) {
+func grantEntry(g any) (json.RawMessage, bool) {
 	v, ok := grantPlainValues(g)
 	if !ok {
 		return nil, false
 	}
 	return fragment.Grant.Entry(v)
-}
-
-// protocolValue is the plain value (see fragment.Values) of the known
-// protocol value v of type t.
-func protocolValue(t fragment.Type, v tftypes.Value) (any, bool) {
-	if v.IsNull() {
-		return nil, true
-	}
-	switch t {
-	case fragment.List:
-		return stringList(v)
-	case fragment.Bool:
-		var b bool
-		err := v.As(&b)
-		return b, err == nil
-	}
-	var s string
-	err := v.As(&s)
-	return s, err == nil
-}
-
-// stringList reads a list of strings: nil when null, as tfx.Strings does.
-func stringList(v tftypes.Value) ([]string, bool) {
-	if v.IsNull() {
-		return nil, true
-	}
-	var elems []tftypes.Value
-	if v.As(&elems) != nil {
-		return nil, false
-	}
-	out := make([]string, len(elems))
-	for i, e := range elems {
-		var s *string
-		if e.As(&s) != nil || s == nil {
-			return nil, false
-		}
-		out[i] = *s
-	}
-	return out, true
 }
 
 // settled reports whether the state g is as an apply leaves it: every
@@ -181,16 +160,16 @@ func (f *GrantsFastPath) UpgradeResourceState(ctx context.Context, clients *conn
 	if req.Version != 0 || req.RawState == nil || req.RawState.JSON == nil {
 		return nil, false
 	}
-	v, err := req.RawState.UnmarshalWithOpts(f.typ, tfprotov6.UnmarshalOpts{ValueFromJSONOpts: tftypes.ValueFromJSONOpts{IgnoreUndefinedAttributes: true}})
+	v, err := tfwire.FromJSON(req.RawState.JSON, f.typ)
 	if err != nil {
 		return nil, false
 	}
-	dv, err := tfprotov6.NewDynamicValue(f.typ, v)
+	dv, err := f.dynamicValue(v)
 	if err != nil {
 		return nil, false
 	}
 	tflog.Debug(ctx, "qtail_grants: the state is of the current version; its upgrade is answered without the framework")
-	return &tfprotov6.UpgradeResourceStateResponse{UpgradedState: &dv}, true
+	return &tfprotov6.UpgradeResourceStateResponse{UpgradedState: dv}, true
 }
 
 // prefetch starts reading the policy file that the call under way will

@@ -14,6 +14,7 @@ import (
 
 	"github.com/qtail/terraform-provider-qtail/internal/conn"
 	"github.com/qtail/terraform-provider-qtail/internal/fragment"
+	"github.com/qtail/terraform-provider-qtail/internal/tfwire"
 )
 
 // plainContent reports whether the framework plans the grants' content as
@@ -39,19 +40,15 @@ func plainContent() bool {
 // (app) that differs from the state's in its bytes, which the framework's
 // semantic equality may keep as the state has it.
 func (f *GrantsFastPath) planChange(ctx context.Context, clients *conn.Clients, req *tfprotov6.PlanResourceChangeRequest) (*tfprotov6.PlanResourceChangeResponse, bool) {
-	if !f.plain || req.ProposedNewState == nil || req.ProposedNewState.MsgPack == nil {
+	if !f.plain {
 		return nil, false
 	}
-	proposed, err := req.ProposedNewState.Unmarshal(f.typ)
-	if err != nil || proposed.IsNull() || !proposed.IsFullyKnown() {
+	attrs, ok := f.known(req.ProposedNewState)
+	if !ok {
 		return nil, false
 	}
-	var attrs map[string]tftypes.Value
-	if proposed.As(&attrs) != nil {
-		return nil, false
-	}
-	var grants map[string]tftypes.Value
-	if attrs["grants"].IsNull() || attrs["grants"].As(&grants) != nil || len(grants) == 0 {
+	grants, ok := attrs["grants"].(map[string]any)
+	if !ok || len(grants) == 0 {
 		return nil, false
 	}
 	prior, priorValues, ok := f.priorOf(req.PriorState)
@@ -63,7 +60,7 @@ func (f *GrantsFastPath) planChange(ctx context.Context, clients *conn.Clients, 
 			return nil, false
 		}
 	}
-	planned, ok := protocolEntries(grants)
+	planned, ok := wireEntries(grants)
 	if !ok {
 		return nil, false
 	}
@@ -72,7 +69,7 @@ func (f *GrantsFastPath) planChange(ctx context.Context, clients *conn.Clients, 
 		owners = map[string]string{}
 	}
 	names := slices.Sorted(maps.Keys(planned))
-	plannedState, err := tfprotov6.NewDynamicValue(f.typ, f.withComputed(attrs, names, owners))
+	plannedState, err := f.dynamicValue(withComputed(attrs, names, owners))
 	if err != nil {
 		return nil, false
 	}
@@ -80,35 +77,48 @@ func (f *GrantsFastPath) planChange(ctx context.Context, clients *conn.Clients, 
 	var diags diag.Diagnostics
 	r := &grantsResource{ResourceBase: conn.ResourceBase{Clients: clients}}
 	r.checkPlan(ctx, &diags, prior.grants, planned, prior.unmarked, owners)
-	resp := &tfprotov6.PlanResourceChangeResponse{PlannedState: &plannedState, PlannedPrivate: req.PriorPrivate, Diagnostics: protocolDiagnostics(diags)}
+	resp := &tfprotov6.PlanResourceChangeResponse{PlannedState: plannedState, PlannedPrivate: req.PriorPrivate, Diagnostics: protocolDiagnostics(diags)}
 	tflog.Debug(ctx, "qtail_grants: the change is planned without the framework", map[string]any{"grants": len(names)})
 	return resp, true
 }
 
-// priorOf reads a prior state: its grants, and their values by name. A
-// null state (a create) has none; ok is false for a state the fast path
-// does not read.
-func (f *GrantsFastPath) priorOf(dv *tfprotov6.DynamicValue) (rawGrants, map[string]tftypes.Value, bool) {
+// dynamicValue encodes the wire value v of a qtail_grants.
+func (f *GrantsFastPath) dynamicValue(v any) (*tfprotov6.DynamicValue, error) {
+	b, err := tfwire.Encode(v, f.typ)
+	if err != nil {
+		return nil, err
+	}
+	return &tfprotov6.DynamicValue{MsgPack: b}, nil
+}
+
+// priorOf reads a prior state: its grants, and their wire values by
+// name. A null state (a create) has none; ok is false for a state the
+// fast path does not read.
+func (f *GrantsFastPath) priorOf(dv *tfprotov6.DynamicValue) (rawGrants, map[string]any, bool) {
 	if dv == nil || dv.MsgPack == nil {
 		return rawGrants{}, nil, true
 	}
-	v, err := dv.Unmarshal(f.typ)
-	switch {
-	case err != nil:
+	v, err := tfwire.Decode(dv.MsgPack, f.typ)
+	if err != nil {
 		return rawGrants{}, nil, false
-	case v.IsNull():
+	}
+	if v == nil {
 		return rawGrants{}, nil, true
 	}
-	prior, ok := f.decode(dv)
+	attrs, ok := v.(map[string]any)
+	if !ok || !tfwire.FullyKnown(attrs) {
+		return rawGrants{}, nil, false
+	}
+	prior, ok := decodeAttrs(attrs)
 	if !ok {
 		return rawGrants{}, nil, false
 	}
-	values, ok := grantValues(v)
-	return prior, values, ok
+	values, _ := attrs["grants"].(map[string]any)
+	return prior, values, true
 }
 
-// protocolEntries returns the entry of each known grant value, by name.
-func protocolEntries(grants map[string]tftypes.Value) (map[string]json.RawMessage, bool) {
+// wireEntries returns the entry of each known grant value, by name.
+func wireEntries(grants map[string]any) (map[string]json.RawMessage, bool) {
 	out := make(map[string]json.RawMessage, len(grants))
 	for name, g := range grants {
 		entry, ok := grantEntry(g)
@@ -124,49 +134,34 @@ func protocolEntries(grants map[string]tftypes.Value) (map[string]json.RawMessag
 // names (sorted) as ModifyPlan plans them and apply sets them: the ID, no
 // unmarked grant, and the owner of each, unknown while it is still to be
 // drawn.
-func (f *GrantsFastPath) withComputed(attrs map[string]tftypes.Value, names []string, owners map[string]string) tftypes.Value {
-	ownerValues := make(map[string]tftypes.Value, len(names))
+func withComputed(attrs map[string]any, names []string, owners map[string]string) map[string]any {
+	ownerValues := make(map[string]any, len(names))
 	for _, name := range names {
-		ownerValues[name] = tftypes.NewValue(tftypes.String, tftypes.UnknownValue)
+		ownerValues[name] = tfwire.Unknown{}
 		if o := owners[name]; o != "" {
-			ownerValues[name] = tftypes.NewValue(tftypes.String, o)
+			ownerValues[name] = o
 		}
 	}
 	out := maps.Clone(attrs)
-	out["id"] = tftypes.NewValue(tftypes.String, grantsID(names))
-	out["unmarked"] = tftypes.NewValue(tftypes.List{ElementType: tftypes.String}, []tftypes.Value{})
-	out["owners"] = tftypes.NewValue(tftypes.Map{ElementType: tftypes.String}, ownerValues)
-	return tftypes.NewValue(f.typ, out)
-}
-
-// grantValues returns the grants of a state, by name.
-func grantValues(state tftypes.Value) (map[string]tftypes.Value, bool) {
-	var attrs map[string]tftypes.Value
-	if state.As(&attrs) != nil {
-		return nil, false
-	}
-	var grants map[string]tftypes.Value
-	if attrs["grants"].IsNull() {
-		return map[string]tftypes.Value{}, true
-	}
-	if attrs["grants"].As(&grants) != nil {
-		return nil, false
-	}
-	return grants, true
+	out["id"] = grantsID(names)
+	out["unmarked"] = []any{}
+	out["owners"] = ownerValues
+	return out
 }
 
 // sameJSONBytes reports whether the JSON attributes of the grant g have
 // the bytes they have in the prior grant (true when there is none).
-func sameJSONBytes(g, prior tftypes.Value) bool {
-	if prior.Type() == nil || prior.IsNull() {
+func sameJSONBytes(g, prior any) bool {
+	if prior == nil {
 		return true
 	}
-	var ga, pa map[string]tftypes.Value
-	if g.As(&ga) != nil || prior.As(&pa) != nil {
+	ga, ok := g.(map[string]any)
+	pa, pok := prior.(map[string]any)
+	if !ok || !pok {
 		return false
 	}
 	for _, a := range fragment.Grant.Content() {
-		if a.Type == fragment.JSON && !ga[a.Name].Equal(pa[a.Name]) {
+		if a.Type == fragment.JSON && ga[a.Name] != pa[a.Name] {
 			return false
 		}
 	}
@@ -220,11 +215,11 @@ func (f *GrantsFastPath) ValidateResourceConfig(ctx context.Context, clients *co
 	}
 	// The plan that follows reads the policy file.
 	prefetch(ctx, clients)
-	cfg, err := req.Config.Unmarshal(f.typ)
-	if err != nil || cfg.IsNull() || !cfg.IsFullyKnown() {
+	cfg, ok := f.known(req.Config)
+	if !ok {
 		return nil, false
 	}
-	grants, ok := grantValues(cfg)
+	grants, ok := cfg["grants"].(map[string]any)
 	if !ok || len(grants) == 0 {
 		return nil, false
 	}
@@ -245,21 +240,39 @@ func (f *GrantsFastPath) ValidateResourceConfig(ctx context.Context, clients *co
 	return &tfprotov6.ValidateResourceConfigResponse{}, true
 }
 
-// grantPlainValues returns the plain values of the known grant g.
-func grantPlainValues(g tftypes.Value) (fragment.Values, bool) {
-	var attrs map[string]tftypes.Value
-	if g.IsNull() || g.As(&attrs) != nil {
+// grantPlainValues returns the plain values (see fragment.Values) of the
+// known grant g, a wire value.
+func grantPlainValues(g any) (fragment.Values, bool) {
+	attrs, ok := g.(map[string]any)
+	if !ok {
 		return nil, false
 	}
 	v := make(fragment.Values, len(attrs))
 	for _, a := range fragment.Grant.Content() {
-		val, ok := protocolValue(a.Type, attrs[a.Name])
+		val, ok := wirePlainValue(a.Type, attrs[a.Name])
 		if !ok {
 			return nil, false
 		}
 		v[a.Name] = val
 	}
 	return v, true
+}
+
+// wirePlainValue is the plain value of the known wire value v of type t.
+func wirePlainValue(t fragment.Type, v any) (any, bool) {
+	if v == nil {
+		return nil, true
+	}
+	if t == fragment.List {
+		return tfwire.Strings(v)
+	}
+	var ok bool
+	if t == fragment.Bool {
+		_, ok = v.(bool)
+	} else {
+		_, ok = v.(string)
+	}
+	return v, ok
 }
 
 // acceptedBySchema reports whether the validators that schemaAttribute
@@ -300,18 +313,14 @@ func acceptedBySchema(v fragment.Values) bool {
 // framework's path (grantsResource.writePlanned). A destroy, a prior
 // state it does not read, and grants still unknown go to the framework.
 func (f *GrantsFastPath) ApplyResourceChange(ctx context.Context, clients *conn.Clients, req *tfprotov6.ApplyResourceChangeRequest) (*tfprotov6.ApplyResourceChangeResponse, bool) {
-	if req.TypeName != grantsTypeName || clients == nil || !f.plain || req.PlannedState == nil || req.PlannedState.MsgPack == nil {
+	if req.TypeName != grantsTypeName || clients == nil || !f.plain {
 		return nil, false
 	}
-	plannedValue, err := req.PlannedState.Unmarshal(f.typ)
-	if err != nil || plannedValue.IsNull() {
+	attrs, ok := f.object(req.PlannedState)
+	if !ok || !tfwire.FullyKnown(attrs["grants"]) {
 		return nil, false
 	}
-	var attrs map[string]tftypes.Value
-	if plannedValue.As(&attrs) != nil || !attrs["grants"].IsFullyKnown() {
-		return nil, false
-	}
-	grants, ok := grantValues(plannedValue)
+	grants, ok := attrs["grants"].(map[string]any)
 	if !ok || len(grants) == 0 {
 		return nil, false
 	}
@@ -319,7 +328,7 @@ func (f *GrantsFastPath) ApplyResourceChange(ctx context.Context, clients *conn.
 	if !ok {
 		return nil, false
 	}
-	planned, ok := protocolEntries(grants)
+	planned, ok := wireEntries(grants)
 	if !ok {
 		return nil, false
 	}
@@ -329,15 +338,15 @@ func (f *GrantsFastPath) ApplyResourceChange(ctx context.Context, clients *conn.
 	}
 	var diags diag.Diagnostics
 	r := &grantsResource{ResourceBase: conn.ResourceBase{Clients: clients}}
-	newState := tftypes.NewValue(f.typ, nil)
+	var newState any
 	if r.writePlanned(ctx, &diags, prior.grants, prior.unmarked, owners, planned) {
 		// Every grant has its owner now: none is unknown.
-		newState = f.withComputed(attrs, slices.Sorted(maps.Keys(planned)), owners)
+		newState = withComputed(attrs, slices.Sorted(maps.Keys(planned)), owners)
 	}
-	dv, err := tfprotov6.NewDynamicValue(f.typ, newState)
+	dv, err := f.dynamicValue(newState)
 	if err != nil {
 		diags.AddError("Unexpected State", "qtail could not encode the state of the grants: "+err.Error()+". Please report this issue to the qtail developers.")
 	}
 	tflog.Debug(ctx, "qtail_grants: the change is applied without the framework", map[string]any{"grants": len(planned)})
-	return &tfprotov6.ApplyResourceChangeResponse{NewState: &dv, Private: req.PlannedPrivate, Diagnostics: protocolDiagnostics(diags)}, true
+	return &tfprotov6.ApplyResourceChangeResponse{NewState: dv, Private: req.PlannedPrivate, Diagnostics: protocolDiagnostics(diags)}, true
 }
