@@ -151,12 +151,15 @@ func (d *Document) Lookup(key Key, want json.RawMessage) Fragment {
 	if !ok || err != nil {
 		return f
 	}
-	if want != nil {
-		if want, err = Canonicalize(want); err != nil {
-			want = nil
+	i, marked := d.find(c, key, nil)
+	if i < 0 && want != nil {
+		// No marked entry: an identical one without its marker. want is
+		// canonicalized only now, as a refresh of many marked fragments
+		// never needs it.
+		if want, err = Canonicalize(want); err == nil {
+			i, marked = d.find(c, key, want)
 		}
 	}
-	i, marked := d.find(c, key, want)
 	if i < 0 {
 		return f
 	}

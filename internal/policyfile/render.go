@@ -30,6 +30,11 @@ func SameJSON(a, b json.RawMessage) bool {
 	if a == nil || b == nil {
 		return a == nil && b == nil
 	}
+	if bytes.Equal(a, b) && json.Valid(a) {
+		// The same bytes, which parse: the same value, without the cost
+		// of two canonical forms (a plan compares a thousand grants).
+		return true
+	}
 	ca, err := Canonicalize(a)
 	if err != nil {
 		return false

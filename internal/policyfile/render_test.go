@@ -17,6 +17,11 @@ func TestSameJSON(t *testing.T) {
 		{a: `{"a": [true, false]}`, b: `{"a": [false, true]}`, want: false},
 		{a: "{\n\t\"a\": 1, // note\n}", b: `{"a":1}`, want: true},
 		{a: `{"a":`, b: `{"a":`, want: false},
+		{a: `{"a":1}`, b: `{"a":1}`, want: true},
+		{a: "{\"a\": 1, // note\n}", b: "{\"a\": 1, // note\n}", want: true},
+		{a: `{"a":"<"}`, b: `{"a":"\u003c"}`, want: true},
+		{a: `[1,]`, b: `[1,]`, want: true},
+		{a: `[1,,]`, b: `[1,,]`, want: false},
 		{nilA: true, b: `{}`, want: false},
 	} {
 		var a json.RawMessage

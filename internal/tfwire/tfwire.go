@@ -54,6 +54,9 @@ func Decode(b []byte, typ tftypes.Type) (any, error) {
 type wireReader struct {
 	b   []byte
 	off int
+	// names are the attribute names read so far: an object type's names
+	// come back with each of its values, and are kept once.
+	names map[string]string
 }
 
 // take returns the next n bytes.
@@ -127,18 +130,41 @@ func (r *wireReader) length(fix byte, fixMax byte, wide [3]byte, what string) (i
 }
 
 func (r *wireReader) str() (string, error) {
+	b, err := r.strBytes()
+	return string(b), err
+}
+
+// strBytes reads a string, and returns its bytes.
+func (r *wireReader) strBytes() ([]byte, error) {
 	n, err := r.length(0xa0, 32, [3]byte{0xd9, 0xda, 0xdb}, "a string")
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	b, err := r.take(n)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	if !utf8.Valid(b) {
-		return "", fmt.Errorf("%w: a string that is not UTF-8", ErrUnsupported)
+		return nil, fmt.Errorf("%w: a string that is not UTF-8", ErrUnsupported)
 	}
-	return string(b), nil
+	return b, nil
+}
+
+// name reads the name of an attribute.
+func (r *wireReader) name() (string, error) {
+	b, err := r.strBytes()
+	if err != nil {
+		return "", err
+	}
+	if name, ok := r.names[string(b)]; ok {
+		return name, nil
+	}
+	if r.names == nil {
+		r.names = map[string]string{}
+	}
+	name := string(b)
+	r.names[name] = name
+	return name, nil
 }
 
 // value reads one value of type typ.
@@ -197,7 +223,11 @@ func (r *wireReader) value(typ tftypes.Type) (any, error) {
 	}
 	out := make(map[string]any, min(n, len(r.b)-r.off))
 	for range n {
-		k, err := r.str()
+		read := r.str
+		if attrs != nil {
+			read = r.name
+		}
+		k, err := read()
 		if err != nil {
 			return nil, err
 		}
