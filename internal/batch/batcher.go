@@ -39,13 +39,9 @@ import (
 //     request, three times as long as the recent complete waves took to
 //     arrive (at least four quiet periods): Terraform has fewer
 //     operations left, or runs others.
-//   - Quiet: before any target is known (the first wave), no operation
-//     showed itself (was expected, or sent a request that was not), and
-//     none is expected, for the quiet period, which grows to three times
-//     the longest gap between the unexpected arrivals of the batch. The
-//     arrival of an expected request says nothing of other operations: a
-//     lone resource whose plan came long after its validation starts its
-//     batch at once.
+//   - Quiet: before any target is known (the first wave), no request
+//     arrived, and none is expected, for the quiet period, which grows to
+//     three times the longest gap between the arrivals of the batch.
 //   - At the latest maxWait after the batcher began to wait, or three
 //     times the arrival spread of the recent complete batches, or the wait
 //     for an owed operation, when that is longer (up to five times
@@ -66,7 +62,7 @@ type Batcher[Req, Res any] struct {
 	mu      sync.Mutex
 	queue   []*batchCall[Req, Res]
 	first   time.Time // when the oldest queued request arrived
-	last    time.Time // the latest Expect, or arrival of a request not expected
+	last    time.Time // when the latest request arrived or was expected
 	maxGap  time.Duration
 	running bool
 	// expected are the requests on their way, by key, since when.
@@ -269,17 +265,14 @@ func (b *Batcher[Req, Res]) Do(ctx context.Context, key string, req Req) (res Re
 	now := time.Now()
 	if len(b.queue) == 0 {
 		b.first, b.maxGap = now, 0
+	} else {
+		b.maxGap = max(b.maxGap, now.Sub(b.last))
 	}
 	b.queue = append(b.queue, c)
+	b.last = now
 	if _, ok := b.expected[key]; ok {
-		// Its operation showed itself when it was expected: the quiet
-		// period runs from then.
 		delete(b.expected, key)
 	} else {
-		if len(b.queue) > 1 {
-			b.maxGap = max(b.maxGap, now.Sub(b.last))
-		}
-		b.last = now
 		b.shownLocked(key, now)
 	}
 	if !b.running {

@@ -2,8 +2,6 @@ package batch
 
 import (
 	"context"
-	"fmt"
-	"slices"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -370,56 +368,5 @@ func TestBatcherCountsAnOperationWhoseRequestLapsedOnce(t *testing.T) {
 	b.missingLocked(now.Add(maxWaitGrowth * b.maxWait))
 	if _, ok := b.lapsed["old"]; ok {
 		t.Errorf("a lapsed request was kept after %v", maxWaitGrowth*b.maxWait)
-	}
-}
-
-// The quiet period counts from the moment the operations showed
-// themselves: an expected request that arrives after the quiet period
-// starts its batch at once, while one that was not expected waits the
-// quiet period from its arrival; two expected requests arriving apart do
-// not stretch the quiet period.
-func TestBatcherQuietCountsFromWhenTheOperationShowedItself(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		name     string
-		expected []string
-		arrivals []time.Duration // after the expectations, one request each
-		want     []time.Duration // the wait of each batch
-	}{
-		{"expected long before", []string{"a"}, []time.Duration{400 * time.Millisecond}, []time.Duration{0}},
-		{"expected just before", []string{"a"}, []time.Duration{100 * time.Millisecond}, []time.Duration{200 * time.Millisecond}},
-		{"not expected", nil, []time.Duration{400 * time.Millisecond}, []time.Duration{300 * time.Millisecond}},
-		{"two expected, apart", []string{"a", "b"}, []time.Duration{400 * time.Millisecond, 900 * time.Millisecond}, []time.Duration{500 * time.Millisecond}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				log := &infoLog{}
-				b := NewBatcher(BatcherOptions[int]{Quiet: 300 * time.Millisecond, MaxWait: 2 * time.Second, OnBatch: log.add}, (&recorder{}).run)
-				for _, k := range tc.expected {
-					b.Expect(k)
-				}
-				var wg sync.WaitGroup
-				for i, at := range tc.arrivals {
-					key := fmt.Sprint("unexpected", i)
-					if i < len(tc.expected) {
-						key = tc.expected[i]
-					}
-					wg.Go(func() {
-						pause(at)
-						if _, _, err := b.Do(context.Background(), key, i); err != nil {
-							t.Error(err)
-						}
-					})
-				}
-				wg.Wait()
-				var waits []time.Duration
-				for _, info := range log.all() {
-					waits = append(waits, info.Wait)
-				}
-				if !slices.Equal(waits, tc.want) {
-					t.Errorf("batch waits %v, want %v (%+v)", waits, tc.want, log.all())
-				}
-			})
-		})
 	}
 }
