@@ -335,3 +335,110 @@ func TestErrorMessages(t *testing.T) {
 		}
 	}
 }
+
+// timedBackend is a memBackend whose reads take, in order, the times of
+// reads (then none), each returning the file as it was when the read
+// began, and whose writes take write.
+type timedBackend struct {
+	*memBackend
+	mu    sync.Mutex
+	reads []time.Duration
+	write time.Duration
+}
+
+func (b *timedBackend) Get(ctx context.Context) (Snapshot, error) {
+	snap, err := b.memBackend.Get(ctx)
+	b.mu.Lock()
+	var d time.Duration
+	if len(b.reads) > 0 {
+		d, b.reads = b.reads[0], b.reads[1:]
+	}
+	b.mu.Unlock()
+	pause(d)
+	return snap, err
+}
+
+func (b *timedBackend) Set(ctx context.Context, body []byte, etag string) (string, error) {
+	pause(b.write)
+	return b.memBackend.Set(ctx, body, etag)
+}
+
+// A read that began before a write replaced the copy is never kept, even
+// when a refresh then waits for a read: the refresh that follows the
+// write reads the file again and finds the write.
+func TestStoreRefreshAfterAWriteDoesNotJoinAnOlderRead(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		b := &timedBackend{memBackend: newMemBackend(basePolicy), reads: []time.Duration{0, 300 * time.Millisecond}, write: 100 * time.Millisecond}
+		s := NewStore(b, StoreOptions{Retry: testRetry(3), ConflictAttempts: 3, Quiet: -1})
+		ctx := context.Background()
+		if _, err := s.Snapshot(ctx); err != nil {
+			t.Fatal(err)
+		}
+		put := make(chan error, 1)
+		go func() { put <- s.Put(ctx, policyfile.Key{Kind: policyfile.KindGrant, Name: "g"}, grantValue("g")) }()
+		pause(10 * time.Millisecond) // the write is under way
+		slow := make(chan Snapshot, 1)
+		go func() {
+			snap, _ := s.Refresh(ctx) // reads the file before the write, slowly
+			slow <- snap
+		}()
+		if err := <-put; err != nil {
+			t.Fatal(err)
+		}
+		pause(50 * time.Millisecond)
+		snap, err := s.Refresh(ctx)
+		if err != nil || !strings.Contains(string(snap.HuJSON), "qtail:grant:g") {
+			t.Errorf("the refresh after the write = %s, %v; want the file as written", snap.HuJSON, err)
+		}
+		if old := <-slow; strings.Contains(string(old.HuJSON), "qtail:grant:g") {
+			t.Errorf("the slow refresh read the file after the write: %s", old.HuJSON)
+		}
+		if snap, err := s.Snapshot(ctx); err != nil || !strings.Contains(string(snap.HuJSON), "qtail:grant:g") {
+			t.Errorf("Snapshot after both refreshes = %s, %v; want the file as written", snap.HuJSON, err)
+		}
+	})
+}
+
+// A read that began before the copy that a failed write dropped is never
+// kept: the write's next attempt reads the file again at once, instead of
+// waiting for the older read and failing on it once more.
+func TestStoreWriteAfterADropDoesNotJoinAnOlderRead(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		b := &timedBackend{memBackend: newMemBackend(basePolicy), reads: []time.Duration{0, 300 * time.Millisecond}, write: 100 * time.Millisecond}
+		s := NewStore(b, StoreOptions{Retry: testRetry(3), ConflictAttempts: 3, Quiet: -1})
+		ctx := context.Background()
+		if _, err := s.Snapshot(ctx); err != nil {
+			t.Fatal(err)
+		}
+		first := make(chan error, 1)
+		go func() { first <- s.Put(ctx, policyfile.Key{Kind: policyfile.KindGrant, Name: "a"}, grantValue("a")) }()
+		pause(10 * time.Millisecond) // the first write is under way
+		slow := make(chan error, 1)
+		go func() {
+			_, err := s.Refresh(ctx) // reads the file before the first write, slowly
+			slow <- err
+		}()
+		if err := <-first; err != nil { // the Store keeps what it wrote
+			t.Fatal(err)
+		}
+		b.edit() // the second write finds the file changed: 412, and its base dropped
+		start := time.Now()
+		if err := s.Put(ctx, policyfile.Key{Kind: policyfile.KindGrant, Name: "b"}, grantValue("b")); err != nil {
+			t.Fatal(err)
+		}
+		if took := time.Since(start); took >= 300*time.Millisecond {
+			t.Errorf("the second write took %s: it waited for the older read", took)
+		}
+		if c := b.counts(); c.conflicts != 1 || c.writes != 2 {
+			t.Errorf("counts %+v, want one 412 and two writes", c)
+		}
+		if err := <-slow; err != nil {
+			t.Fatal(err)
+		}
+		if snap, err := s.Snapshot(ctx); err != nil || !strings.Contains(string(snap.HuJSON), "qtail:grant:b") {
+			t.Errorf("Snapshot after the older read ended = %s, %v; want the file as written", snap.HuJSON, err)
+		}
+	})
+}
