@@ -35,6 +35,12 @@
 // the 412 answers, the wall time, the grants kept and the hand-written
 // content kept.
 //
+// -sets-only prints, per 1,000 grants, the wall time, the CPU time of the
+// provider processes and that of Terraform itself: at large N, Terraform's
+// conversion of a literal map of grants to the schema's type grows faster
+// than N (a typed variable of the same map costs the same), while the
+// provider's part stays linear.
+//
 // -repeat K (3 by default) measures qtail_grants and the whole file K
 // times, one after the other, and prints each command's median run: one
 // run of a second can fall on a moment when the machine is busy.
@@ -156,6 +162,9 @@ type result struct {
 	// peak is the largest peak resident memory of a provider process
 	// the command started, in bytes (0: not measured).
 	peak int64
+	// cpu is the CPU time of the provider processes the command started,
+	// tfCPU that of Terraform itself.
+	cpu, tfCPU time.Duration
 }
 
 // batch is one batch of qtail's policy Store, from its debug log.
@@ -488,7 +497,7 @@ func (b *bench) sequence(ctx context.Context, n int, name string, configOf func(
 			return out, err
 		}
 		start := time.Now()
-		code, output, peak, err := terraformPeak(ctx, b.o.terraform, dir, cmdEnv, args)
+		code, output, peak, cpu, tfCPU, err := terraformPeak(ctx, b.o.terraform, dir, cmdEnv, args)
 		wall := time.Since(start)
 		if err != nil {
 			return out, err
@@ -507,7 +516,7 @@ func (b *bench) sequence(ctx context.Context, n int, name string, configOf func(
 		out[i] = result{
 			gets: after[routeGet] - before[routeGet], posts: after[routeSet] - before[routeSet],
 			validates: after[routeValidate] - before[routeValidate], wall: wall,
-			lines: bytes.Count(output, []byte("\n")), peak: peak,
+			lines: bytes.Count(output, []byte("\n")), peak: peak, cpu: cpu, tfCPU: tfCPU,
 		}
 		if logBatches {
 			if out[i].batches, err = readBatches(logFile); err != nil {
@@ -536,29 +545,33 @@ func slicesClone(s []string) []string { return append([]string(nil), s...) }
 
 // terraform runs one command and returns its exit code and output.
 func terraform(ctx context.Context, tf, dir string, env, args []string) (int, []byte, error) {
-	code, out, _, err := terraformPeak(ctx, tf, dir, env, args)
+	code, out, _, _, _, err := terraformPeak(ctx, tf, dir, env, args)
 	return code, out, err
 }
 
-// terraformPeak runs one command and returns its exit code, its output and
+// terraformPeak runs one command and returns its exit code, its output,
 // the peak resident memory, in bytes, of the largest provider process it
-// started (0 where it cannot be read).
-func terraformPeak(ctx context.Context, tf, dir string, env, args []string) (int, []byte, int64, error) {
+// started (0 where it cannot be read), the CPU time of its provider
+// processes, and Terraform's own.
+func terraformPeak(ctx context.Context, tf, dir string, env, args []string) (int, []byte, int64, time.Duration, time.Duration, error) {
 	cmd := exec.CommandContext(ctx, tf, append([]string{"-chdir=" + dir}, args...)...)
 	cmd.Env = env
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
-		return 0, nil, 0, err
+		return 0, nil, 0, 0, 0, err
 	}
 	w := watchPeak(cmd.Process.Pid)
 	err := cmd.Wait()
-	peak := w.peak()
+	peak, cpu := w.peak()
+	// The usage of the process waited for: Terraform's own, without the
+	// providers it started and reaped.
+	tfCPU := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
-		return exit.ExitCode(), out.Bytes(), peak, nil
+		return exit.ExitCode(), out.Bytes(), peak, cpu, tfCPU, nil
 	}
-	return 0, out.Bytes(), peak, err
+	return 0, out.Bytes(), peak, cpu, tfCPU, err
 }
 
 var fieldRE = regexp.MustCompile(`(\w+)=("(?:[^"\\]|\\.)*"|\S+)`)
@@ -611,10 +624,11 @@ func (b *bench) sets(ctx context.Context, r *report) (*report, error) {
 func (r *report) printSets(w io.Writer) bool {
 	fmt.Fprintf(w, "\nN = %d grants in one resource, %s per API call\n", r.n, r.o.latency)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "command\tresource\tpolicy reads\twrites\tvalidations\twall\twall per 1,000 grants\tprovider peak memory\t")
+	fmt.Fprintln(tw, "command\tresource\tpolicy reads\twrites\tvalidations\twall\tper 1,000 grants: wall\tprovider CPU\tTerraform CPU\tprovider peak memory\t")
+	per := func(d time.Duration) float64 { return d.Seconds() * 1000 / float64(r.n) }
 	row := func(cmd, who string, res result) {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%.2fs\t%.3fs\t%s\t\n", cmd, who, res.gets, res.posts, res.validates, res.wall.Seconds(),
-			res.wall.Seconds()*1000/float64(r.n), mib(res.peak))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%.2fs\t%.3fs\t%.3fs\t%.3fs\t%s\t\n", cmd, who, res.gets, res.posts, res.validates, res.wall.Seconds(),
+			per(res.wall), per(res.cpu), per(res.tfCPU), mib(res.peak))
 	}
 	for i, cmd := range commands {
 		cmd = strings.Replace(cmd, "N", strconv.Itoa(r.n), 1)
@@ -623,8 +637,7 @@ func (r *report) printSets(w io.Writer) bool {
 			row("", "tailscale_acl (whole file)", r.whole[i])
 		}
 		if !r.o.noReference {
-			fmt.Fprintf(tw, "\t1 noop_grants (framework provider, no API)\t-\t-\t-\t%.2fs\t%.3fs\t%s\t\n", r.pluginSet[i].wall.Seconds(),
-				r.pluginSet[i].wall.Seconds()*1000/float64(r.n), mib(r.pluginSet[i].peak))
+			row("", "1 noop_grants (framework provider, no API)", r.pluginSet[i])
 		}
 	}
 	_ = tw.Flush()
