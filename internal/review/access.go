@@ -42,7 +42,9 @@ type TargetAccess struct {
 
 // PortAccess is who can reach one port. Sources are the rules' sources as
 // the policy writes them, followed by " via TAG" or " if POSTURE" when the
-// rule routes the access or asks for a device posture.
+// rule routes the access or asks for a device posture. After is null when
+// Tailscale refuses the planned policy file: who reaches the port after
+// the plans is unknown, and so is who gains or loses it.
 type PortAccess struct {
 	Port     uint16   `json:"port"`
 	Declared bool     `json:"declared,omitempty"`
@@ -54,7 +56,8 @@ type PortAccess struct {
 
 // UserAccess is what one user reaches, before and after the plans: the
 // destinations of the rules that apply to the user, as /acl/preview lists
-// them ("tag:web:tcp:443").
+// them ("tag:web:tcp:443"). After is null when Tailscale refuses the
+// planned policy file, as for a port.
 type UserAccess struct {
 	User string `json:"user"`
 	// Unknown is set when the tailnet does not know the user yet (a user
@@ -298,7 +301,11 @@ func (a *accessReview) target(ctx context.Context, s *service, probe []uint16) (
 			}
 			pa.After = sources(p)
 		}
-		pa.Gained, pa.Lost = difference(pa.After, pa.Before), difference(pa.Before, pa.After)
+		if pa.After != nil {
+			// Who gains and loses is known when who reaches it after
+			// the plans is.
+			pa.Gained, pa.Lost = difference(pa.After, pa.Before), difference(pa.Before, pa.After)
+		}
 		if !pa.Declared && len(pa.Before)+len(pa.After) == 0 {
 			continue
 		}
@@ -327,7 +334,9 @@ func (a *accessReview) user(ctx context.Context, login string) (UserAccess, bool
 		return ua, false, err
 	}
 	ua.Before, ua.After = destinations(before), destinations(after)
-	ua.Gained, ua.Lost = difference(ua.After, ua.Before), difference(ua.Before, ua.After)
+	if after != nil {
+		ua.Gained, ua.Lost = difference(ua.After, ua.Before), difference(ua.Before, ua.After)
+	}
 	return ua, true, nil
 }
 

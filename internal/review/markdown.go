@@ -86,6 +86,10 @@ func (r *Report) Markdown() string {
 				w("| `%s` | %s | | |\n", u.User, cell("not known to the tailnet yet: "+u.Reason))
 				continue
 			}
+			if u.After == nil {
+				w("| `%s` | unknown: Tailscale refuses the planned policy file, so what they reach after the plans is unknown | | |\n", u.User)
+				continue
+			}
 			w("| `%s` | %s | %s | %d |\n", u.User, cell(orNone(u.Gained)), cell(orNone(u.Lost)), len(u.Before)-len(u.Lost))
 		}
 	}

@@ -3,6 +3,7 @@ package review
 import (
 	"encoding/json"
 	"net/http/httptest"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -207,6 +208,43 @@ func TestFindings(t *testing.T) {
 	}
 	if rep.ExitCode() != ExitAccessChange {
 		t.Errorf("exit code %d", rep.ExitCode())
+	}
+}
+
+// TestPlannedPolicyRefused: when Tailscale refuses the planned policy
+// file, who reaches a target, and what a user reaches, after the plans is
+// unknown: the report says so, and counts no one as gaining or losing
+// access.
+func TestPlannedPolicyRefused(t *testing.T) {
+	w := newWorld(t, strings.Replace(worldPolicy, `{"src": ["*"], "dst": ["*"], "ip": ["*"]},`, "", 1))
+	web := map[string]any{"hostname": "web", "tags": []any{"tag:web"}, "tailnet_ips": []any{"100.64.0.10"}, "ports": []any{map[string]any{"internal_port": 443.0, "protocol": "HTTP"}}}
+	rep, err := Run(t.Context(), w.api, []Plan{plan(t, "root.json",
+		change("qtail_grant.ghosts_web", "qtail_grant", []string{"create"}, nil, grantAttrs("ghosts-web", []any{"group:ghosts"}, []any{"tag:web"}, []any{"tcp:443"}), nil),
+		change("qtail_grant.alice_db", "qtail_grant", []string{"create"}, nil, grantAttrs("alice-db", []any{"alice@example.com"}, []any{"tag:db"}, []any{"tcp:5432"}), nil),
+		change("qtail_exposed_service.web", "qtail_exposed_service", []string{"no-op"}, web, web, nil),
+	)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const unknown = "Tailscale refuses the planned policy file, so who reaches it after the plans is unknown"
+	for _, ta := range rep.Access {
+		if ta.Name == "web" && (ta.Note != unknown || !reflect.DeepEqual(ta.Ports, []PortAccess{{Port: 443, Declared: true, Before: []string{"group:ops"}}})) {
+			t.Errorf("web: %+v", ta)
+		}
+	}
+	if !reflect.DeepEqual(rep.Users, []UserAccess{{User: "alice@example.com", Before: []string{"tag:web:tcp:443"}}}) {
+		t.Errorf("users %+v", rep.Users)
+	}
+	if rep.AccessChanged || rep.Counts != (Counts{}) || len(rep.Principals) != 0 || rep.Graph != "" {
+		t.Errorf("access changed %t, counts %+v, principals %+v, graph:\n%s", rep.AccessChanged, rep.Counts, rep.Principals, rep.Graph)
+	}
+	md := rep.Markdown()
+	for _, want := range []string{"**No access change** · policy **refused** by Tailscale",
+		"| `web` (service, `tag:web`) | | | | " + unknown + " |",
+		"| `alice@example.com` | unknown: Tailscale refuses the planned policy file, so what they reach after the plans is unknown | | |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the report does not say %q:\n%s", want, md)
+		}
 	}
 }
 
