@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -118,9 +117,7 @@ func (t *touched) add(g grantFile) {
 // portsOf returns the ports an ip entry of a grant names: a port, or the
 // ends of a range; none for "*".
 func portsOf(ip string) []uint16 {
-	if i := strings.LastIndexByte(ip, ':'); i >= 0 {
-		ip = ip[i+1:]
-	}
+	ip = ip[strings.LastIndexByte(ip, ':')+1:]
 	var out []uint16
 	for _, part := range strings.SplitN(ip, "-", 2) {
 		if n, err := strconv.ParseUint(part, 10, 16); err == nil && n > 0 {
@@ -422,7 +419,7 @@ func difference(a, b []string) []string {
 
 func sortedPorts(p []uint16) []uint16 {
 	out := slices.Clone(p)
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	slices.Sort(out)
 	return out
 }
 

@@ -243,10 +243,8 @@ func ipCovers(h, g string) bool {
 }
 
 func splitIP(ip string) (proto, ports string) {
-	if i := strings.LastIndexByte(ip, ':'); i >= 0 {
-		return strings.ToLower(ip[:i]), ip[i+1:]
-	}
-	return "", ip
+	i := strings.LastIndexByte(ip, ':')
+	return strings.ToLower(ip[:max(i, 0)]), ip[i+1:]
 }
 
 func portRange(s string) (lo, hi uint64, ok bool) {
@@ -271,11 +269,8 @@ func portRange(s string) (lo, hi uint64, ok bool) {
 // plan, and its address without the resource itself
 // (module.region["us-east-1"]).
 func instance(plan, address string) string {
-	mod := ""
-	if i := strings.LastIndex(address, "qtail_"); i > 0 {
-		mod = strings.TrimSuffix(address[:i], ".")
-	}
-	return plan + " " + mod
+	mod := address[:max(strings.LastIndex(address, "qtail_"), 0)]
+	return plan + " " + strings.TrimSuffix(mod, ".")
 }
 
 // carrier is a resource of the plans that puts devices with a tag on the

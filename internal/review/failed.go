@@ -65,7 +65,9 @@ func isPlanLog(b []byte) bool {
 func readPlanLog(path string, b []byte) (FailedPlan, error) {
 	fp := FailedPlan{Label: filepath.Base(path), Diagnostics: []PlanDiagnostic{}}
 	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(make([]byte, 0, 64*1024), 16*1024*1024)
+	// A line holds a whole diagnostic, whose detail may be long (a
+	// policy file, say): longer than the scanner's default limit.
+	sc.Buffer(nil, 16*1024*1024)
 	for sc.Scan() {
 		var l logLine
 		if json.Unmarshal(sc.Bytes(), &l) != nil || l.Type != "diagnostic" || l.Diagnostic == nil || l.Diagnostic.Severity != "error" {

@@ -186,9 +186,8 @@ func tagUses(f *policyFile, rs []resource, after bool) map[string][]string {
 		}
 		add(t.Src, "a test")
 		for _, d := range slices.Concat(t.Accept, t.Deny) {
-			if i := strings.LastIndexByte(d, ':'); i > 0 {
-				add(d[:i], "a test")
-			}
+			// The destination without its port.
+			add(d[:max(strings.LastIndexByte(d, ':'), 0)], "a test")
 		}
 	}
 	for _, r := range rs {

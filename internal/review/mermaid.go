@@ -82,10 +82,7 @@ func mermaid(r *Report) string {
 		fmt.Fprintf(&b, "  %s[\"%s\"]\n", id, mermaidText(label))
 		return id
 	}
-	shown := edges
-	if len(shown) > maxEdges {
-		shown = shown[:maxEdges]
-	}
+	shown := edges[:min(len(edges), maxEdges)]
 	type line struct{ from, to, arrow, label string }
 	var lines []line
 	for _, e := range shown {

@@ -7,7 +7,6 @@ import (
 	"net/netip"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 
 	tfjson "github.com/hashicorp/terraform-json"
@@ -250,7 +249,7 @@ func exposedServices(rs []resource) []*service {
 				s.ip = firstIP(stringsOf(v["tailnet_ips"]))
 			}
 		}
-		sort.Slice(s.declared, func(i, j int) bool { return s.declared[i] < s.declared[j] })
+		slices.Sort(s.declared)
 		out = append(out, s)
 	}
 	return out
@@ -290,10 +289,8 @@ func probeAddr(s string) (netip.Addr, bool) {
 		return netip.Addr{}, false
 	}
 	a := p.Masked().Addr()
-	if p.Bits() < a.BitLen() {
-		if n := a.Next(); p.Contains(n) {
-			a = n
-		}
+	if n := a.Next(); p.Contains(n) {
+		a = n
 	}
 	return a, true
 }

@@ -10,6 +10,7 @@ import (
 
 	tfjson "github.com/hashicorp/terraform-json"
 
+	"github.com/qtail/terraform-provider-qtail/internal/fake/faults"
 	"github.com/qtail/terraform-provider-qtail/internal/fake/tailnetapi"
 	"github.com/qtail/terraform-provider-qtail/internal/fake/tailnetapi/aclcheck"
 	"github.com/qtail/terraform-provider-qtail/internal/tailnet"
@@ -28,6 +29,7 @@ func TestUnifiedDiff(t *testing.T) {
 	}
 	base := lines(20, "l")
 	baseLines := splitLines(base)
+	const twelve = "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n"
 	for _, tc := range []struct {
 		name, from, to, want string
 	}{
@@ -45,6 +47,13 @@ func TestUnifiedDiff(t *testing.T) {
 			"--- a\n+++ b\n@@ -1,4 +1,4 @@\n-" + baseLines[0] + "\n+FIRST\n " + strings.Join(baseLines[1:4], "\n ") + "\n" +
 				"@@ -17,4 +17,4 @@\n " + strings.Join(baseLines[16:19], "\n ") + "\n-" + baseLines[19] + "\n+LAST\n"},
 		{"removed at the end", "a\nb\nc\n", "a\n", "--- a\n+++ b\n@@ -1,3 +1 @@\n a\n-b\n-c\n"},
+		{"changes 6 lines apart, one hunk", twelve, strings.NewReplacer("3\n", "C\n", "10\n", "X\n").Replace(twelve),
+			"--- a\n+++ b\n@@ -1,12 +1,12 @@\n 1\n 2\n-3\n+C\n 4\n 5\n 6\n 7\n 8\n 9\n-10\n+X\n 11\n 12\n"},
+		{"changes 7 lines apart, two hunks", twelve, strings.NewReplacer("3\n", "C\n", "11\n", "X\n").Replace(twelve),
+			"--- a\n+++ b\n@@ -1,6 +1,6 @@\n 1\n 2\n-3\n+C\n 4\n 5\n 6\n@@ -8,5 +8,5 @@\n 8\n 9\n 10\n-11\n+X\n 12\n"},
+		{"to nothing", "a\nb\nc\n", "", "--- a\n+++ b\n@@ -1,3 +0,0 @@\n-a\n-b\n-c\n"},
+		{"a line repeated", "x\n", "x\nx\n", "--- a\n+++ b\n@@ -1 +1,2 @@\n x\n+x\n"},
+		{"repeats removed", "x\nx\nx\n", "x\n", "--- a\n+++ b\n@@ -1,3 +1 @@\n x\n-x\n-x\n"},
 	} {
 		if got := unifiedDiff(tc.from, tc.to, "a", "b", 3); got != tc.want {
 			t.Errorf("%s:\n got %q\nwant %q", tc.name, got, tc.want)
@@ -70,6 +79,9 @@ func TestUnifiedDiff(t *testing.T) {
 type world struct {
 	srv *tailnetapi.Server
 	api *tailnet.Client
+	// url is the fake's address, and faults its injected failures.
+	url    string
+	faults *faults.Set
 }
 
 const worldPolicy = `{
@@ -85,8 +97,10 @@ const worldPolicy = `{
 
 func newWorld(t testing.TB, policy string) *world {
 	t.Helper()
+	fs := &faults.Set{}
 	srv := tailnetapi.New(tailnetapi.Options{
 		APIKey: "tskey-api-review",
+		Faults: fs,
 		Topology: aclcheck.Topology{
 			Users: []aclcheck.User{{ID: 1, Name: "alice", Email: "alice@example.com"}, {ID: 2, Name: "bob", Email: "bob@example.com"}},
 			Nodes: map[string]aclcheck.Node{
@@ -104,7 +118,17 @@ func newWorld(t testing.TB, policy string) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &world{srv: srv, api: api}
+	return &world{srv: srv, api: api, url: ts.URL, faults: fs}
+}
+
+// review reviews one plan, root.json, of changes against the tailnet.
+func (w *world) review(t *testing.T, changes ...map[string]any) *Report {
+	t.Helper()
+	rep, err := Run(t.Context(), w.api, []Plan{plan(t, "root.json", changes...)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
 }
 
 // change is a resource change of a plan, in the JSON of terraform show.
@@ -495,4 +519,172 @@ func TestFunnelFinding(t *testing.T) {
 		}
 	}
 	t.Errorf("no funnel finding in %+v", rep.Findings)
+}
+
+// TestValidationAnswers: a planned policy file that Tailscale finds
+// malformed (400) is refused, with Tailscale's message, and the review
+// goes on; any other failure of the validation fails the review.
+func TestValidationAnswers(t *testing.T) {
+	w := newWorld(t, worldPolicy)
+	p := plan(t, "root.json", change("qtail_grant.bob_web", "qtail_grant", []string{"create"}, nil,
+		grantAttrs("bob-web", []any{"bob@example.com"}, []any{"tag:web"}, []any{"tcp:443"}), nil))
+	const validate = "POST /api/v2/tailnet/{tailnet}/acl/validate"
+	w.faults.Add(faults.Rule{Route: validate, Status: 400, Body: []byte(`{"message": "line 3: unexpected token", "data": [{"user": "bob@example.com", "errors": ["nope"]}]}`)})
+	rep, err := Run(t.Context(), w.api, []Plan{p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Validation{Message: "line 3: unexpected token", Failures: []tailnet.ErrorData{{User: "bob@example.com", Errors: []string{"nope"}}}, Tests: 0}
+	if !reflect.DeepEqual(rep.Validation, want) || rep.ExitCode() != ExitError || len(rep.Access) == 0 {
+		t.Errorf("validation %+v, exit code %d, access %+v; want %+v", rep.Validation, rep.ExitCode(), rep.Access, want)
+	}
+	if md := rep.Markdown(); !strings.Contains(md, "**Fail**: Tailscale refuses the planned policy file: line 3: unexpected token\n- `bob@example.com`: nope\n") {
+		t.Errorf("the report:\n%s", md)
+	}
+
+	w.faults.Add(faults.Rule{Route: validate, Status: 403})
+	if _, err := Run(t.Context(), w.api, []Plan{p}); err == nil || !strings.Contains(err.Error(), "asking Tailscale to validate the planned policy file: ") {
+		t.Errorf("validation forbidden: %v", err)
+	}
+}
+
+// TestTestChanges: the policy tests the plans add, change and remove are
+// listed, and Tailscale runs those of the planned policy file.
+func TestTestChanges(t *testing.T) {
+	w := newWorld(t, strings.Replace(worldPolicy, `"grants": [`, `"tests": [
+		// qtail:policy_test:alice-web
+		{"src": "alice@example.com", "accept": ["tag:web:443"]},
+		// qtail:policy_test:bob-db
+		{"src": "bob@example.com", "accept": ["tag:db:5432"]},
+		{"src": "bob@example.com", "accept": ["tag:web:443"]},
+	],
+	"grants": [`, 1))
+	test := func(name, src string, accept ...any) map[string]any {
+		return map[string]any{"id": name, "name": name, "src": src, "accept": accept, "deny": nil, "proto": nil, "marker": "qtail:policy_test:" + name}
+	}
+	rep := w.review(t,
+		change("qtail_policy_test.alice_web", "qtail_policy_test", []string{"update"}, test("alice-web", "alice@example.com", "tag:web:443"), test("alice-web", "alice@example.com", "tag:web:443", "tag:db:5432"), nil),
+		change("qtail_policy_test.bob_db", "qtail_policy_test", []string{"delete"}, test("bob-db", "bob@example.com", "tag:db:5432"), nil, nil),
+		change("qtail_policy_test.carol_web", "qtail_policy_test", []string{"create"}, nil, test("carol-web", "bob@example.com", "tag:web:80"), nil),
+		change("qtail_policy_test.dave_web", "qtail_policy_test", []string{"create"}, nil, test("dave-web", "alice@example.com", "tag:web:22"), nil),
+	)
+	if want := (TestChanges{Added: []string{"carol-web", "dave-web"}, Changed: []string{"alice-web"}, Removed: []string{"bob-db"}}); !reflect.DeepEqual(rep.Tests, want) {
+		t.Errorf("tests %+v, want %+v", rep.Tests, want)
+	}
+	if !rep.Validation.Passed || rep.Validation.Tests != 4 {
+		t.Errorf("validation %+v, want 4 tests passed", rep.Validation)
+	}
+	md := rep.Markdown()
+	for _, want := range []string{"policy tests **pass** (4)", "**Pass**: Tailscale accepts the planned policy file, and runs its 4 tests: they pass.",
+		"Tests added by the plans: `carol-web`, `dave-web`.", "Tests changed by the plans: `alice-web`.", "Tests removed by the plans: `bob-db`."} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the report does not say %q:\n%s", want, md)
+		}
+	}
+}
+
+func TestCountTests(t *testing.T) {
+	for _, tc := range []struct {
+		policy string
+		want   int
+	}{
+		{`{"tests": [{}, {}], // two
+		}`, 2},
+		{`{"grants": []}`, 0},
+		{`{"tests": [`, 0},
+		{`{"tests": {"src": "alice@example.com"}}`, 0},
+	} {
+		if got := countTests([]byte(tc.policy)); got != tc.want {
+			t.Errorf("countTests(%s) = %d, want %d", tc.policy, got, tc.want)
+		}
+	}
+}
+
+// TestFindingsOrder: errors come first, then warnings, each in the order
+// the review finds them; a failed plan's errors join the errors.
+func TestFindingsOrder(t *testing.T) {
+	w := newWorld(t, worldPolicy)
+	rep := w.review(t,
+		change("qtail_grant.members_db", "qtail_grant", []string{"create"}, nil,
+			grantAttrs("members-db", []any{"autogroup:member"}, []any{"tag:db"}, []any{"tcp:5432"}), nil),
+		change("qtail_grant.all_api", "qtail_grant", []string{"create"}, nil,
+			grantAttrs("all-api", []any{"*"}, []any{"tag:api", "tag:cache"}, []any{"tcp:443"}), nil),
+	)
+	kinds := func() []string {
+		var out []string
+		for _, f := range rep.Findings {
+			what, _, _ := strings.Cut(f.Message, " ")
+			out = append(out, string(f.Severity)+" "+string(f.Kind)+" "+what)
+		}
+		return out
+	}
+	want := []string{
+		"error tag_without_owner `tag:api`", "error tag_without_owner `tag:cache`",
+		"warning allow_all The", "warning broad_grant `qtail_grant", "warning broad_grant `qtail_grant",
+	}
+	if got := kinds(); !slices.Equal(got, want) || !strings.Contains(rep.Findings[3].Message, "members-db") || !strings.Contains(rep.Findings[4].Message, "all-api") {
+		t.Errorf("findings %q, want %q", got, want)
+	}
+	_, fp, err := parseInput("a.failed.json", []byte(`{"@level":"error","type":"diagnostic","diagnostic":{"severity":"error","summary":"First"}}
+{"@level":"error","type":"diagnostic","diagnostic":{"severity":"error","summary":"Second"}}`))
+	if err != nil || fp == nil {
+		t.Fatalf("the log of a failed plan: %+v, %v", fp, err)
+	}
+	rep.AddFailedPlans([]FailedPlan{*fp})
+	want = slices.Insert(want, 2, "error plan_failed The", "error plan_failed The")
+	if got := kinds(); !slices.Equal(got, want) || !strings.Contains(rep.Findings[2].Message, "First") || !strings.Contains(rep.Findings[3].Message, "Second") {
+		t.Errorf("findings %q, want %q", got, want)
+	}
+}
+
+// TestBrokenTestNames: a broken test that no plan holds is named by its
+// fragment and marker; with several plans, the culprits' addresses say
+// which plan holds them.
+func TestBrokenTestNames(t *testing.T) {
+	w := newWorld(t, strings.Replace(worldPolicy, `"grants": [`, `"tests": [
+		// qtail:policy_test:bob-no-web
+		{"src": "bob@example.com", "deny": ["tag:web:443"]},
+	],
+	"grants": [`, 1))
+	bobWeb := plan(t, "us.json", change("qtail_grant.bob_web", "qtail_grant", []string{"create"}, nil,
+		grantAttrs("bob-web", []any{"bob@example.com"}, []any{"tag:web"}, []any{"tcp:443"}), nil))
+	other := plan(t, "eu.json", change("qtail_grant.ops_db", "qtail_grant", []string{"no-op"},
+		grantAttrs("ops-db", []any{"group:ops"}, []any{"tag:db"}, []any{"tcp:5432"}), grantAttrs("ops-db", []any{"group:ops"}, []any{"tag:db"}, []any{"tcp:5432"}), nil))
+	for _, tc := range []struct {
+		plans   []Plan
+		culprit string
+	}{
+		{[]Plan{bobWeb}, "qtail_grant.bob_web"},
+		{[]Plan{bobWeb, other}, "qtail_grant.bob_web (us.json)"},
+	} {
+		rep, err := Run(t.Context(), w.api, tc.plans)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.BrokenTests) != 1 {
+			t.Fatalf("broken tests %+v, validation %+v", rep.BrokenTests, rep.Validation)
+		}
+		bt := rep.BrokenTests[0]
+		want := "The change breaks qtail_policy_test \"bob-no-web\" (marked // qtail:policy_test:bob-no-web): its deny says that bob@example.com must not reach tag:web:443, and with the change it does. " +
+			"The planned grants that let it: " + tc.culprit + "."
+		if bt.Test != `qtail_policy_test "bob-no-web"` || !slices.Equal(bt.Culprits, []string{tc.culprit}) || bt.Message != want {
+			t.Errorf("%d plans: broken test %+v, want the message %q", len(tc.plans), bt, want)
+		}
+	}
+}
+
+// TestFindingsAlreadyTheCase: a broad grant the current policy file
+// already has is reported as already the case, one the plans add as new.
+func TestFindingsAlreadyTheCase(t *testing.T) {
+	w := newWorld(t, strings.Replace(worldPolicy, `"grants": [`, `"grants": [
+		{"src": ["autogroup:member"], "dst": ["tag:db"], "ip": ["tcp:5432"]},`, 1))
+	rep := w.review(t, change("qtail_grant.all_web", "qtail_grant", []string{"create"}, nil, grantAttrs("all-web", []any{"*"}, []any{"tag:web"}, []any{"tcp:80"}), nil))
+	got := agedFindings(rep, FindingBroadGrant)
+	want := []string{
+		"false a grant written by hand lets `autogroup:member` reach `tag:db`: every member of the tailnet (or every device) gets in. Name the group that needs the access instead.",
+		"true `qtail_grant \"all-web\"` lets `*` reach `tag:web`: every member of the tailnet (or every device) gets in. Name the group that needs the access instead.",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("broad grants:\n got %q\nwant %q", got, want)
+	}
 }

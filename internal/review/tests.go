@@ -26,11 +26,11 @@ type BrokenTest struct {
 // (see policy.ExplainTests): muts are the plans' fragment changes, and rs
 // the qtail resources, which give the fragments their addresses.
 func brokenTests(curDoc, nextDoc *policyfile.Document, rs []resource, muts []policyfile.Mutation, v Validation) []BrokenTest {
+	// ExplainTests explains each error: a failure with warnings alone
+	// explains nothing.
 	var failures []policy.TestFailure
 	for _, f := range v.Failures {
-		if len(f.Errors) > 0 {
-			failures = append(failures, policy.TestFailure{Src: f.User, Errors: f.Errors})
-		}
+		failures = append(failures, policy.TestFailure{Src: f.User, Errors: f.Errors})
 	}
 	if len(failures) == 0 {
 		return nil
