@@ -218,6 +218,19 @@ func TestFragmentWrites(t *testing.T) {
 		t.Errorf("renamed: fragments %+v, diff:\n%s", rep.Fragments, rep.PolicyDiff)
 	}
 
+	// An update edits the fragment where it is.
+	hand := newWorld(t, strings.Replace(noAllowAll, `["tcp:443"]},`, `["tcp:443"]},
+		{"src": ["bob@example.com"], "dst": ["tag:db"], "ip": ["tcp:5432"]},`, 1))
+	rep, err := Run(t.Context(), hand.api, []Plan{plan(t, "root.json",
+		change("qtail_grant.ops_web", "qtail_grant", []string{"update"}, opsWeb, grantAttrs("ops-web", []any{"group:ops"}, []any{"tag:web"}, []any{"tcp:8443"}), nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := " \t\t// qtail:grant:ops-web\n-\t\t{\"src\": [\"group:ops\"], \"dst\": [\"tag:web\"], \"ip\": [\"tcp:443\"]},\n+\t\t{\n+\t\t\t\"src\": [\"group:ops\"],\n+\t\t\t\"dst\": [\"tag:web\"],\n+\t\t\t\"ip\": [\"tcp:8443\"],\n+\t\t},\n" +
+		" \t\t{\"src\": [\"bob@example.com\"], \"dst\": [\"tag:db\"], \"ip\": [\"tcp:5432\"]},\n"; !strings.Contains(rep.PolicyDiff, want) {
+		t.Errorf("updated: diff:\n%s\nwant it to hold:\n%s", rep.PolicyDiff, want)
+	}
+
 	owner := func(owners ...any) map[string]any {
 		return map[string]any{"id": "tag:web", "tag": "tag:web", "owners": owners}
 	}
