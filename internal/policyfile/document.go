@@ -297,14 +297,18 @@ func (d *Document) Fragments() []OwnedFragment {
 	return out
 }
 
+// parseJSON parses b, which must be standard JSON (json.Valid), in one
+// pass: HuJSON that holds no comment and no trailing comma.
+func parseJSON(b []byte) (hujson.Value, bool) {
+	v, err := hujson.Parse(bytes.Clone(b))
+	return v, err == nil && v.IsStandard()
+}
+
 // parseFragmentValue checks that value is JSON of the shape of key's kind.
 func parseFragmentValue(key Key, value json.RawMessage) (hujson.Value, error) {
-	if !json.Valid(value) {
+	v, ok := parseJSON(value)
+	if !ok {
 		return hujson.Value{}, fmt.Errorf("policy: the value of %s is not valid JSON", key)
-	}
-	v, err := hujson.Parse(bytes.Clone(value))
-	if err != nil {
-		return hujson.Value{}, fmt.Errorf("policy: the value of %s: %w", key, err)
 	}
 	v.Minimize()
 	want, what := hujson.Kind('{'), "a JSON object"

@@ -219,12 +219,9 @@ var memberOrder = map[Kind][]string{
 	KindPolicyTest: {"src", "proto", "srcPostureAttrs", "accept", "deny"},
 }
 
-// reorder sorts the members of the object v in the written order of kind.
-func reorder(kind Kind, v *hujson.Value) {
-	obj, ok := v.Value.(*hujson.Object)
-	if !ok {
-		return
-	}
+// ordered returns the members of the object v in the written order of
+// kind, without changing v.
+func ordered(kind Kind, obj *hujson.Object) []hujson.ObjectMember {
 	order := memberOrder[kind]
 	rank := func(m *hujson.ObjectMember) int {
 		name := memberName(m)
@@ -235,9 +232,11 @@ func reorder(kind Kind, v *hujson.Value) {
 		}
 		return len(order)
 	}
-	slices.SortStableFunc(obj.Members, func(a, b hujson.ObjectMember) int {
+	members := slices.Clone(obj.Members)
+	slices.SortStableFunc(members, func(a, b hujson.ObjectMember) int {
 		return rank(&a) - rank(&b)
 	})
+	return members
 }
 
 // inline writes v on one line: `{"src": ["a", "b"], "ip": ["*"]}`.
@@ -269,64 +268,105 @@ func inline(b []byte, v *hujson.Value) []byte {
 	return b
 }
 
-// render writes v for a position indented by ind. A composite stays on one
-// line when it fits in maxInline bytes, unless expand is set; otherwise
-// each entry takes a line of its own, one level deeper.
-func (st style) render(b []byte, v *hujson.Value, ind string, expand bool) []byte {
-	one := inline(nil, v)
-	if !expand && len(one) <= maxInline {
-		return append(b, one...)
+// layout lays v out for a position indented by ind, as the tree that
+// hujson.Parse makes of the text (without offsets): a composite stays on
+// one line when it fits in maxInline bytes, unless expand is set;
+// otherwise each entry takes a line of its own, one level deeper. members,
+// when set, are the members of the object v in the order to write them.
+func (st style) layout(v *hujson.Value, ind string, expand bool, members []hujson.ObjectMember) hujson.ValueTrimmed {
+	if !expand && len(inline(nil, v)) <= maxInline {
+		return oneLine(v)
 	}
 	inner := ind + st.unit
 	switch t := v.Value.(type) {
 	case *hujson.Array:
 		if len(t.Elements) == 0 {
-			return append(b, "[]"...)
+			return &hujson.Array{}
 		}
-		b = append(b, '[')
+		arr := &hujson.Array{Elements: make([]hujson.Value, len(t.Elements)), AfterExtra: hujson.Extra(st.nl + ind)}
 		for i := range t.Elements {
-			b = append(b, st.nl+inner...)
-			b = st.render(b, &t.Elements[i], inner, false)
-			if i < len(t.Elements)-1 || st.trailing {
-				b = append(b, ',')
-			}
+			arr.Elements[i] = hujson.Value{BeforeExtra: hujson.Extra(st.nl + inner), Value: st.layout(&t.Elements[i], inner, false, nil)}
 		}
-		return append(b, st.nl+ind+"]"...)
+		st.endEntries(&arr.Elements[len(arr.Elements)-1])
+		return arr
 	case *hujson.Object:
-		if len(t.Members) == 0 {
-			return append(b, "{}"...)
+		if members == nil {
+			members = t.Members
 		}
-		b = append(b, '{')
-		for i := range t.Members {
-			b = append(b, st.nl+inner...)
-			b = append(b, hujson.String(memberName(&t.Members[i]))...)
-			b = append(b, ": "...)
-			b = st.render(b, &t.Members[i].Value, inner, false)
-			if i < len(t.Members)-1 || st.trailing {
-				b = append(b, ',')
+		if len(members) == 0 {
+			return &hujson.Object{}
+		}
+		obj := &hujson.Object{Members: make([]hujson.ObjectMember, len(members)), AfterExtra: hujson.Extra(st.nl + ind)}
+		for i := range members {
+			obj.Members[i] = hujson.ObjectMember{
+				Name:  hujson.Value{BeforeExtra: hujson.Extra(st.nl + inner), Value: hujson.String(memberName(&members[i]))},
+				Value: hujson.Value{BeforeExtra: hujson.Extra(" "), Value: st.layout(&members[i].Value, inner, false, nil)},
 			}
 		}
-		return append(b, st.nl+ind+"}"...)
+		st.endEntries(&obj.Members[len(obj.Members)-1].Value)
+		return obj
 	}
-	return append(b, one...)
+	return oneLine(v)
+}
+
+// endEntries marks the last entry of a composite laid out one entry per
+// line with the trailing comma, when the style has one: an empty but
+// present AfterExtra.
+func (st style) endEntries(last *hujson.Value) {
+	if st.trailing {
+		last.AfterExtra = hujson.Extra{}
+	}
+}
+
+// oneLine is v as inline writes it, as the tree hujson.Parse makes of that
+// text.
+func oneLine(v *hujson.Value) hujson.ValueTrimmed {
+	switch t := v.Value.(type) {
+	case *hujson.Array:
+		arr := &hujson.Array{}
+		if len(t.Elements) > 0 {
+			arr.Elements = make([]hujson.Value, len(t.Elements))
+		}
+		for i := range t.Elements {
+			arr.Elements[i] = hujson.Value{BeforeExtra: separator(i), Value: oneLine(&t.Elements[i])}
+		}
+		return arr
+	case *hujson.Object:
+		obj := &hujson.Object{}
+		if len(t.Members) > 0 {
+			obj.Members = make([]hujson.ObjectMember, len(t.Members))
+		}
+		for i := range t.Members {
+			obj.Members[i] = hujson.ObjectMember{
+				Name:  hujson.Value{BeforeExtra: separator(i), Value: hujson.String(memberName(&t.Members[i]))},
+				Value: hujson.Value{BeforeExtra: hujson.Extra(" "), Value: oneLine(&t.Members[i].Value)},
+			}
+		}
+		return obj
+	}
+	lit, _ := v.Value.(hujson.Literal)
+	return hujson.Literal(appendLiteral(nil, lit))
+}
+
+// separator is the extra before entry i of a composite on one line: the
+// space after the comma of the entry before.
+func separator(i int) hujson.Extra {
+	if i == 0 {
+		return nil
+	}
+	return hujson.Extra(" ")
 }
 
 // formatFragment lays out a fragment value for a position indented by ind
 // and returns it as a tree to insert. Grants and tests are always written
-// one member per line; keyed values (lists of owners or approvers) on one
-// line when they fit.
+// one member per line, in the order of memberOrder; keyed values (lists
+// of owners or approvers) on one line when they fit. v is not changed.
 func (st style) formatFragment(kind Kind, v *hujson.Value, ind string) hujson.Value {
-	w := cloneValue(*v)
-	if !kind.keyed() {
-		reorder(kind, &w)
+	var members []hujson.ObjectMember
+	if obj, ok := v.Value.(*hujson.Object); ok && !kind.keyed() {
+		members = ordered(kind, obj)
 	}
-	text := st.render(nil, &w, ind, !kind.keyed())
-	out, err := hujson.Parse(text)
-	if err != nil {
-		// render only writes what it read from a parsed value.
-		panic(fmt.Sprintf("policy: rendering produced invalid HuJSON: %v", err))
-	}
-	return out
+	return hujson.Value{Value: st.layout(v, ind, !kind.keyed(), members)}
 }
 
 // cloneValue is a deep copy of v that, unlike hujson's Clone, keeps an

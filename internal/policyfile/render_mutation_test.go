@@ -1,6 +1,7 @@
 package policyfile
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -35,14 +36,24 @@ func TestDetectStyle(t *testing.T) {
 	}
 }
 
-func TestRenderInlineUpToMaxInline(t *testing.T) {
+func TestLayoutInlineUpToMaxInline(t *testing.T) {
 	st := style{unit: "\t", nl: "\n", trailing: true}
 	render := func(src string, s style, ind string, expand bool) string {
 		v, err := hujson.Parse([]byte(src))
 		if err != nil {
 			t.Fatal(err)
 		}
-		return string(s.render(nil, &v, ind, expand))
+		tree := hujson.Value{Value: s.layout(&v, ind, expand, nil)}
+		text := tree.Pack()
+		// The tree is the one that hujson.Parse makes of its text.
+		parsed, err := hujson.Parse(text)
+		if err != nil {
+			t.Fatalf("layout(%s) wrote %q: %v", src, text, err)
+		}
+		if !sameTree(tree, parsed) {
+			t.Errorf("layout(%s): the tree is not the one Parse makes of %q:\n%#v\n%#v", src, text, tree, parsed)
+		}
+		return string(text)
 	}
 	fits := `["` + strings.Repeat("x", maxInline-4) + `"]`
 	if got := render(fits, st, "", false); got != fits {
@@ -67,9 +78,13 @@ func TestRenderInlineUpToMaxInline(t *testing.T) {
 		{`[]`, st, true, "[]"},
 		{`{}`, st, true, "{}"},
 		{`"s"`, st, true, `"s"`},
+		{`"a\u0041"`, st, false, `"aA"`},
+		{`[[1, [2,{"x":{}}]], {"a\"b":[]}]`, st, false, `[[1, [2, {"x": {}}]], {"a\"b": []}]`},
+		{`{"a":{"b":[1,2],"c":"` + strings.Repeat("y", maxInline) + `"}}`, style{"  ", "\n", true}, true,
+			"{\n  \"a\": {\n    \"b\": [1, 2],\n    \"c\": \"" + strings.Repeat("y", maxInline) + "\",\n  },\n}"},
 	} {
 		if got := render(tc.src, tc.st, "", tc.expand); got != tc.want {
-			t.Errorf("render(%s, %+v, expand %v) = %q, want %q", tc.src, tc.st, tc.expand, got, tc.want)
+			t.Errorf("layout(%s, %+v, expand %v) = %q, want %q", tc.src, tc.st, tc.expand, got, tc.want)
 		}
 	}
 }
@@ -132,4 +147,84 @@ func TestSameJSONForms(t *testing.T) {
 	if got, _ := Canonicalize([]byte(`{"b":[1, {"d":1,"c":2}],"a":"x"}`)); string(got) != `{"a":"x","b":[1,{"c":2,"d":1}]}` {
 		t.Errorf("Canonicalize = %s", got)
 	}
+}
+
+// sameTree reports whether a and b are the same tree, offsets aside: the
+// same extras (nil and empty told apart: an empty AfterExtra is a
+// trailing comma), literals and composites.
+func sameTree(a, b hujson.Value) bool {
+	if !sameExtra(a.BeforeExtra, b.BeforeExtra) || !sameExtra(a.AfterExtra, b.AfterExtra) {
+		return false
+	}
+	switch x := a.Value.(type) {
+	case hujson.Literal:
+		y, ok := b.Value.(hujson.Literal)
+		return ok && string(x) == string(y)
+	case *hujson.Array:
+		y, ok := b.Value.(*hujson.Array)
+		if !ok || len(x.Elements) != len(y.Elements) || !sameExtra(x.AfterExtra, y.AfterExtra) {
+			return false
+		}
+		for i := range x.Elements {
+			if !sameTree(x.Elements[i], y.Elements[i]) {
+				return false
+			}
+		}
+		return true
+	case *hujson.Object:
+		y, ok := b.Value.(*hujson.Object)
+		if !ok || len(x.Members) != len(y.Members) || !sameExtra(x.AfterExtra, y.AfterExtra) {
+			return false
+		}
+		for i := range x.Members {
+			if !sameTree(x.Members[i].Name, y.Members[i].Name) || !sameTree(x.Members[i].Value, y.Members[i].Value) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+func sameExtra(a, b hujson.Extra) bool {
+	return (a == nil) == (b == nil) && string(a) == string(b)
+}
+
+// Whatever fragment value it is given, formatFragment returns the tree
+// that hujson.Parse makes of its text, and does not change the value.
+func FuzzLayout(f *testing.F) {
+	for _, seed := range []string{
+		`{"src":["group:ops"],"dst":["tag:web"],"ip":["tcp:443"]}`, `["b","a"]`, `{}`, `[]`,
+		`{"x":1,"via":["v"],"IP":["*"],"dst":["d"],"srcPosture":["p"],"app":{"a/b":[{"c":[1,2.5,true,null]}]},"Src":["s"]}`,
+		`{"src":"s","proto":"tcp","accept":["a:1"],"deny":[]}`, `{"a\"b":"\u0041\n"}`,
+		`["` + strings.Repeat("x", maxInline) + `"]`,
+	} {
+		f.Add(seed, uint8(0))
+	}
+	styles := []style{{"\t", "\n", true}, {"  ", "\r\n", false}, {"    ", "\n", false}, {" ", "\n", true}}
+	kinds := []Kind{KindGrant, KindPolicyTest, KindTagOwner, KindAutoApprover}
+	f.Fuzz(func(t *testing.T, src string, pick uint8) {
+		v, err := hujson.Parse([]byte(src))
+		if err != nil {
+			return
+		}
+		before := string(v.Pack())
+		st, kind := styles[int(pick)%len(styles)], kinds[int(pick/4)%len(kinds)]
+		ind := strings.Repeat(st.unit, int(pick/16)%3)
+		tree := st.formatFragment(kind, &v, ind)
+		text := tree.Pack()
+		parsed, err := hujson.Parse(text)
+		if err != nil {
+			t.Fatalf("formatFragment(%s) wrote %q: %v", src, text, err)
+		}
+		if !sameTree(tree, parsed) {
+			t.Fatalf("formatFragment(%s): the tree is not the one Parse makes of %q", src, text)
+		}
+		if got := string(v.Pack()); got != before {
+			t.Fatalf("formatFragment changed its value: %q, was %q", got, before)
+		}
+		if !SameJSON(json.RawMessage(before), json.RawMessage(text)) {
+			t.Fatalf("formatFragment(%s) wrote another value: %q", src, text)
+		}
+	})
 }

@@ -78,3 +78,17 @@ func TestPlainString(t *testing.T) {
 		}
 	}
 }
+
+// parseJSON accepts exactly what json.Valid accepts.
+func FuzzParseJSON(f *testing.F) {
+	for _, seed := range []string{`{"a":[1,2.5e3,true,null,"x"]}`, `{"a":1,}`, "{\"a\":1 // c\n}", `/* c */ 1`, " \t\r\n[] ",
+		"\x0c[]", "\u00a0[]", `"\u00"`, `01`, `-0`, `1.`, `"` + "\xff" + `"`, `[1,,2]`, `{"a"}`, ``, `nul`, `"a` + "\t" + `"`} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		_, ok := parseJSON(b)
+		if want := json.Valid(b); ok != want {
+			t.Fatalf("parseJSON(%q) = %v, json.Valid %v", b, ok, want)
+		}
+	})
+}
