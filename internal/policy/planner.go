@@ -50,8 +50,12 @@ type Planner struct {
 	docBase *cached
 	// docGen counts the changes of doc: a copy taken at one generation
 	// holds what doc holds as long as the generation is the same.
-	docGen  uint64
-	hasRule map[string]bool // policyfile.HasAllowAll by policy ETag
+	docGen uint64
+	// docSeq are the changes applied to the base, in order, to make doc,
+	// and docClean whether every one of them applied (see premade).
+	docSeq   []policyfile.Mutation
+	docClean bool
+	hasRule  map[string]bool // policyfile.HasAllowAll by policy ETag
 	// warned is set once the plan has warned about the allow-all rule:
 	// one warning per plan, not one per fragment.
 	warned bool
@@ -94,6 +98,7 @@ func NewPlanner(store *Store) *Planner {
 		Quiet: store.quiet, MaxWait: store.maxWait, Parallelism: store.par,
 		OnBatch: func(checks []*planCheck, info batch.BatchInfo) { store.logBatch(checks[0].ctx, "validate", info) },
 	}, p.checkBatch)
+	store.premade = p.premade
 	return p
 }
 
@@ -163,15 +168,32 @@ func (p *Planner) plannedDocument(ctx context.Context) (*policyfile.Document, er
 	p.mu.Lock()
 	if p.doc == nil || p.docBase != c {
 		doc := base.Clone()
-		for _, m := range p.plannedLocked() {
+		seq := p.plannedLocked()
+		clean := true
+		for _, m := range seq {
 			// A change planned before may no longer apply (the policy
 			// file was read again meanwhile): it is left out.
-			_ = doc.Apply(m)
+			if doc.Apply(m) != nil {
+				clean = false
+			}
 		}
-		p.doc, p.docBase = doc, c
+		p.doc, p.docBase, p.docSeq, p.docClean = doc, c, seq, clean
 		p.docGen++
 	}
 	return p.doc, nil
+}
+
+// premade returns the policy file as planned, the snapshot it was made
+// from and the changes that made it, in order, when every one of them
+// applied: a write of exactly those changes on that snapshot writes that
+// document (see Store.made), which need not be made again.
+func (p *Planner) premade() (*cached, []policyfile.Mutation, *policyfile.Document) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.doc == nil || !p.docClean {
+		return nil, nil, nil
+	}
+	return p.docBase, p.docSeq, p.doc.Clone()
 }
 
 // Record adds changes that need no check (removals) to the planned ones.
@@ -190,6 +212,7 @@ func (p *Planner) acceptLocked(muts []policyfile.Mutation, done *policyfile.Docu
 	}
 	if p.doc != nil {
 		p.docGen++
+		p.docSeq = append(p.docSeq, muts...)
 	}
 	for _, m := range muts {
 		if m.Delete {
@@ -199,8 +222,8 @@ func (p *Planner) acceptLocked(muts []policyfile.Mutation, done *policyfile.Docu
 		}
 		p.planned[m.Key] = plannedChange{mut: m, at: len(p.order)}
 		p.order = append(p.order, m.Key)
-		if p.doc != nil && done == nil {
-			_ = p.doc.Apply(m)
+		if p.doc != nil && done == nil && p.doc.Apply(m) != nil {
+			p.docClean = false
 		}
 	}
 	if len(p.order) > 2*len(p.planned)+64 {

@@ -259,3 +259,86 @@ func TestPlannerPlannedPolicyAfterBatches(t *testing.T) {
 		}
 	}
 }
+
+// A write of exactly the changes that the plan checked, on the snapshot it
+// checked them on, writes the document the plan made; any other write
+// makes its own.
+func TestStoreWritesThePlannedDocument(t *testing.T) {
+	ctx := context.Background()
+	b := newMemBackend("{\n\t\"grants\": [],\n}\n")
+	store := NewStore(b, StoreOptions{Quiet: -1})
+	p := NewPlanner(store)
+	a, bb := grantPut("a", "100.64.0.1"), grantPut("b", "100.64.0.2")
+	if err := p.CheckAll(ctx, a[0].Key, append(append([]policyfile.Mutation{}, a...), bb...)); err != nil {
+		t.Fatal(err)
+	}
+	c, err := store.get(ctx, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	planned, err := p.PlannedPolicy(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := func(muts ...[]policyfile.Mutation) []*request {
+		var out []*request
+		for _, m := range muts {
+			out = append(out, &request{ctx: ctx, muts: m})
+		}
+		return out
+	}
+	changed := grantPut("b", "100.64.0.9")
+	deleted := []policyfile.Mutation{{Key: bb[0].Key, Delete: true}}
+	for _, tc := range []struct {
+		name  string
+		base  *cached
+		batch []*request
+		made  bool
+	}{
+		{"the same changes in one request", c, req(append(append([]policyfile.Mutation{}, a...), bb...)), true},
+		{"the same changes in two requests", c, req(a, bb), true},
+		{"another order", c, req(bb, a), false},
+		{"fewer changes", c, req(a), false},
+		{"more changes", c, req(a, bb, grantPut("c", "100.64.0.3")), false},
+		{"another value", c, req(a, changed), false},
+		{"a delete instead", c, req(a, deleted), false},
+		{"another snapshot", &cached{snap: c.snap}, req(a, bb), false},
+	} {
+		doc, applied := store.made(tc.base, tc.batch)
+		if (doc != nil) != tc.made {
+			t.Errorf("%s: made = %v, want %v", tc.name, doc != nil, tc.made)
+			continue
+		}
+		if doc != nil && (string(doc.Bytes()) != string(planned) || len(applied) != len(tc.batch)) {
+			t.Errorf("%s: the document made is not the planned one, or applied %v", tc.name, applied)
+		}
+	}
+	if err := store.ApplyAll(ctx, a[0].Key, append(append([]policyfile.Mutation{}, a...), bb...)); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(b.bytes()); got != string(planned) {
+		t.Errorf("the write wrote\n%s\nwant the planned file\n%s", got, planned)
+	}
+
+	// A change that could not be applied leaves no document to reuse.
+	p2 := NewPlanner(NewStore(newMemBackend("{\n\t\"tagOwners\": {\"tag:x\": []},\n}\n"), StoreOptions{Quiet: -1}))
+	conflict := policyfile.Mutation{Key: policyfile.Key{Kind: policyfile.KindTagOwner, Name: "tag:x"}, Value: json.RawMessage(`["a@example.com"]`)}
+	p2.Record(conflict)
+	if _, err := p2.PlannedPolicy(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if base, _, doc := p2.premade(); base != nil || doc != nil {
+		t.Error("a planned document with a change that did not apply is offered for reuse")
+	}
+	p3 := NewPlanner(NewStore(newMemBackend("{\n\t\"tagOwners\": {\"tag:x\": []},\n}\n"), StoreOptions{Quiet: -1}))
+	if _, err := p3.PlannedPolicy(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if base, _, doc := p3.premade(); base == nil || doc == nil {
+		t.Error("the planned document without changes is not offered")
+	}
+	p3.Record(conflict)
+	if base, _, doc := p3.premade(); base != nil || doc != nil {
+		t.Error("a planned document with a change recorded that did not apply is offered for reuse")
+	}
+}

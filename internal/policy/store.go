@@ -114,6 +114,9 @@ type Store struct {
 	// changing is set once the Store was asked to change the file: the
 	// process applies a plan.
 	changing atomic.Bool
+	// premade, when set, returns a document already made of a snapshot
+	// and a list of changes (see Planner.premade).
+	premade func() (*cached, []policyfile.Mutation, *policyfile.Document)
 
 	mu      sync.Mutex
 	gen     uint64  // bumped whenever the copy is replaced or dropped
@@ -404,7 +407,10 @@ func (s *Store) cycle(ctx context.Context, batch []*request, isolate bool) []err
 		if err != nil {
 			return fail(all, err)
 		}
-		doc, applied := applyRequests(base, batch, errs)
+		doc, applied := s.made(c, batch)
+		if doc == nil {
+			doc, applied = applyRequests(base, batch, errs)
+		}
 		out := doc.Bytes()
 		if bytes.Equal(out, c.snap.HuJSON) {
 			return errs
@@ -455,6 +461,39 @@ func (s *Store) cycle(ctx context.Context, batch []*request, isolate bool) []err
 		}
 		return fail(applied, &RejectedError{Keys: keys, Err: err})
 	}
+}
+
+// made returns the document that the Planner made of c and exactly the
+// changes of batch, in order, when it made one, and the indexes of the
+// requests applied: all of them. The plan of a process that then applies
+// it checked the same changes on the same snapshot.
+func (s *Store) made(c *cached, batch []*request) (*policyfile.Document, []int) {
+	if s.premade == nil {
+		return nil, nil
+	}
+	base, seq, doc := s.premade()
+	if doc == nil || base != c {
+		return nil, nil
+	}
+	all := make([]int, len(batch))
+	for i, r := range batch {
+		all[i] = i
+		for _, m := range r.muts {
+			if len(seq) == 0 || !sameMutation(seq[0], m) {
+				return nil, nil
+			}
+			seq = seq[1:]
+		}
+	}
+	if len(seq) > 0 {
+		return nil, nil
+	}
+	return doc, all
+}
+
+// sameMutation reports whether a and b are the same change.
+func sameMutation(a, b policyfile.Mutation) bool {
+	return a.Key == b.Key && a.Delete == b.Delete && a.Overwrite == b.Overwrite && bytes.Equal(a.Value, b.Value)
 }
 
 // applyRequests applies the requests of batch, in order, to a copy of
