@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/qtail/terraform-provider-qtail/internal/policyfile"
 )
@@ -341,4 +344,67 @@ func TestStoreWritesThePlannedDocument(t *testing.T) {
 	if base, _, doc := p3.premade(); base != nil || doc != nil {
 		t.Error("a planned document with a change recorded that did not apply is offered for reuse")
 	}
+}
+
+// bodyRecorder is a backend that keeps the bodies it was asked to
+// validate.
+type bodyRecorder struct {
+	*memBackend
+	mu     sync.Mutex
+	bodies []string
+}
+
+func (r *bodyRecorder) Validate(ctx context.Context, body []byte) error {
+	r.mu.Lock()
+	r.bodies = append(r.bodies, string(body))
+	r.mu.Unlock()
+	return r.memBackend.Validate(ctx, body)
+}
+
+// A check validates the policy file as planned when its batch starts, with
+// its changes: the trial document made while it waited serves only if
+// nothing was planned meanwhile.
+func TestPlannerValidatesWhatIsPlannedWhenTheBatchStarts(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const start = "{\n\t\"grants\": [\n\t\t// qtail:grant:old\n\t\t{\"src\": [\"*\"], \"dst\": [\"tag:old\"], \"ip\": [\"*\"]},\n\t],\n}\n"
+		b := &bodyRecorder{memBackend: newMemBackend(start)}
+		p := NewPlanner(NewStore(b, StoreOptions{Quiet: 300 * time.Millisecond, MaxWait: time.Second}))
+		ctx := context.Background()
+		check := func(name string) chan error {
+			done := make(chan error, 1)
+			go func() { done <- p.Check(ctx, grantPut(name, "100.64.0.1")) }()
+			return done
+		}
+		// Alone: the document made while waiting is validated.
+		if err := <-check("a"); err != nil {
+			t.Fatal(err)
+		}
+		// A removal planned while the next check waits for its batch (for
+		// another resource on its way) is in the document validated.
+		other := policyfile.Key{Kind: policyfile.KindGrant, Name: "other"}
+		p.Expect(ctx, other)
+		done := check("b")
+		pause(100 * time.Millisecond)
+		p.Record(policyfile.Mutation{Key: policyfile.Key{Kind: policyfile.KindGrant, Name: "old"}, Delete: true})
+		p.Forget(other, false)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		b.mu.Lock()
+		bodies := slices.Clone(b.bodies)
+		b.mu.Unlock()
+		if len(bodies) != 2 {
+			t.Fatalf("%d validations, want 2", len(bodies))
+		}
+		if !strings.Contains(bodies[0], "qtail:grant:a") || !strings.Contains(bodies[0], "tag:old") {
+			t.Errorf("first validation: %s", bodies[0])
+		}
+		if !strings.Contains(bodies[1], "qtail:grant:b") || strings.Contains(bodies[1], "tag:old") {
+			t.Errorf("the second validation did not see the removal planned while it waited:\n%s", bodies[1])
+		}
+		planned, err := p.PlannedPolicy(ctx)
+		if err != nil || string(planned) != bodies[1] {
+			t.Errorf("the planned policy is not the one validated last: %v\n%s", err, planned)
+		}
+	})
 }
