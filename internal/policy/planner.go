@@ -65,6 +65,9 @@ type Planner struct {
 	// released are the entries, by key without owner, whose removal this
 	// plan records.
 	released map[policyfile.Key]bool
+	// owners are the owners drawn for the fragments that this process
+	// creates, by key without owner (see Owner).
+	owners map[policyfile.Key]string
 }
 
 // plannedChange is a planned change and its place in the order.
@@ -107,7 +110,7 @@ const planCheckTimeout = 2 * time.Minute
 // of checks start as the Store's batches of writes do, and share their
 // estimate of Terraform's parallelism.
 func NewPlanner(store *Store) *Planner {
-	p := &Planner{store: store, hasRule: map[string]bool{}, planned: map[policyfile.Key]plannedChange{}, claims: map[policyfile.Key]Claim{}, released: map[policyfile.Key]bool{}}
+	p := &Planner{store: store, hasRule: map[string]bool{}, planned: map[policyfile.Key]plannedChange{}, claims: map[policyfile.Key]Claim{}, released: map[policyfile.Key]bool{}, owners: map[policyfile.Key]string{}}
 	p.checks = batch.NewBatcher(batch.BatcherOptions[*planCheck]{
 		Quiet: store.quiet, MaxWait: store.maxWait, Parallelism: store.par,
 		OnBatch: func(checks []*planCheck, info batch.BatchInfo) { store.logBatch(checks[0].ctx, "validate", info) },
@@ -208,6 +211,26 @@ func (p *Planner) premade() (*cached, []policyfile.Mutation, *policyfile.Documen
 		return nil, nil, nil
 	}
 	return p.docBase, p.docSeq, p.doc.Clone()
+}
+
+// Owner returns the owner of the fragment of key (whatever its owner) when
+// this process creates it: drawn at random (policyfile.NewOwner) the first
+// time, the same ever after. Terraform plans a resource again just before
+// it applies it, in the process that applies it: the check of that plan
+// and the write of the apply then make the same marker, and the write
+// takes the document the check made (see premade) instead of making it
+// again. The plan itself still shows the owner as unknown: the process
+// that plans is not the one that applies.
+func (p *Planner) Owner(key policyfile.Key) string {
+	k := key.List()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if o, ok := p.owners[k]; ok {
+		return o
+	}
+	o := policyfile.NewOwner()
+	p.owners[k] = o
+	return o
 }
 
 // Record adds changes that need no check (removals) to the planned ones.

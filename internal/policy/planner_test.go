@@ -408,3 +408,34 @@ func TestPlannerValidatesWhatIsPlannedWhenTheBatchStarts(t *testing.T) {
 		}
 	})
 }
+
+// The owner that a process draws for a fragment it creates is drawn once:
+// the check of the plan and the write of the apply make the same marker.
+// Each fragment gets its own, whatever owner its key carries.
+func TestPlannerOwnerIsDrawnOncePerFragment(t *testing.T) {
+	p := NewPlanner(NewStore(newMemBackend("{}\n"), StoreOptions{Quiet: -1}))
+	a := policyfile.Key{Kind: policyfile.KindGrant, Name: "a"}
+	first := p.Owner(a)
+	if first == "" {
+		t.Fatal("no owner drawn")
+	}
+	withOwner := a
+	withOwner.Owner = "someone-else"
+	if got := p.Owner(withOwner); got != first {
+		t.Errorf("the owner of a again is %q, want %q", got, first)
+	}
+	seen := map[string]policyfile.Key{first: a}
+	for _, k := range []policyfile.Key{
+		{Kind: policyfile.KindGrant, Name: "b"},
+		{Kind: policyfile.KindTagOwner, Name: "a"},
+	} {
+		o := p.Owner(k)
+		if other, dup := seen[o]; dup {
+			t.Errorf("%v and %v share the owner %q", k, other, o)
+		}
+		seen[o] = k
+	}
+	if other := NewPlanner(p.store).Owner(a); other == first {
+		t.Error("another process drew the same owner for a")
+	}
+}

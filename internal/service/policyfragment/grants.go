@@ -395,6 +395,33 @@ func (r *grantsResource) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 	r.checkPlan(ctx, &resp.Diagnostics, old, planned, unmarked, owners)
 }
 
+// newOwner is the owner that the grant of name gets when this process
+// writes it without one: the Planner's (see policy.Planner.Owner), or a
+// new one without a Planner.
+func newOwner(planner *policy.Planner, name string) string {
+	if planner == nil {
+		return policyfile.NewOwner()
+	}
+	return planner.Owner(grantKey(name))
+}
+
+// withNewOwners returns owners with, for each new grant of planned whose
+// value is known, the owner that its write will draw in this process: the
+// check of a plan then validates the markers that the apply writes, and
+// the apply writes the document the check made.
+func withNewOwners(planner *policy.Planner, old, planned map[string]json.RawMessage, owners map[string]string) map[string]string {
+	out := maps.Clone(owners)
+	if out == nil {
+		out = map[string]string{}
+	}
+	for name, value := range planned {
+		if _, had := old[name]; !had && value != nil && out[name] == "" {
+			out[name] = planner.Owner(grantKey(name))
+		}
+	}
+	return out
+}
+
 // checkPlan checks the plan of the grants planned (nil values are
 // unknown), from old (the state, with its unmarked names and its owners):
 // the claims, the owners, and Tailscale's validation of the policy file
@@ -403,6 +430,9 @@ func (r *grantsResource) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 func (r *grantsResource) checkPlan(ctx context.Context, diags *diag.Diagnostics, old, planned map[string]json.RawMessage, unmarked []string, owners map[string]string) {
 	names := slices.Collect(maps.Keys(planned))
 	planner := plannerOf(r.Clients)
+	if planner != nil {
+		owners = withNewOwners(planner, old, planned, owners)
+	}
 	change := changes(old, planned, unmarked, owners)
 	unknown := anyUnknown(planned)
 	changing := len(change.muts) > 0 || unknown
@@ -641,7 +671,7 @@ func (r *grantsResource) writePlanned(ctx context.Context, diags *diag.Diagnosti
 	var drawn []string
 	for _, name := range slices.Sorted(maps.Keys(planned)) {
 		if owners[name] == "" {
-			owners[name] = policyfile.NewOwner()
+			owners[name] = newOwner(plannerOf(r.Clients), name)
 			drawn = append(drawn, name)
 		}
 	}

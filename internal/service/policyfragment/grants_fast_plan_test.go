@@ -434,34 +434,13 @@ func TestGrantsFastPath_appliesChangesAsTheFrameworkDoes(t *testing.T) {
 					prior = &null
 				}
 				proposed := proposedValue(t, f, tc.config, tc.prior)
-				plan := &tfprotov6.PlanResourceChangeRequest{TypeName: "qtail_grants", PriorState: prior, ProposedNewState: proposed, Config: proposed}
-				var presp *tfprotov6.PlanResourceChangeResponse
-				if fast {
-					var ok bool
-					if presp, ok = f.PlanResourceChange(ctx, clients, plan); !ok {
-						t.Fatal("the fast path declined the plan")
+				aresp := planThenApply(t, f, clients, fast, prior, proposed, func() {
+					if tc.refuse {
+						if err := world.Tailnet.SetPolicyDirect([]byte(strings.ReplaceAll(tc.policy, `group:platform-ops`, `group:other`))); err != nil {
+							t.Fatal(err)
+						}
 					}
-				} else {
-					presp = frameworkPlan(t, clients, plan)
-				}
-				if len(presp.Diagnostics) > 0 {
-					t.Fatalf("plan: %s", describeDiags(presp.Diagnostics))
-				}
-				if tc.refuse {
-					if err := world.Tailnet.SetPolicyDirect([]byte(strings.ReplaceAll(tc.policy, `group:platform-ops`, `group:other`))); err != nil {
-						t.Fatal(err)
-					}
-				}
-				apply := &tfprotov6.ApplyResourceChangeRequest{TypeName: "qtail_grants", PriorState: prior, PlannedState: presp.PlannedState, Config: proposed, PlannedPrivate: presp.PlannedPrivate}
-				var aresp *tfprotov6.ApplyResourceChangeResponse
-				if fast {
-					var ok bool
-					if aresp, ok = f.ApplyResourceChange(ctx, clients, apply); !ok {
-						t.Fatal("the fast path declined the apply")
-					}
-				} else {
-					aresp = frameworkApply(t, clients, apply)
-				}
+				})
 				body, _ := world.Tailnet.Policy()
 				return aresp, normalizeOwners(string(body))
 			}
@@ -492,4 +471,35 @@ func TestGrantsFastPath_appliesChangesAsTheFrameworkDoes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// planThenApply plans the change from prior to proposed, through the fast
+// path or the framework, fails the test on any diagnostic of the plan,
+// runs between, then applies the plan the same way.
+func planThenApply(t *testing.T, f *GrantsFastPath, clients *conn.Clients, fast bool, prior, proposed *tfprotov6.DynamicValue, between func()) *tfprotov6.ApplyResourceChangeResponse {
+	t.Helper()
+	ctx := context.Background()
+	plan := &tfprotov6.PlanResourceChangeRequest{TypeName: "qtail_grants", PriorState: prior, ProposedNewState: proposed, Config: proposed}
+	var presp *tfprotov6.PlanResourceChangeResponse
+	if fast {
+		var ok bool
+		if presp, ok = f.PlanResourceChange(ctx, clients, plan); !ok {
+			t.Fatal("the fast path declined the plan")
+		}
+	} else {
+		presp = frameworkPlan(t, clients, plan)
+	}
+	if len(presp.Diagnostics) > 0 {
+		t.Fatalf("plan: %s", describeDiags(presp.Diagnostics))
+	}
+	between()
+	apply := &tfprotov6.ApplyResourceChangeRequest{TypeName: "qtail_grants", PriorState: prior, PlannedState: presp.PlannedState, Config: proposed, PlannedPrivate: presp.PlannedPrivate}
+	if fast {
+		aresp, ok := f.ApplyResourceChange(ctx, clients, apply)
+		if !ok {
+			t.Fatal("the fast path declined the apply")
+		}
+		return aresp
+	}
+	return frameworkApply(t, clients, apply)
 }
