@@ -221,6 +221,18 @@ func TestAwaitExposureService(t *testing.T) {
 			t.Fatalf("AwaitExposureService = %+v, %v", s, err)
 		}
 	})
+	t.Run("it appears after two polls", func(t *testing.T) {
+		t.Parallel()
+		w := newWorld(t)
+		w.operatorWithClient(OperatorOAuthScopes, "")
+		w.manifests(w.env, "proxies", proxyGroupValues("ingress", manifest.ProxyGroupIngress))
+		w.putService("svc:billing")
+		w.Tailnet.Faults().Add(faults.Rule{Route: "GET /api/v2/tailnet/{tailnet}/vip-services/{name}", Status: http.StatusNotFound, Count: 2})
+		s, err := AwaitExposureService(w.ctx, w.clients(), w.tn, w.app, "ingress", "billing")
+		if err != nil || s == nil || s.Name != "svc:billing" {
+			t.Fatalf("AwaitExposureService = %+v, %v; want the Service found at the third look", s, err)
+		}
+	})
 	t.Run("the client lacks the scope", func(t *testing.T) {
 		t.Parallel()
 		w := newWorld(t)

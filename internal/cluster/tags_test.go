@@ -96,6 +96,9 @@ func TestCheckOperatorOwnsTags(t *testing.T) {
 		if !isOn(d[0], path.Root("tags")) {
 			t.Errorf("error %v, want it on tags", d[0])
 		}
+		if strings.Contains(d[0].Detail(), "did you mean") {
+			t.Errorf("%q suggests a tag, but tagOwners declares none near tag:k8s-web", d[0].Detail())
+		}
 		for _, want := range []string{
 			"tag:k8s-web is not declared in tagOwners, so the operator's tag tag:k8s-operator does not own it",
 			"the operator Helm service tailscale-operator (" + helm + ")",
