@@ -439,3 +439,44 @@ func TestPlannerOwnerIsDrawnOncePerFragment(t *testing.T) {
 		t.Error("another process drew the same owner for a")
 	}
 }
+
+// A trial document made while a check waited does not serve once a change
+// was planned and the policy file read again meanwhile, even though the
+// document as planned was then made again from the new copy.
+func TestPlannerDropsATrialMadeBeforeTheFileWasReadAgain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const start = "{\n\t\"grants\": [\n\t\t// qtail:grant:old\n\t\t{\"src\": [\"*\"], \"dst\": [\"tag:old\"], \"ip\": [\"*\"]},\n\t],\n}\n"
+		b := &bodyRecorder{memBackend: newMemBackend(start)}
+		p := NewPlanner(NewStore(b, StoreOptions{Quiet: 300 * time.Millisecond, MaxWait: time.Second}))
+		ctx := context.Background()
+		if err := p.Check(ctx, grantPut("a", "100.64.0.1")); err != nil {
+			t.Fatal(err)
+		}
+		other := policyfile.Key{Kind: policyfile.KindGrant, Name: "other"}
+		p.Expect(ctx, other)
+		done := make(chan error, 1)
+		go func() { done <- p.Check(ctx, grantPut("b", "100.64.0.2")) }()
+		pause(100 * time.Millisecond)
+		p.Record(policyfile.Mutation{Key: policyfile.Key{Kind: policyfile.KindGrant, Name: "old"}, Delete: true})
+		if _, err := p.store.get(ctx, true); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.PlannedPolicy(ctx); err != nil {
+			t.Fatal(err)
+		}
+		p.Forget(other, false)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		b.mu.Lock()
+		last := b.bodies[len(b.bodies)-1]
+		b.mu.Unlock()
+		if !strings.Contains(last, "qtail:grant:b") || strings.Contains(last, "tag:old") {
+			t.Errorf("the validation of b did not see the removal planned while it waited:\n%s", last)
+		}
+		planned, err := p.PlannedPolicy(ctx)
+		if err != nil || string(planned) != last || !strings.Contains(last, "qtail:grant:a") {
+			t.Errorf("the planned policy is not the one validated last, with a and b: %v\n%s", err, planned)
+		}
+	})
+}
