@@ -413,7 +413,84 @@ func FromJSON(b []byte, typ tftypes.Type) (any, error) {
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, fmt.Errorf("%w: data after the value", ErrUnsupported)
 	}
+	if repeatedKey(b) {
+		// encoding/json keeps the last value of a name, where tftypes
+		// reads every one: Terraform never writes a name twice.
+		return nil, fmt.Errorf("%w: a name twice in an object, or a name with an escape", ErrUnsupported)
+	}
 	return fromJSON(v, typ)
+}
+
+// repeatedKey reports whether an object of the valid JSON b has a name
+// twice, or a name with an escape sequence (which could spell another name
+// differently).
+func repeatedKey(b []byte) bool {
+	type object struct {
+		obj  bool
+		keys [][]byte
+		// many holds the names of an object of many names (a map of
+		// grants), where a search of keys would take quadratic time.
+		many map[string]struct{}
+	}
+	const few = 16
+	var stack []object
+	keyNext := false
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '{', '[':
+			n := len(stack)
+			if n < cap(stack) {
+				stack = stack[:n+1]
+				stack[n].keys, stack[n].many = stack[n].keys[:0], nil
+			} else {
+				stack = append(stack, object{})
+			}
+			stack[n].obj = b[i] == '{'
+			keyNext = stack[n].obj
+		case '}', ']':
+			stack = stack[:len(stack)-1]
+			keyNext = false
+		case ',':
+			keyNext = stack[len(stack)-1].obj
+		case '"':
+			j, escaped := i+1, false
+			for b[j] != '"' {
+				if b[j] == '\\' {
+					escaped = true
+					j++
+				}
+				j++
+			}
+			if keyNext {
+				if escaped {
+					return true
+				}
+				top := &stack[len(stack)-1]
+				key := b[i+1 : j]
+				if top.many != nil {
+					if _, seen := top.many[string(key)]; seen {
+						return true
+					}
+					top.many[string(key)] = struct{}{}
+				} else {
+					for _, k := range top.keys {
+						if bytes.Equal(k, key) {
+							return true
+						}
+					}
+					if top.keys = append(top.keys, key); len(top.keys) > few {
+						top.many = make(map[string]struct{}, 2*few)
+						for _, k := range top.keys {
+							top.many[string(k)] = struct{}{}
+						}
+					}
+				}
+				keyNext = false
+			}
+			i = j
+		}
+	}
+	return false
 }
 
 // fromJSON converts the JSON value v, as encoding/json decodes it with

@@ -232,8 +232,6 @@ func jsonCases(t testing.TB) map[string][]byte {
 		"escapes":               []byte(`{"id": "a\u00e9\"\\\n", "unmarked": ["\ud83d\ude00"]}`),
 		"an empty object":       []byte(`{}`),
 		"null":                  []byte(`null`),
-		"a key twice":           []byte(`{"id": "a", "id": "b"}`),
-		"a grant key twice":     []byte(`{"grants": {"a": {"src": ["1"]}, "a": {"src": ["2"]}}}`),
 		"an empty grant name":   []byte(`{"grants": {"": {}}}`),
 		"white space around it": []byte(" \n{\"id\": \"a\"}\n "),
 	}
@@ -280,6 +278,14 @@ func TestFromJSONRefuses(t *testing.T) {
 		"a list for a string":  `{"id": ["a"]}`,
 		"a string for a grant": `{"grants": {"a": "x"}}`,
 		"a number type":        `1`,
+		// Terraform never writes a name twice, nor a name with an
+		// escape; encoding/json would keep the last value of a name,
+		// where tftypes reads every one.
+		"a key twice":         `{"id": "a", "id": "b"}`,
+		"a grant key twice":   `{"grants": {"a": {"src": ["1"]}, "a": {"src": ["2"]}}}`,
+		"an attribute twice":  `{"grants": {"a": {"enabled": [], "enabled": null}}}`,
+		"a name with escapes": `{"grants": {"\u0061": {}}}`,
+		"a name with a quote": `{"owners": {"a\"b": "x", "a": "y"}}`,
 	} {
 		typ := tftypes.Type(grantsType)
 		if name == "a number type" {
@@ -325,6 +331,33 @@ func benchState(b *testing.B, n int) []byte {
 		b.Fatal(err)
 	}
 	return out
+}
+
+// Reading the JSON state of a thousand grants, with tfwire and with
+// tftypes.
+func BenchmarkFromJSON(b *testing.B) {
+	v, err := Decode(benchState(b, 1000), grantsType)
+	if err != nil {
+		b.Fatal(err)
+	}
+	state, err := json.Marshal(v)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("tfwire", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := FromJSON(state, grantsType); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("tftypes", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := tftypes.ValueFromJSONWithOpts(state, grantsType, tftypes.ValueFromJSONOpts{IgnoreUndefinedAttributes: true}); err != nil { //nolint:staticcheck // the reference decoding
+				b.Fatal(err)
+			}
+		}
+	})
 }
 
 // Reading the state of a thousand grants, with tfwire and with tftypes.
