@@ -228,3 +228,60 @@ func TestPutApproversDropsTheFirstOneNoLongerNeeded(t *testing.T) {
 		t.Errorf("an empty Put on a file without approvers:\n%q\nwant %q", got, want)
 	}
 }
+
+// A section of the other kind than the one a fragment goes in is named in
+// the error, with the kind it should be.
+func TestSectionOfTheWrongKindIsNamedInTheError(t *testing.T) {
+	for _, tc := range []struct {
+		key   Key
+		src   string
+		value string
+		want  string
+	}{
+		{Key{Kind: KindGrant, Name: "web"}, "{\n\t\"grants\": {},\n}\n", `{"src": ["*"], "dst": ["*"], "ip": ["*"]}`,
+			`policy: "grants" in the policy file is not an array`},
+		{Key{Kind: KindTagOwner, Name: "tag:web"}, "{\n\t\"tagOwners\": [],\n}\n", `["group:ops"]`,
+			`policy: "tagOwners" in the policy file is not an object`},
+	} {
+		doc := mustParse(t, []byte(tc.src))
+		if err := doc.Put(tc.key, raw(tc.value)); err == nil || err.Error() != tc.want {
+			t.Errorf("Put(%v) = %v, want %q", tc.key, err, tc.want)
+		}
+	}
+}
+
+// A marker written before owners were gets its owner in place, and keeps
+// the line ending of the file.
+func TestMarkerGetsItsOwnerInACRLFFile(t *testing.T) {
+	const value = `{"src": ["*"], "dst": ["tag:web"], "ip": ["tcp:443"]}`
+	src := "{\r\n\t\"grants\": [\r\n\t\t// qtail:grant:web\r\n\t\t" + value + ",\r\n\t],\r\n}\r\n"
+	doc := mustParse(t, []byte(src))
+	if err := doc.Put(Key{Kind: KindGrant, Name: "web", Owner: "aaaaaaaaaa"}, raw(value)); err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Replace(src, "// qtail:grant:web\r\n", "// qtail:grant:web#aaaaaaaaaa\r\n", 1)
+	if got := string(doc.Bytes()); got != want {
+		t.Errorf("got\n%q\nwant\n%q", got, want)
+	}
+}
+
+// withoutFinalBreak drops the final line break of an extra, unless it ends
+// a line comment.
+func TestWithoutFinalBreak(t *testing.T) {
+	for in, want := range map[string]string{
+		"":             "",
+		"\n":           "",
+		"\r\n":         "",
+		"\t\n":         "\t",
+		"\n\t\t":       "\n\t\t",
+		"// c\n":       "// c\n",
+		"// c\r\n":     "// c\r\n",
+		"// c\n\t\n":   "// c\n\t",
+		"/* c */\n":    "/* c */",
+		"// c\n\t\r\n": "// c\n\t",
+	} {
+		if got := string(withoutFinalBreak([]byte(in))); got != want {
+			t.Errorf("withoutFinalBreak(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -59,6 +59,10 @@ func TestLayoutInlineUpToMaxInline(t *testing.T) {
 	if got := render(fits, st, "", false); got != fits {
 		t.Errorf("%d bytes are not kept on one line: %q", len(fits), got)
 	}
+	// An object of one member: `{"k": "` and `"}` take 9 bytes.
+	if obj := `{"k": "` + strings.Repeat("x", maxInline-9) + `"}`; render(obj, st, "", false) != obj {
+		t.Errorf("the object of %d bytes is not kept on one line", len(obj))
+	}
 	long := `["` + strings.Repeat("x", maxInline-3) + `"]`
 	if got, want := render(long, st, "\t", false), "[\n\t\t\""+strings.Repeat("x", maxInline-3)+"\",\n\t]"; got != want {
 		t.Errorf("%d bytes: %q, want %q", len(long), got, want)

@@ -124,6 +124,10 @@ func TestValidSelector(t *testing.T) {
 			"0.0.0.0/0":            `dst "0.0.0.0/0": to allow all IP addresses, use "*" or "autogroup:internet"`,
 			"::/0":                 `to allow all IP addresses`,
 			"autogroup:danger-all": "cannot use autogroup:danger-all as a dst",
+			// A range whose ends are not in order, or not of one family,
+			// is no host name either.
+			"100.64.0.9-100.64.0.1": "an IP range goes from a lower to a higher address of one family",
+			"100.64.0.1-fd7a::1":    "an IP range goes from a lower to a higher address of one family",
 		},
 		TestSrc: {
 			"*":          "tests cannot use wildcards",
@@ -133,6 +137,7 @@ func TestValidSelector(t *testing.T) {
 		},
 		TestDst: {
 			"tag:db":                "exactly one port",
+			":22":                   `":22" is not a valid selector`,
 			"hosta":                 "needs one port",
 			"tag:db:*":              "exactly one port",
 			"tag:db:80-90":          "exactly one port",
