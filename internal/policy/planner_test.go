@@ -361,14 +361,21 @@ func (r *bodyRecorder) Validate(ctx context.Context, body []byte) error {
 	return r.memBackend.Validate(ctx, body)
 }
 
+// recordingPlanner is a Planner, batching after 300 ms of quiet, on a
+// policy file of one marked grant, "old", whose backend keeps the bodies
+// it validates.
+func recordingPlanner() (*Planner, *bodyRecorder) {
+	const start = "{\n\t\"grants\": [\n\t\t// qtail:grant:old\n\t\t{\"src\": [\"*\"], \"dst\": [\"tag:old\"], \"ip\": [\"*\"]},\n\t],\n}\n"
+	b := &bodyRecorder{memBackend: newMemBackend(start)}
+	return NewPlanner(NewStore(b, StoreOptions{Quiet: 300 * time.Millisecond, MaxWait: time.Second})), b
+}
+
 // A check validates the policy file as planned when its batch starts, with
 // its changes: the trial document made while it waited serves only if
 // nothing was planned meanwhile.
 func TestPlannerValidatesWhatIsPlannedWhenTheBatchStarts(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		const start = "{\n\t\"grants\": [\n\t\t// qtail:grant:old\n\t\t{\"src\": [\"*\"], \"dst\": [\"tag:old\"], \"ip\": [\"*\"]},\n\t],\n}\n"
-		b := &bodyRecorder{memBackend: newMemBackend(start)}
-		p := NewPlanner(NewStore(b, StoreOptions{Quiet: 300 * time.Millisecond, MaxWait: time.Second}))
+		p, b := recordingPlanner()
 		ctx := context.Background()
 		check := func(name string) chan error {
 			done := make(chan error, 1)
@@ -445,9 +452,7 @@ func TestPlannerOwnerIsDrawnOncePerFragment(t *testing.T) {
 // document as planned was then made again from the new copy.
 func TestPlannerDropsATrialMadeBeforeTheFileWasReadAgain(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		const start = "{\n\t\"grants\": [\n\t\t// qtail:grant:old\n\t\t{\"src\": [\"*\"], \"dst\": [\"tag:old\"], \"ip\": [\"*\"]},\n\t],\n}\n"
-		b := &bodyRecorder{memBackend: newMemBackend(start)}
-		p := NewPlanner(NewStore(b, StoreOptions{Quiet: 300 * time.Millisecond, MaxWait: time.Second}))
+		p, b := recordingPlanner()
 		ctx := context.Background()
 		if err := p.Check(ctx, grantPut("a", "100.64.0.1")); err != nil {
 			t.Fatal(err)

@@ -21,6 +21,10 @@ import (
 	"github.com/qtail/terraform-provider-qtail/internal/fragment"
 )
 
+// grantsPolicyHead opens the policy file of the fast path's tests: the
+// group, tag and posture that their grants name, before their "grants".
+const grantsPolicyHead = `{"groups": {"group:platform-ops": ["alice@example.com"]}, "tagOwners": {"tag:k8s": ["group:platform-ops"]}, "postures": {"posture:latest": ["node:tsReleaseTrack == 'stable'"]},`
+
 // grantsOnlyProvider serves qtail_grants alone, through the framework,
 // with the given clients: the reference the fast path is compared with.
 type grantsOnlyProvider struct{ clients *conn.Clients }
@@ -115,7 +119,7 @@ func TestGrantsFastPath_plansChangesAsTheFrameworkDoes(t *testing.T) {
 	f := NewGrantsFastPath(ctx)
 	policyWith := func(marked map[string]string) []byte {
 		var b strings.Builder
-		b.WriteString(`{"groups": {"group:platform-ops": ["alice@example.com"]}, "tagOwners": {"tag:k8s": ["group:platform-ops"]}, "postures": {"posture:latest": ["node:tsReleaseTrack == 'stable'"]},` + "\n\"grants\": [\n")
+		b.WriteString(grantsPolicyHead + "\n\"grants\": [\n")
 		for _, name := range slices.Sorted(maps.Keys(marked)) {
 			b.WriteString(marked[name] + "\n" + string(fastPathGrants[name]) + ",\n")
 		}
@@ -391,7 +395,7 @@ func normalizeOwners(s string) string {
 func TestGrantsFastPath_appliesChangesAsTheFrameworkDoes(t *testing.T) {
 	ctx := context.Background()
 	f := NewGrantsFastPath(ctx)
-	base := `{"groups": {"group:platform-ops": ["alice@example.com"]}, "tagOwners": {"tag:k8s": ["group:platform-ops"]}, "postures": {"posture:latest": ["node:tsReleaseTrack == 'stable'"]},` + "\n\"grants\": [\n"
+	base := grantsPolicyHead + "\n\"grants\": [\n"
 	var ownedPolicy strings.Builder
 	ownedPolicy.WriteString(base)
 	for _, name := range slices.Sorted(maps.Keys(fastPathGrants)) {

@@ -83,7 +83,7 @@ func TestGrantsFastPath_decodesAsTheFrameworkDoes(t *testing.T) {
 func TestGrantsFastPath_answersOnlyNoOps(t *testing.T) {
 	ctx := context.Background()
 	var body strings.Builder
-	body.WriteString(`{"groups": {"group:platform-ops": ["alice@example.com"]}, "tagOwners": {"tag:k8s": ["group:platform-ops"]}, "postures": {"posture:latest": ["node:tsReleaseTrack == 'stable'"]},` +
+	body.WriteString(grantsPolicyHead +
 		"\n\"grants\": [\n")
 	for _, name := range slices.Sorted(maps.Keys(fastPathGrants)) {
 		body.WriteString("// qtail:grant:" + name + "#" + fastPathOwner + "\n" + string(fastPathGrants[name]) + ",\n")

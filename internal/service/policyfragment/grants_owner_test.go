@@ -18,7 +18,7 @@ import (
 func TestGrants_applyWritesThePolicyThePlanValidated(t *testing.T) {
 	ctx := context.Background()
 	f := NewGrantsFastPath(ctx)
-	policy := `{"groups": {"group:platform-ops": ["alice@example.com"]}, "tagOwners": {"tag:k8s": ["group:platform-ops"]}, "postures": {"posture:latest": ["node:tsReleaseTrack == 'stable'"]},` + "\n\"grants\": [\n]}\n"
+	policy := grantsPolicyHead + "\n\"grants\": [\n]}\n"
 	for _, fast := range []bool{false, true} {
 		t.Run(map[bool]string{false: "framework", true: "fast path"}[fast], func(t *testing.T) {
 			clients, world := sandboxData(t, []byte(policy))
